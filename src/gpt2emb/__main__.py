@@ -1,0 +1,3 @@
+from gpt2emb.cli import main
+
+main()

@@ -1,0 +1,217 @@
+"""The commands as plain functions: names and words in, a result dataclass out (for cli.py and notebooks)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from gpt2emb import ops, registry, store
+from gpt2emb.errors import BadModel, UsageError
+from gpt2emb.results import (
+    AnalogyInput,
+    AnalogyResult,
+    Check,
+    Neighbor,
+    NeighborsItem,
+    NeighborsResult,
+    PositionsResult,
+    Ranked,
+    Token,
+    TyingResult,
+    VectorItem,
+    VectorResult,
+)
+from gpt2emb.tokens import Pool, Query, Vocab
+
+
+def load(model: str, reporter: store.Reporter | None = None) -> tuple[store.Model, Vocab]:
+    m = store.open_model(registry.resolve(model), reporter)
+    return m, Vocab(m.path, m.shape.vocab_size)
+
+
+def _tokens(vocab: Vocab, q: Query) -> tuple[Token, ...]:
+    return tuple(Token(i, vocab.token(i)) for i in q.ids)
+
+
+def _queries(vocab: Vocab, words: list[str], exact: bool, pool: Pool) -> list[Query]:
+    if not words:
+        raise UsageError("give at least one word")
+    return [vocab.query(w, exact, pool) for w in words]
+
+
+def _check_k(k: int, rows: int) -> None:
+    if not 1 <= k <= rows:
+        raise UsageError(f"-k/--top must be from 1 to {rows} (the number of tokens), not {k}")
+
+
+def vector(
+    model: str,
+    words: list[str],
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    reporter: store.Reporter | None = None,
+) -> VectorResult:
+    m, vocab = load(model, reporter)
+    items = []
+    for q in _queries(vocab, words, exact, pool):
+        v = ops.query_vector(m.wte, q)
+        items.append(
+            VectorItem(
+                q.word,
+                _tokens(vocab, q),
+                q.pool.value,
+                q.note,
+                tuple(float(x) for x in v),
+                **ops.vector_stats(v),
+            )
+        )
+    return VectorResult(m.name, tuple(items))
+
+
+def neighbors(
+    model: str,
+    words: list[str],
+    k: int = 10,
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    keep_query: bool = False,
+    reporter: store.Reporter | None = None,
+) -> NeighborsResult:
+    m, vocab = load(model, reporter)
+    _check_k(k, m.shape.vocab_size)
+    queries = _queries(vocab, words, exact, pool)
+    scores = ops.cosine_scores(m.wte, m.wte_norm, np.stack([ops.query_vector(m.wte, q) for q in queries]))
+    items = []
+    for q, row in zip(queries, scores, strict=True):
+        best = ops.top_k(row, k, () if keep_query else q.ids)
+        found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
+        items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
+    return NeighborsResult(m.name, k, tuple(items))
+
+
+def analogy(
+    model: str,
+    a: str,
+    b: str,
+    c: str,
+    k: int = 10,
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    keep_inputs: bool = False,
+    reporter: store.Reporter | None = None,
+) -> AnalogyResult:
+    m, vocab = load(model, reporter)
+    _check_k(k, m.shape.vocab_size)
+    qa, qb, qc = _queries(vocab, [a, b, c], exact, pool)
+    target = ops.analogy_vector(*(ops.query_vector(m.wte, q) for q in (qa, qb, qc)))
+    scores = ops.cosine_scores(m.wte, m.wte_norm, target)[0]
+    input_ids = tuple(dict.fromkeys(i for q in (qa, qb, qc) for i in q.ids))
+    best = ops.top_k(scores, k, () if keep_inputs else input_ids)
+    results = tuple(Ranked(r, i, vocab.token(i), s, i in input_ids) for r, (i, s) in enumerate(best, 1))
+    inputs = tuple(
+        AnalogyInput(q.word, i, vocab.token(i), ops.rank_of(scores, i), float(scores[i]))
+        for q in (qa, qb, qc)
+        for i in q.ids
+    )
+    notes = tuple(q.note for q in (qa, qb, qc) if q.note)
+    return AnalogyResult(m.name, f"{a} - {b} + {c}", keep_inputs, results, inputs, notes)
+
+
+_RANGE = re.compile(r"(\d+)-(\d+)")
+
+
+def parse_positions(specs: list[str], n_positions: int) -> list[int]:
+    """`0 1 2 500` and ranges `0-5`; every position must be a row GPT-2 learned."""
+    if not specs:
+        raise UsageError("give at least one position, as in: positions 0 1 2 500")
+    out: list[int] = []
+    for spec in specs:
+        s = spec.strip()
+        m = _RANGE.fullmatch(s)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if lo > hi:
+                raise UsageError(f"range {s} runs backwards: write it low-high, as {hi}-{lo}")
+            _check_position(hi, n_positions)
+            out.extend(range(lo, hi + 1))
+            continue
+        try:
+            p = int(s)
+        except ValueError:
+            raise UsageError(
+                f"{spec!r} is not a position: write a whole number or a range such as 0-5"
+            ) from None
+        _check_position(p, n_positions)
+        out.append(p)
+    if len(out) > n_positions:
+        raise UsageError(f"{len(out)} positions asked for; there are {n_positions}")
+    return out
+
+
+def _check_position(p: int, n_positions: int) -> None:
+    if not 0 <= p < n_positions:
+        raise UsageError(
+            f"position {p} does not exist: GPT-2 learned {n_positions} positions, 0 to {n_positions - 1}"
+        )
+
+
+def positions(model: str, specs: list[str], reporter: store.Reporter | None = None) -> PositionsResult:
+    m, _ = load(model, reporter)
+    chosen = parse_positions(specs, m.shape.n_positions)
+    matrix, norms = ops.position_similarity(m.wpe, chosen)
+    return PositionsResult(
+        m.name,
+        tuple(chosen),
+        tuple(float(x) for x in norms),
+        tuple(tuple(float(x) for x in r) for r in matrix),
+    )
+
+
+def tying(model: str, load_model: bool = False) -> TyingResult:
+    from gpt2emb import heavy
+
+    ref = registry.resolve(model)
+    info = store.checkpoint_info(ref)
+    shape = store.shape_of(info.config, ref.name)
+    tie = bool(info.config.get("tie_word_embeddings", True))
+    saved = shape.vocab_size * shape.d_model
+    checks = [Check("config", tie, f"config.json: tie_word_embeddings = {str(tie).lower()}")]
+    same, n_params = heavy.meta_model_ties(info.config)
+    checks.append(
+        Check(
+            "meta_model",
+            same,
+            f"GPT2LMHeadModel built on the meta device ({n_params:,} parameters, no weights): "
+            f"lm_head.weight {'is' if same else 'is not'} transformer.wte.weight",
+        )
+    )
+    if info.tensors:
+        lm_head = [k for k in info.tensors if k.endswith("lm_head.weight")]
+        checks.append(
+            Check(
+                "checkpoint",
+                not lm_head,
+                f"{info.weights_file} stores {len(info.tensors)} tensors and "
+                + (
+                    f"a separate {lm_head[0]}"
+                    if lm_head
+                    else "no lm_head.weight: the output layer is read from wte"
+                ),
+            )
+        )
+    if load_model:
+        source = str(ref.folder) if ref.folder is not None else ref.repo
+        if source is None:
+            raise BadModel(f"{ref.name} has no source to load")
+        equal, pa, pb = heavy.loaded_model_ties(source)
+        checks.append(
+            Check(
+                "loaded_model",
+                equal,
+                f"from_pretrained: lm_head.weight.data_ptr() = {pa:#x}, "
+                f"transformer.wte.weight.data_ptr() = {pb:#x}",
+            )
+        )
+    tied = all(c.passed for c in checks)
+    return TyingResult(ref.name, tied, saved if tied else 0, tuple(checks))

@@ -1,0 +1,259 @@
+"""The command line: parse, call the core (api.py, sizes.py), hand the result to output.py.
+
+The one error boundary is App.main: every failure becomes a one-line message (JSON with --json) and an exit
+code, never a traceback. Heavy modules are imported inside the commands, so --help stays instant.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from enum import StrEnum
+from importlib.metadata import version as package_version
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from gpt2emb import output
+from gpt2emb.errors import ExitCode, Gpt2embError
+from gpt2emb.registry import DEFAULT_MODEL, MODELS
+from gpt2emb.tokens import Pool
+
+
+class App(TyperGroup):
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        as_json = "--json" in argv
+        if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        code: int
+        try:
+            rv = super().main(argv, prog_name or "gpt2emb", complete_var, standalone_mode=False, **extra)
+            code = rv if isinstance(rv, int) else 0
+        except Gpt2embError as e:
+            output.error(e.message, e.kind, e.code, as_json)
+            code = e.code
+        except typer.TyperException as e:  # click's usage errors: bad option, missing argument
+            command = next((a for a in argv if a in COMMANDS), "")
+            hint = f" (see: gpt2emb {command} --help)".replace("  ", " ")
+            output.error(e.format_message() + hint, "usage", ExitCode.USAGE, as_json)
+            code = getattr(e, "exit_code", ExitCode.USAGE)
+        except typer.Abort:
+            code = ExitCode.INTERRUPTED
+        except BrokenPipeError:
+            # the reader went away (| head): say nothing, and keep Python from complaining at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            code = ExitCode.OK
+        except KeyboardInterrupt:
+            code = ExitCode.INTERRUPTED
+        except Exception as e:  # a bug: one line, not a traceback (GPT2EMB_DEBUG=1 shows it)
+            if os.environ.get("GPT2EMB_DEBUG"):
+                raise
+            output.error(
+                f"internal error: {type(e).__name__}: {e} (please report it)",
+                "internal",
+                ExitCode.ERROR,
+                as_json,
+            )
+            code = ExitCode.ERROR
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+app = typer.Typer(
+    cls=App,
+    help="Look inside GPT-2's embeddings: token rows (wte), position rows (wpe), sizes and weight tying.\n\n"
+    "A word means the word inside running text: king is the token ' king'. The first use of a model "
+    "fetches its embeddings once; after that every command works offline.",
+    epilog="Examples:  gpt2emb analogy king man woman  |  gpt2emb neighbors cat -k 5 --json  |  "
+    "gpt2emb positions 0 1 2 500  |  gpt2emb sizes  |  gpt2emb tying -m xl",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _complete_model(incomplete: str) -> list[str]:
+    names = [n for m in MODELS for n in (m.name, *m.aliases)]
+    return [n for n in names if n.startswith(incomplete)]
+
+
+class DType(StrEnum):
+    fp32 = "fp32"
+    fp16 = "fp16"
+
+
+Model = Annotated[
+    str,
+    typer.Option(
+        "-m",
+        "--model",
+        help="gpt2, medium, large, xl, a Hub repo id or a folder.",
+        autocompletion=_complete_model,
+    ),
+]
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")]
+Exact = Annotated[bool, typer.Option("--exact", help="Take each word as typed, without the leading space.")]
+PoolOpt = Annotated[
+    Pool, typer.Option("--pool", help="How a word split into several tokens becomes one vector.")
+]
+Top = Annotated[int, typer.Option("-k", "--top", help="How many results.")]
+Words = Annotated[list[str], typer.Argument(help="Words (king), or token ids (id:5822).", show_default=False)]
+
+
+def _reporter(as_json: bool) -> output.Reporter:
+    return output.Reporter(live=not as_json and sys.stdout.isatty() and sys.stderr.isatty())
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"gpt2emb {package_version('gpt2emb')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", help="Show the version and exit.", is_eager=True, callback=_version)
+    ] = False,
+) -> None:
+    pass
+
+
+@app.command(
+    epilog="Examples:  gpt2emb vector king  |  gpt2emb vector king queen --dims 4  |  "
+    "gpt2emb vector id:5822 --full --json"
+)
+def vector(
+    words: Words,
+    model: Model = DEFAULT_MODEL,
+    dims: Annotated[int, typer.Option("--dims", min=1, help="How many numbers to show.")] = 12,
+    full: Annotated[bool, typer.Option("--full", help="Show every number.")] = False,
+    exact: Exact = False,
+    pool: PoolOpt = Pool.mean,
+    json: Json = False,
+) -> None:
+    """The raw row of wte for each word: its first numbers, norm, mean, std, min and max."""
+    from gpt2emb import api
+
+    output.render(api.vector(model, words, exact, pool, _reporter(json)), json, None if full else dims)
+
+
+@app.command(
+    epilog="Examples:  gpt2emb neighbors cat  |  gpt2emb neighbors cat dog -k 5  |  "
+    "gpt2emb neighbors cat --json | jq '.items[0].neighbors[].token'"
+)
+def neighbors(
+    words: Words,
+    model: Model = DEFAULT_MODEL,
+    top: Top = 10,
+    keep_query: Annotated[
+        bool, typer.Option("--keep-query", help="Keep the word's own token in the list.")
+    ] = False,
+    exact: Exact = False,
+    pool: PoolOpt = Pool.mean,
+    json: Json = False,
+) -> None:
+    """The nearest tokens to each word by cosine similarity over all of wte."""
+    from gpt2emb import api
+
+    output.render(api.neighbors(model, words, top, exact, pool, keep_query, _reporter(json)), json)
+
+
+@app.command(
+    epilog="Examples:  gpt2emb analogy king man woman  |  gpt2emb analogy Paris France Italy -k 5  |  "
+    "gpt2emb analogy king man woman --keep-inputs"
+)
+def analogy(
+    a: Annotated[str, typer.Argument(help="A in A - B + C, e.g. king.", show_default=False)],
+    b: Annotated[str, typer.Argument(help="B, e.g. man.", show_default=False)],
+    c: Annotated[str, typer.Argument(help="C, e.g. woman.", show_default=False)],
+    model: Model = DEFAULT_MODEL,
+    top: Top = 10,
+    keep_inputs: Annotated[
+        bool, typer.Option("--keep-inputs", help="Rank the input words too, marked *.")
+    ] = False,
+    exact: Exact = False,
+    pool: PoolOpt = Pool.mean,
+    json: Json = False,
+) -> None:
+    """v(A) - v(B) + v(C) ranked by cosine against every token (king man woman -> queen)."""
+    from gpt2emb import api
+
+    output.render(api.analogy(model, a, b, c, top, exact, pool, keep_inputs, _reporter(json)), json)
+
+
+@app.command(epilog="Examples:  gpt2emb positions 0 1 2 500  |  gpt2emb positions 0-5 1023 --json")
+def positions(
+    positions: Annotated[
+        list[str], typer.Argument(help="Positions 0..1023, or ranges like 0-5.", show_default=False)
+    ],
+    model: Model = DEFAULT_MODEL,
+    json: Json = False,
+) -> None:
+    """Cosine similarity between rows of the position embedding wpe, with each row's norm."""
+    from gpt2emb import api
+
+    output.render(api.positions(model, positions, _reporter(json)), json)
+
+
+@app.command(
+    epilog="Examples:  gpt2emb sizes  |  gpt2emb sizes --dtype fp16  |  gpt2emb sizes --verify --json"
+)
+def sizes(
+    dtype: Annotated[
+        DType, typer.Option("--dtype", help="Byte size used for the megabytes column.")
+    ] = DType.fp32,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Check every figure against the checkpoint headers "
+            "on the Hub (about 100 KB each, no weights).",
+        ),
+    ] = False,
+    json: Json = False,
+) -> None:
+    """Vocabulary, width, layers and parameter counts of the four GPT-2 sizes, and wte's share of them."""
+    from gpt2emb import sizes as sizes_module
+
+    result = sizes_module.sizes(dtype.value, verify)
+    output.render(result, json)
+    if any(m.verified is False for m in result.models):
+        raise Gpt2embError("a figure disagrees with the checkpoint on the Hub (see the table)")
+
+
+@app.command(epilog="Examples:  gpt2emb tying  |  gpt2emb tying -m xl --json  |  gpt2emb tying --load")
+def tying(
+    model: Model = DEFAULT_MODEL,
+    load: Annotated[
+        bool,
+        typer.Option(
+            "--load", help="Also load the real model and compare data_ptr() (downloads all weights)."
+        ),
+    ] = False,
+    json: Json = False,
+) -> None:
+    """Show that the output layer (lm_head) reuses wte: config, a model on the meta device, the header."""
+    from gpt2emb import api
+
+    result = api.tying(model, load)
+    output.render(result, json)
+
+
+COMMANDS = ("vector", "neighbors", "analogy", "positions", "sizes", "tying")
+
+
+def main() -> None:
+    app(prog_name="gpt2emb")

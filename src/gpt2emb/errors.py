@@ -1,0 +1,52 @@
+"""Project exceptions: each carries the exit code and a message that names the problem and the fix."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    ERROR = 1  # unexpected failure (a bug: please report it)
+    USAGE = 2  # bad option, argument or word
+    UNKNOWN_MODEL = 3  # a model name that is not in the registry, not a repo id, not a folder
+    NOT_CACHED = 4  # offline and the model has never been fetched
+    NETWORK = 5  # the Hub could not be reached or answered with an error
+    BAD_MODEL = 6  # the model is not GPT-2 shaped, or its files disagree with each other
+    INTERRUPTED = 130
+
+
+class Gpt2embError(Exception):
+    """A failure the user can act on; the message is shown as it is, on one line."""
+
+    code: ExitCode = ExitCode.ERROR
+    kind = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UsageError(Gpt2embError):
+    code = ExitCode.USAGE
+    kind = "usage"
+
+
+class UnknownModel(Gpt2embError):
+    code = ExitCode.UNKNOWN_MODEL
+    kind = "unknown_model"
+
+
+class NotCached(Gpt2embError):
+    code = ExitCode.NOT_CACHED
+    kind = "not_cached"
+
+
+class NetworkError(Gpt2embError):
+    code = ExitCode.NETWORK
+    kind = "network"
+
+
+class BadModel(Gpt2embError):
+    code = ExitCode.BAD_MODEL
+    kind = "bad_model"

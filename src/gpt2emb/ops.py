@@ -1,0 +1,67 @@
+"""The math, in plain numpy over read-only arrays: pooled vectors, cosine ranking, analogy, positions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpt2emb.tokens import Pool, Query
+
+
+def query_vector(wte: np.ndarray, query: Query) -> np.ndarray:
+    rows: np.ndarray = np.asarray(wte[list(query.ids)], dtype=np.float32)
+    if query.pool is Pool.first or len(query.ids) == 1:
+        return np.array(rows[0])
+    return np.asarray(rows.mean(axis=0), dtype=np.float32)
+
+
+def cosine_scores(wte: np.ndarray, norms: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Cosine of every row of wte with each vector: shape (len(vectors), rows). One pass over the matrix."""
+    vectors = np.atleast_2d(vectors).astype(np.float32)
+    dots = (wte @ vectors.T).T
+    q_norms = np.linalg.norm(vectors, axis=1)
+    denom = norms[None, :] * q_norms[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.where(denom > 0, dots / denom, 0.0)
+    return scores.astype(np.float32)
+
+
+def top_k(scores: np.ndarray, k: int, exclude: tuple[int, ...] = ()) -> list[tuple[int, float]]:
+    """The k best (id, score) pairs, best first, ties broken by the smaller id; excluded ids never appear."""
+    s = np.array(scores, dtype=np.float64)
+    if exclude:
+        s[list(exclude)] = -np.inf
+    k = min(k, int(np.isfinite(s).sum()))
+    if k <= 0:
+        return []
+    part = np.argpartition(-s, k - 1)[:k] if k < len(s) else np.arange(len(s))
+    order = sorted(part.tolist(), key=lambda i: (-s[i], i))
+    return [(i, float(s[i])) for i in order]
+
+
+def rank_of(scores: np.ndarray, token_id: int) -> int:
+    """1-based place of a row in the full ranking (rows with a strictly higher score come before it)."""
+    return int((scores > scores[token_id]).sum()) + 1
+
+
+def analogy_vector(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The lab's arithmetic: v(A) - v(B) + v(C), on the raw rows."""
+    result: np.ndarray = a - b + c
+    return result
+
+
+def position_similarity(wpe: np.ndarray, positions: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.asarray(wpe[positions], dtype=np.float64)
+    norms = np.linalg.norm(rows, axis=1)
+    unit = rows / np.where(norms > 0, norms, 1.0)[:, None]
+    return unit @ unit.T, norms
+
+
+def vector_stats(v: np.ndarray) -> dict[str, float]:
+    v64 = v.astype(np.float64)
+    return {
+        "norm": float(np.linalg.norm(v64)),
+        "mean": float(v64.mean()),
+        "std": float(v64.std()),
+        "min": float(v64.min()),
+        "max": float(v64.max()),
+    }

@@ -1,0 +1,81 @@
+"""The four GPT-2 sizes as data, and resolve(): a model name typed by a user -> what to open."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpt2emb.errors import UnknownModel
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The figures that fix every embedding and parameter count of a GPT-2 model."""
+
+    vocab_size: int
+    d_model: int
+    n_positions: int
+    n_layer: int
+    n_head: int
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    repo: str
+    aliases: tuple[str, ...]
+    shape: Shape
+
+
+MODELS: tuple[ModelSpec, ...] = (
+    ModelSpec("gpt2", "openai-community/gpt2", ("small", "gpt2-small"), Shape(50257, 768, 1024, 12, 12)),
+    ModelSpec("gpt2-medium", "openai-community/gpt2-medium", ("medium",), Shape(50257, 1024, 1024, 24, 16)),
+    ModelSpec("gpt2-large", "openai-community/gpt2-large", ("large",), Shape(50257, 1280, 1024, 36, 20)),
+    ModelSpec("gpt2-xl", "openai-community/gpt2-xl", ("xl",), Shape(50257, 1600, 1024, 48, 25)),
+)
+DEFAULT_MODEL = "gpt2"
+
+_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """What a model name points at: a Hub repo (maybe a registry model) or a local folder."""
+
+    name: str  # what we show: the registry name, the repo id, or the folder
+    repo: str | None = None
+    folder: Path | None = None
+    spec: ModelSpec | None = None
+
+
+def _names() -> dict[str, ModelSpec]:
+    return {n.lower(): m for m in MODELS for n in (m.name, m.repo, *m.aliases)}
+
+
+def find(name: str) -> ModelSpec | None:
+    return _names().get(name.strip().lower())
+
+
+def resolve(name: str) -> ModelRef:
+    """A registry name or alias, a local folder, or a Hub repo id `owner/name`; anything else is an error."""
+    spec = find(name)
+    if spec is not None:
+        return ModelRef(spec.name, repo=spec.repo, spec=spec)
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return ModelRef(str(path), folder=path.resolve())
+    if _REPO_ID.fullmatch(name) and ".." not in name:
+        return ModelRef(name, repo=name)
+    close = difflib.get_close_matches(name.lower(), list(_names()), n=1, cutoff=0.6)
+    hint = (
+        f"did you mean {_names()[close[0]].name}?"
+        if close
+        else "known models: " + ", ".join(m.name for m in MODELS)
+    )
+    shown = name if name.strip() else repr(name)
+    raise UnknownModel(
+        f"{shown} is not a model I know; {hint} "
+        "(a Hub repo is written owner/name, a local model is a folder with config.json)"
+    )

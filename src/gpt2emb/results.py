@@ -1,0 +1,134 @@
+"""Frozen dataclasses of plain values: the contract between the core and output.py.
+
+The JSON document of a command is `asdict` of its result, so field names here are the JSON interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Token:
+    id: int
+    token: str
+
+
+@dataclass(frozen=True)
+class VectorItem:
+    word: str
+    tokens: tuple[Token, ...]
+    pool: str
+    note: str
+    vector: tuple[float, ...]
+    norm: float
+    mean: float
+    std: float
+    min: float
+    max: float
+
+
+@dataclass(frozen=True)
+class VectorResult:
+    model: str
+    items: tuple[VectorItem, ...]
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    rank: int
+    id: int
+    token: str
+    score: float
+
+
+@dataclass(frozen=True)
+class NeighborsItem:
+    word: str
+    tokens: tuple[Token, ...]
+    pool: str
+    note: str
+    neighbors: tuple[Neighbor, ...]
+
+
+@dataclass(frozen=True)
+class NeighborsResult:
+    model: str
+    k: int
+    items: tuple[NeighborsItem, ...]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    rank: int
+    id: int
+    token: str
+    score: float
+    input: bool
+
+
+@dataclass(frozen=True)
+class AnalogyInput:
+    word: str
+    id: int
+    token: str
+    rank: int  # place in the full ranking, inputs included
+    score: float
+
+
+@dataclass(frozen=True)
+class AnalogyResult:
+    model: str
+    expression: str
+    keep_inputs: bool
+    results: tuple[Ranked, ...]
+    inputs: tuple[AnalogyInput, ...]
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PositionsResult:
+    model: str
+    positions: tuple[int, ...]
+    norms: tuple[float, ...]
+    matrix: tuple[tuple[float, ...], ...]
+
+
+@dataclass(frozen=True)
+class ModelSizes:
+    name: str
+    repo: str
+    vocab_size: int
+    d_model: int
+    n_positions: int
+    n_layer: int
+    n_head: int
+    wte_params: int
+    wpe_params: int
+    block_params: int
+    final_ln_params: int
+    total_params: int
+    wte_share: float  # wte_params / total_params
+    embeddings_mb: float  # wte + wpe in megabytes (10^6 bytes) at `dtype`
+    verified: bool | None  # None: not checked (no --verify)
+
+
+@dataclass(frozen=True)
+class SizesResult:
+    dtype: str
+    models: tuple[ModelSizes, ...]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    passed: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class TyingResult:
+    model: str
+    tied: bool
+    saved_params: int
+    checks: tuple[Check, ...]

@@ -1,0 +1,156 @@
+"""Words <-> token ids: the leading-space rule, `id:N`, splits and pooling, and the display string of a token.
+
+The rule everywhere: a word typed on the command line means the word as it appears inside running text,
+so `king` is the token " king". `--exact` takes the text as typed. A word the tokenizer splits is never cut
+silently: the pieces are kept, and the pool mode says how one vector is made of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from gpt2emb.errors import UsageError
+
+MAX_WORD_CHARS = 1000
+
+
+class Pool(StrEnum):
+    mean = "mean"
+    first = "first"
+    strict = "strict"
+
+
+@dataclass(frozen=True)
+class Query:
+    """A word resolved to token ids; `note` says how a split was pooled (empty for a single token)."""
+
+    word: str
+    ids: tuple[int, ...]
+    pool: Pool
+    note: str = ""
+
+
+@functools.cache
+def _byte_encoder() -> dict[int, str]:
+    """GPT-2's reversible map from bytes to printable characters (a space becomes 'Ġ')."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+    printable += list(range(ord("®"), ord("ÿ") + 1))
+    chars = printable[:]
+    n = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + n)
+            n += 1
+    return dict(zip(printable, map(chr, chars), strict=True))
+
+
+@functools.cache
+def _byte_decoder() -> dict[str, int]:
+    return {c: b for b, c in _byte_encoder().items()}
+
+
+def to_byte_level(text: str) -> str:
+    return "".join(_byte_encoder()[b] for b in text.encode("utf-8"))
+
+
+def display(piece: str) -> str:
+    """A vocabulary entry as text; bytes that are not whole UTF-8 characters are shown as \\xNN."""
+    decoder = _byte_decoder()
+    if any(c not in decoder for c in piece):
+        return piece  # an added token stored as plain text
+    return bytes(decoder[c] for c in piece).decode("utf-8", errors="backslashreplace")
+
+
+# Words made only of ASCII letters, or only of digits, are one pre-token for GPT-2's splitter, so when the
+# vocabulary holds the whole string BPE gives exactly that token: a dictionary lookup, no tokenizer load.
+_FAST = re.compile(r" ?(?:[A-Za-z]+|[0-9]+)")
+_ID = re.compile(r"id:(.*)", re.DOTALL)
+
+
+class Vocab:
+    """The tokenizer of one cache entry, loaded as lazily as possible."""
+
+    def __init__(self, entry: Path, n_rows: int) -> None:
+        self._entry = entry
+        self.n_rows = n_rows
+
+    @functools.cached_property
+    def _pieces(self) -> dict[str, int]:
+        data: dict[str, int] = json.loads((self._entry / "vocab.json").read_text(encoding="utf-8"))
+        return data
+
+    @functools.cached_property
+    def _by_id(self) -> dict[int, str]:
+        return {i: p for p, i in self._pieces.items()}
+
+    @functools.cached_property
+    def _tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        return Tokenizer.from_file(str(self._entry / "tokenizer.json"))
+
+    @functools.cached_property
+    def _specials(self) -> dict[str, int]:
+        return {t.content: i for i, t in self._tokenizer.get_added_tokens_decoder().items() if t.special}
+
+    def token(self, token_id: int) -> str:
+        piece = self._by_id.get(token_id)
+        if piece is None:
+            added = self._tokenizer.id_to_token(token_id)
+            return added if added is not None else f"<id {token_id}>"
+        return display(piece)
+
+    def encode(self, text: str) -> tuple[int, ...]:
+        if _FAST.fullmatch(text):
+            found = self._pieces.get(to_byte_level(text))
+            if found is not None:
+                return (found,)
+        if text.strip() in self._specials:
+            return (self._specials[text.strip()],)
+        ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
+        return tuple(ids)
+
+    def query(self, word: str, exact: bool, pool: Pool) -> Query:
+        match = _ID.fullmatch(word)
+        if match:
+            return Query(word, (self._parse_id(match.group(1)),), pool)
+        if len(word) > MAX_WORD_CHARS:
+            raise UsageError(f"a word of {len(word)} characters is too long: at most {MAX_WORD_CHARS}")
+        if not exact and not word.strip():
+            raise UsageError(
+                "an empty word has no token; type a word, or use --exact to look up whitespace itself"
+            )
+        if exact and not word:
+            raise UsageError("an empty word has no token; type a word")
+        text = word if exact or word[0].isspace() else " " + word
+        ids = self.encode(text)
+        if not ids:
+            raise UsageError(f"{word!r} gives no tokens; type a word")
+        if len(ids) == 1:
+            return Query(word, ids, pool)
+        pieces = " + ".join(repr(self.token(i)) for i in ids[:8]) + (" + ..." if len(ids) > 8 else "")
+        if pool is Pool.strict:
+            raise UsageError(
+                f"{text!r} is not one token: it splits into {len(ids)} ({pieces}); "
+                "use --pool mean or --pool first, or pick a word that is one token"
+            )
+        how = "the mean of their rows" if pool is Pool.mean else "the first piece's row"
+        return Query(word, ids, pool, f"{text!r} splits into {len(ids)} tokens ({pieces}); using {how}")
+
+    def _parse_id(self, raw: str) -> int:
+        try:
+            token_id = int(raw)
+        except ValueError:
+            raise UsageError(
+                f"id:{raw} is not a token id: write id: and a whole number, as in id:5822"
+            ) from None
+        if not 0 <= token_id < self.n_rows:
+            raise UsageError(f"id:{raw} does not exist: token ids go from 0 to {self.n_rows - 1}")
+        return token_id

@@ -1,0 +1,94 @@
+"""Test session: a fake Hub on loopback (HF_ENDPOINT points at it before huggingface_hub is imported), the
+tiny GPT-2 served as openai-community/gpt2, and a fresh gpt2emb cache and HF cache for every test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fakehub import FakeHub, Repo
+from tinymodel import Tiny, build, hub_files
+
+HUB = FakeHub().start()
+os.environ["HF_ENDPOINT"] = HUB.url
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="gpt2emb-hf-home-")
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_TOKEN", "HF_HUB_CACHE", "GPT2EMB_CACHE_DIR"):
+    os.environ.pop(var, None)
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+SHARED_VOCAB = Path(__file__).resolve().parents[1].parent / "shared" / "gpt2-vocab"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    HUB.stop()
+
+
+@pytest.fixture(scope="session")
+def tiny() -> Tiny:
+    return build()
+
+
+@pytest.fixture(scope="session")
+def tiny_files(tiny: Tiny) -> dict[str, bytes]:
+    return hub_files(tiny)
+
+
+@pytest.fixture
+def hub(tiny_files: dict[str, bytes]) -> Iterator[FakeHub]:
+    HUB.reset()
+    HUB.repos["openai-community/gpt2"] = Repo(COMMIT, dict(tiny_files))
+    yield HUB
+    HUB.reset()
+
+
+@pytest.fixture(autouse=True)
+def caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """Each test starts with an empty gpt2emb cache and an empty HF cache, online."""
+    from huggingface_hub import constants
+
+    paths = {"cache": tmp_path / "gpt2emb-cache", "hf": tmp_path / "hf-cache"}
+    monkeypatch.setenv("GPT2EMB_CACHE_DIR", str(paths["cache"]))
+    monkeypatch.setenv("HF_HUB_CACHE", str(paths["hf"]))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(paths["hf"]))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    return paths
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def run_cli(*args: str) -> Any:
+    """Run a command in-process through the app's own error boundary."""
+    from typer.testing import CliRunner
+
+    from gpt2emb.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def run_json(*args: str) -> Any:
+    result = run_cli(*args, "--json")
+    assert result.exit_code == 0, result.output + result.stderr
+    return json.loads(result.stdout)
+
+
+def run_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the installed gpt2emb console script in a real process."""
+    exe = Path(sys.executable).with_name("gpt2emb")
+    return subprocess.run(
+        [str(exe), *args], capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120
+    )

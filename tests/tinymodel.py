@@ -1,0 +1,190 @@
+"""A tiny GPT-2 whose answers are known: a byte-level BPE trained here, and planted embedding rows.
+
+- analogy: king = 2(R+M), queen = 2(R+F), man = 2M, woman = 2F, so king - man + woman = queen exactly;
+- neighbours: cats and kitten are cat plus small and larger noise, dog shares half of cat's direction;
+- positions: wpe rows are sines and cosines of the position, so neighbouring positions are similar.
+Everything else is small random noise. Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+D = 32
+N_POSITIONS = 1024
+N_LAYER = 2
+WORDS = [
+    "king",
+    "queen",
+    "man",
+    "woman",
+    "cat",
+    "cats",
+    "kitten",
+    "dog",
+    "prince",
+    "Paris",
+    "France",
+    "hello",
+]
+
+
+def train_tokenizer() -> Tokenizer:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=420,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=["<|endoftext|>"],
+        show_progress=False,
+    )
+    filler = "the a of and to in is it that was for on are with as his they be at one have this from"
+    corpus = [" ".join(WORDS * 3) for _ in range(60)] + [filler for _ in range(20)]
+    tok.train_from_iterator(corpus, trainer)
+    return tok
+
+
+@dataclass
+class Tiny:
+    tokenizer: Tokenizer
+    config: dict[str, object]
+    wte: np.ndarray
+    wpe: np.ndarray
+    blocks: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        vocab: dict[str, int] = self.tokenizer.get_vocab()
+        return vocab
+
+    def id(self, word: str) -> int:
+        """The id of ' word' (the leading-space rule)."""
+        return self.vocab["Ġ" + word]
+
+    def state(self, prefix: str = "", buffers: bool = False) -> dict[str, np.ndarray]:
+        state = {"wte.weight": self.wte, "wpe.weight": self.wpe, **self.blocks}
+        if buffers:  # the Hub's original GPT-2 files carry the causal mask of each layer
+            mask = np.tril(np.ones((N_POSITIONS, N_POSITIONS), dtype=np.float32))[None, None]
+            state.update({f"h.{i}.attn.bias": mask for i in range(N_LAYER)})
+        return {prefix + k: np.ascontiguousarray(v) for k, v in state.items()}
+
+
+def build() -> Tiny:
+    tok = train_tokenizer()
+    vocab = tok.get_vocab()
+    for w in WORDS:
+        assert "Ġ" + w in vocab, f"the tiny tokenizer did not learn ' {w}' as one token"
+    n = tok.get_vocab_size()
+    rng = np.random.default_rng(1234)
+    wte = rng.normal(0.0, 0.1, (n, D)).astype(np.float32)
+    basis = np.linalg.qr(rng.normal(size=(D, D)))[0].T  # orthonormal rows
+    r, m, f, c, g = basis[:5]
+
+    def put(word: str, v: np.ndarray) -> None:
+        wte[vocab["Ġ" + word]] = v
+
+    put("king", 2 * (r + m))
+    put("queen", 2 * (r + f))
+    put("man", 2 * m)
+    put("woman", 2 * f)
+    put("cat", 2 * c)
+    put("cats", 2 * c + 0.3 * basis[6])
+    put("kitten", 2 * c + 0.8 * basis[7])
+    put("dog", c + 1.5 * g)
+    pos = np.arange(N_POSITIONS)[:, None]
+    freqs = 1.0 / (100.0 ** (2 * np.arange(D // 2) / D))[None, :]  # the Transformer paper's sinusoids
+    wpe = np.zeros((N_POSITIONS, D), dtype=np.float32)
+    wpe[:, 0::2], wpe[:, 1::2] = np.cos(pos * freqs), np.sin(pos * freqs)
+    wpe *= 0.5
+    blocks: dict[str, np.ndarray] = {}
+    for i in range(N_LAYER):
+        p = f"h.{i}."
+        for name, shape in (
+            ("ln_1.weight", (D,)),
+            ("ln_1.bias", (D,)),
+            ("attn.c_attn.weight", (D, 3 * D)),
+            ("attn.c_attn.bias", (3 * D,)),
+            ("attn.c_proj.weight", (D, D)),
+            ("attn.c_proj.bias", (D,)),
+            ("ln_2.weight", (D,)),
+            ("ln_2.bias", (D,)),
+            ("mlp.c_fc.weight", (D, 4 * D)),
+            ("mlp.c_fc.bias", (4 * D,)),
+            ("mlp.c_proj.weight", (4 * D, D)),
+            ("mlp.c_proj.bias", (D,)),
+        ):
+            blocks[p + name] = rng.normal(0.0, 0.02, shape).astype(np.float32)
+    blocks["ln_f.weight"] = np.ones(D, dtype=np.float32)
+    blocks["ln_f.bias"] = np.zeros(D, dtype=np.float32)
+    config = {
+        "model_type": "gpt2",
+        "architectures": ["GPT2LMHeadModel"],
+        "vocab_size": n,
+        "n_embd": D,
+        "n_positions": N_POSITIONS,
+        "n_ctx": N_POSITIONS,
+        "n_layer": N_LAYER,
+        "n_head": 2,
+        "activation_function": "gelu_new",
+        "layer_norm_epsilon": 1e-5,
+        "tie_word_embeddings": True,
+        "bos_token_id": vocab["<|endoftext|>"],
+        "eos_token_id": vocab["<|endoftext|>"],
+    }
+    return Tiny(tok, config, wte, wpe, blocks)
+
+
+def safetensors_bytes(tensors: dict[str, np.ndarray]) -> bytes:
+    from safetensors.numpy import save
+
+    data: bytes = save(tensors, metadata={"format": "pt"})
+    return data
+
+
+def hub_files(tiny: Tiny, *, tokenizer_json: bool = True, weights: str = "safetensors") -> dict[str, bytes]:
+    """The files of a Hub repo shaped like openai-community/gpt2 (keys without the transformer. prefix)."""
+    files = {"config.json": json.dumps(tiny.config).encode()}
+    if tokenizer_json:
+        files["tokenizer.json"] = tiny.tokenizer.to_str().encode()
+    vocab_json, merges = vocab_and_merges(tiny)
+    files["vocab.json"], files["merges.txt"] = vocab_json, merges
+    if weights == "safetensors":
+        files["model.safetensors"] = safetensors_bytes(tiny.state(buffers=True))
+    elif weights == "bin":
+        files["pytorch_model.bin"] = torch_bin(tiny.state())
+    return files
+
+
+def vocab_and_merges(tiny: Tiny) -> tuple[bytes, bytes]:
+    model = json.loads(tiny.tokenizer.to_str())["model"]
+    merges = ["#version: 0.2"] + [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
+    return json.dumps(model["vocab"], ensure_ascii=False).encode(), ("\n".join(merges) + "\n").encode()
+
+
+def torch_bin(tensors: dict[str, np.ndarray]) -> bytes:
+    import io
+
+    import torch
+
+    buf = io.BytesIO()
+    torch.save({k: torch.from_numpy(v.copy()) for k, v in tensors.items()}, buf)
+    return buf.getvalue()
+
+
+def save_local(tiny: Tiny, folder: Path, weights: str = "safetensors") -> Path:
+    """A folder as save_pretrained writes it: keys with the transformer. prefix."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(tiny.config))
+    (folder / "tokenizer.json").write_text(tiny.tokenizer.to_str())
+    state = tiny.state(prefix="transformer.")
+    if weights == "safetensors":
+        (folder / "model.safetensors").write_bytes(safetensors_bytes(state))
+    elif weights == "bin":
+        (folder / "pytorch_model.bin").write_bytes(torch_bin(state))
+    return folder
