@@ -111,6 +111,12 @@ class FakeHub:
             end = min(size, int(rng.group(2)) + 1) if rng.group(2) else size
             status = 206
             headers["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
+        if not body:  # HEAD: the length only, without building the body
+            h.send_response(status)
+            for k, v in {**headers, "Content-Length": str(end - start)}.items():
+                h.send_header(k, v)
+            h.end_headers()
+            return
         data = content.read(start, end) if isinstance(content, VirtualFile) else content[start:end]
         if fault == "cut" and body:
             headers["Content-Length"] = str(len(data))

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from fakehub import VirtualFile
+
 D = 32
 N_POSITIONS = 1024
 N_LAYER = 2
@@ -188,3 +190,51 @@ def save_local(tiny: Tiny, folder: Path, weights: str = "safetensors") -> Path:
     elif weights == "bin":
         (folder / "pytorch_model.bin").write_bytes(torch_bin(state))
     return folder
+
+
+def gpt2_tensor_shapes(vocab: int, d: int, positions: int, layers: int) -> dict[str, tuple[int, ...]]:
+    """Every tensor of a Hub GPT-2 checkpoint (no transformer. prefix, causal-mask buffers included)."""
+    shapes: dict[str, tuple[int, ...]] = {"wte.weight": (vocab, d), "wpe.weight": (positions, d)}
+    for i in range(layers):
+        p = f"h.{i}."
+        shapes.update(
+            {
+                p + "ln_1.weight": (d,),
+                p + "ln_1.bias": (d,),
+                p + "attn.bias": (1, 1, positions, positions),
+                p + "attn.c_attn.weight": (d, 3 * d),
+                p + "attn.c_attn.bias": (3 * d,),
+                p + "attn.c_proj.weight": (d, d),
+                p + "attn.c_proj.bias": (d,),
+                p + "ln_2.weight": (d,),
+                p + "ln_2.bias": (d,),
+                p + "mlp.c_fc.weight": (d, 4 * d),
+                p + "mlp.c_fc.bias": (4 * d,),
+                p + "mlp.c_proj.weight": (4 * d, d),
+                p + "mlp.c_proj.bias": (d,),
+            }
+        )
+    shapes.update({"ln_f.weight": (d,), "ln_f.bias": (d,)})
+    return shapes
+
+
+def virtual_safetensors(
+    shapes: dict[str, tuple[int, ...]], data: dict[str, np.ndarray] | None = None
+) -> VirtualFile:
+    """A safetensors file of any size: a real header, the given tensors' bytes, zeros elsewhere."""
+
+    header: dict[str, object] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, shape in shapes.items():
+        n = 4 * int(np.prod(shape))
+        header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [offset, offset + n]}
+        offset += n
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    base = 8 + len(raw)
+    segments = [(0, len(raw).to_bytes(8, "little") + raw)]
+    for name, array in (data or {}).items():
+        segments.append(
+            (base + header[name]["data_offsets"][0], np.ascontiguousarray(array, "<f4").tobytes())
+        )  # type: ignore[index]
+    return VirtualFile(base + offset, segments)

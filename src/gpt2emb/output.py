@@ -62,20 +62,22 @@ def _num(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}f}"
 
 
-def _table(title: str, *columns: str, right: tuple[str, ...] = ()) -> Table:
-    table = Table(
-        title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", min_width=len(title) + 2
-    )
-    for c in columns:
-        table.add_column(c, justify="right" if c in right else "left", overflow="fold")
-    return table
+def _table(title: str, columns: str, rows: list[list[Any]], caption: str = "") -> Group:
+    """A titled table; `columns` is space-separated names, a trailing '>' right-aligns that column."""
+    table = Table(box=box.SIMPLE_HEAD, caption=caption or None, caption_justify="left")
+    for c in columns.split():
+        name = c.rstrip(">")
+        table.add_column("" if name == "_" else name, justify="right" if c.endswith(">") else "left")
+    for row in rows:
+        table.add_row(*row)
+    return Group(Text(title, style="bold"), table)
 
 
 def _notes(notes: list[str]) -> list[RenderableType]:
     return [Text(f"note: {n}", style="yellow") for n in notes if n]
 
 
-# ---------------------------------------------------------------- one renderer per result type
+# ---------------------------------------------------------------- one view per result type
 
 
 @singledispatch
@@ -87,26 +89,19 @@ def view(result: Any, dims: int | None) -> RenderableType:
 def _(result: VectorResult, dims: int | None) -> RenderableType:
     parts: list[RenderableType] = []
     for item in result.items:
-        parts.extend(_notes([item.note]))
-        table = _table(
-            f"{item.word} in {result.model}: {split(item.tokens)}",
-            "norm",
-            "mean",
-            "std",
-            "min",
-            "max",
-            "dims",
-            right=("norm", "mean", "std", "min", "max", "dims"),
-        )
-        table.add_row(
-            *(_num(getattr(item, f)) for f in ("norm", "mean", "std", "min", "max")), str(len(item.vector))
-        )
-        parts.append(table)
+        stats = [_num(getattr(item, f)) for f in ("norm", "mean", "std", "min", "max")]
         shown = item.vector if dims is None else item.vector[:dims]
-        more = (
-            "" if len(shown) == len(item.vector) else f"  ... ({len(item.vector) - len(shown)} more; --full)"
+        more = len(item.vector) - len(shown)
+        numbers = f"[{', '.join(f'{x:+.4f}' for x in shown)}]" + (
+            f"  ... ({more} more; --full)" if more else ""
         )
-        parts.append(Text(f"[{', '.join(f'{x:+.4f}' for x in shown)}]{more}\n"))
+        parts += _notes([item.note])
+        title = f"{item.word} in {result.model}: {split(item.tokens)}"
+        parts += [
+            _table(title, "norm> mean> std> min> max> dims>", [[*stats, str(len(item.vector))]]),
+            Text(numbers),
+        ]
+        parts.append(Text(""))
     return Group(*parts)
 
 
@@ -114,93 +109,70 @@ def _(result: VectorResult, dims: int | None) -> RenderableType:
 def _(result: NeighborsResult, dims: int | None) -> RenderableType:
     parts: list[RenderableType] = []
     for item in result.items:
-        parts.extend(_notes([item.note]))
-        table = _table(
-            f"nearest to {split(item.tokens)} in {result.model}",
-            "rank",
-            "token",
-            "id",
-            "cosine",
-            right=("rank", "id", "cosine"),
+        rows = [[str(n.rank), tok(n.token), str(n.id), _num(n.score)] for n in item.neighbors]
+        parts += _notes([item.note])
+        parts.append(
+            _table(f"nearest to {split(item.tokens)} in {result.model}", "rank> token id> cosine>", rows)
         )
-        for n in item.neighbors:
-            table.add_row(str(n.rank), tok(n.token), str(n.id), _num(n.score))
-        parts.append(table)
     return Group(*parts)
 
 
 @view.register
 def _(result: AnalogyResult, dims: int | None) -> RenderableType:
-    kept = "inputs kept and marked *" if result.keep_inputs else "inputs left out"
-    table = _table(
-        f"{result.expression} in {result.model} ({kept})",
-        "rank",
-        "token",
-        "id",
-        "cosine",
-        right=("rank", "id", "cosine"),
+    kept = "inputs kept, marked *" if result.keep_inputs else "inputs left out"
+    rows = [
+        [str(r.rank), tok(r.token) + (" *" if r.input else ""), str(r.id), _num(r.score)]
+        for r in result.results
+    ]
+    inputs = [[i.word, tok(i.token), str(i.id), str(i.rank), _num(i.score)] for i in result.inputs]
+    return Group(
+        *_notes(list(result.notes)),
+        _table(f"{result.expression} in {result.model} ({kept})", "rank> token id> cosine>", rows),
+        _table("where the inputs rank (among all tokens)", "word token id> rank> cosine>", inputs),
     )
-    for r in result.results:
-        table.add_row(str(r.rank), tok(r.token) + (" *" if r.input else ""), str(r.id), _num(r.score))
-    inputs = _table(
-        "where the inputs rank", "word", "token", "id", "rank", "cosine", right=("id", "rank", "cosine")
-    )
-    for i in result.inputs:
-        inputs.add_row(i.word, tok(i.token), str(i.id), str(i.rank), _num(i.score))
-    return Group(*_notes(list(result.notes)), table, inputs)
 
 
 @view.register
 def _(result: PositionsResult, dims: int | None) -> RenderableType:
-    table = _table(
-        f"cosine similarity of position rows (wpe) in {result.model}",
-        "pos",
-        "norm",
-        *(str(p) for p in result.positions),
-        right=("pos", "norm", *map(str, result.positions)),
-    )
-    for p, norm, row in zip(result.positions, result.norms, result.matrix, strict=True):
-        table.add_row(str(p), _num(norm, 3), *(_num(x, 3) for x in row))
-    return table
+    columns = "pos> norm> " + " ".join(f"{p}>" for p in result.positions)
+    rows = [
+        [str(p), _num(norm, 3), *(_num(x, 3) for x in row)]
+        for p, norm, row in zip(result.positions, result.norms, result.matrix, strict=True)
+    ]
+    return _table(f"cosine similarity of position rows (wpe) in {result.model}", columns, rows)
+
+
+_SIZE_ROWS: list[tuple[str, Any]] = [
+    ("vocab", lambda m: f"{m.vocab_size:,}"),
+    ("d_model", lambda m: f"{m.d_model:,}"),
+    ("positions", lambda m: f"{m.n_positions:,}"),
+    ("layers", lambda m: str(m.n_layer)),
+    ("heads", lambda m: str(m.n_head)),
+    ("wte params", lambda m: f"{m.wte_params:,}"),
+    ("wpe params", lambda m: f"{m.wpe_params:,}"),
+    ("block params", lambda m: f"{m.block_params:,}"),
+    ("total params", lambda m: f"{m.total_params:,}"),
+    ("wte share", lambda m: f"{100 * m.wte_share:.1f}%"),
+]
 
 
 @view.register
 def _(result: SizesResult, dims: int | None) -> RenderableType:
-    table = _table(
-        f"GPT-2 sizes (embeddings in {result.dtype})",
-        "",
-        *(m.name for m in result.models),
-        right=tuple(m.name for m in result.models),
-    )
-    rows: list[tuple[str, Any]] = [
-        ("vocab", lambda m: f"{m.vocab_size:,}"),
-        ("d_model", lambda m: f"{m.d_model:,}"),
-        ("positions", lambda m: f"{m.n_positions:,}"),
-        ("layers", lambda m: str(m.n_layer)),
-        ("heads", lambda m: str(m.n_head)),
-        ("wte params", lambda m: f"{m.wte_params:,}"),
-        ("wpe params", lambda m: f"{m.wpe_params:,}"),
-        ("block params", lambda m: f"{m.block_params:,}"),
-        ("total params", lambda m: f"{m.total_params:,}"),
-        ("wte share", lambda m: f"{100 * m.wte_share:.1f}%"),
-        (f"wte+wpe MB {result.dtype}", lambda m: f"{m.embeddings_mb:,.1f}"),
-    ]
+    rows = [[label, *(fmt(m) for m in result.models)] for label, fmt in _SIZE_ROWS]
+    rows.append([f"wte+wpe MB {result.dtype}", *(f"{m.embeddings_mb:,.1f}" for m in result.models)])
     if any(m.verified is not None for m in result.models):
-        rows.append(("checked on Hub", lambda m: "yes" if m.verified else "MISMATCH"))
-    for label, fmt in rows:
-        table.add_row(label, *(fmt(m) for m in result.models))
-    return table
+        rows.append(["checked on Hub", *("yes" if m.verified else "MISMATCH" for m in result.models)])
+    columns = "_ " + " ".join(f"{m.name}>" for m in result.models)
+    return _table("GPT-2 sizes: wte is the largest single piece in all four", columns, rows)
 
 
 @view.register
 def _(result: TyingResult, dims: int | None) -> RenderableType:
     verdict = "tied: lm_head reuses wte" if result.tied else "not tied"
-    table = _table(f"{result.model}: {verdict}", "check", "", "detail")
-    for c in result.checks:
-        table.add_row(c.name, Text("yes", style="green") if c.passed else Text("no", style="red"), c.detail)
-    if result.tied:
-        table.caption = f"tying saves {result.saved_params:,} parameters (one vocab x d_model matrix)"
-    return table
+    mark = {True: Text("yes", style="green"), False: Text("no", style="red")}
+    rows = [[c.name, mark[c.passed], c.detail] for c in result.checks]
+    saved = f"tying saves {result.saved_params:,} parameters (vocab x d_model)" if result.tied else ""
+    return _table(f"{result.model}: {verdict}", "check _ detail", rows, caption=saved)
 
 
 def render(result: Any, as_json: bool, dims: int | None = None) -> None:

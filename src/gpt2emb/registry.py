@@ -60,6 +60,8 @@ def find(name: str) -> ModelSpec | None:
 
 def resolve(name: str) -> ModelRef:
     """A registry name or alias, a local folder, or a Hub repo id `owner/name`; anything else is an error."""
+    if not name.strip():
+        raise UnknownModel("an empty model name; give gpt2, medium, large, xl, a Hub repo id or a folder")
     spec = find(name)
     if spec is not None:
         return ModelRef(spec.name, repo=spec.repo, spec=spec)

@@ -15,6 +15,7 @@ import os
 import shutil
 import struct
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,16 +199,18 @@ def _remote_reader(repo: str, filename: str, commit: str) -> ReadRange:
                 "GET", url, headers=wanted, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT
             ) as response,
         ):
+            if response.status_code >= 400:
+                response.read()  # the error message is in the body
             hf_raise_for_status(response)
             if response.status_code != 206:
-                raise NetworkError(f"the Hub did not honour a Range request for {repo}/{filename}")
+                raise NetworkError(_fetch_failed(repo, f"the server ignored a Range request for {filename}"))
             for chunk in response.iter_bytes(1 << 20):
                 chunks.append(chunk)
                 if task:
                     task.advance(len(chunk))
         data = b"".join(chunks)
         if len(data) != length:
-            raise NetworkError(f"the download of {repo}/{filename} stopped early; run the command again")
+            raise NetworkError(_fetch_failed(repo, f"the download of {filename} stopped early"))
         return data
 
     return read
@@ -220,6 +223,9 @@ def _remote_reader(repo: str, filename: str, commit: str) -> ReadRange:
 def _hub_errors(repo: str) -> Iterator[None]:
     """Turn huggingface_hub's and httpx's errors into ours, with the fix in the message."""
     from huggingface_hub import errors
+    from huggingface_hub.utils import logging
+
+    logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # its retry warnings would break our one-line messages
 
     try:
         yield
@@ -234,16 +240,20 @@ def _hub_errors(repo: str) -> Iterator[None]:
     except (errors.OfflineModeIsEnabled, errors.LocalEntryNotFoundError):
         raise NotCached(_not_cached(repo)) from None
     except errors.HfHubHTTPError as e:
-        raise NetworkError(f"the Hub answered an error for {repo}: {str(e).splitlines()[0]}") from None
+        raise NetworkError(_fetch_failed(repo, str(e).splitlines()[0])) from None
     except OSError as e:
-        raise NetworkError(f"could not reach the Hub for {repo}: {e}") from None
+        raise NetworkError(_fetch_failed(repo, str(e) or type(e).__name__)) from None
     except Exception as e:
         # httpx's transport errors (connection reset, timeouts, a body cut short) do not derive from OSError
         if type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2", "h11"):
-            raise NetworkError(
-                f"could not reach the Hub for {repo} ({type(e).__name__}); try again"
-            ) from None
+            raise NetworkError(_fetch_failed(repo, type(e).__name__)) from None
         raise
+
+
+def _fetch_failed(repo: str, reason: str) -> str:
+    return (
+        f"fetching {repo} from the Hub failed ({reason}); nothing was cached: check the network and run again"
+    )
 
 
 def _not_cached(repo: str) -> str:
@@ -261,16 +271,21 @@ def _offline() -> bool:
 def _hub_file(repo: str, filename: str, revision: str) -> Path | None:
     """A file of a Hub repo, from the HF cache or downloaded into it; None if the repo has no such file."""
     from huggingface_hub import errors, hf_hub_download
+    from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
 
-    with _hub_errors(repo):
-        try:
-            return Path(hf_hub_download(repo, filename, revision=revision))
-        except errors.RemoteEntryNotFoundError:
-            return None
-        except errors.LocalEntryNotFoundError:
-            if filename == "config.json":
-                raise
-            return None  # offline: an optional file that was never fetched counts as absent
+    with _hub_errors(repo), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # it warns when HF_HUB_DISABLE_PROGRESS_BARS overrides us
+        # a bar for a few kilobytes is noise; a whole pickle checkpoint keeps huggingface_hub's own bar
+        small = filename not in WEIGHT_FILES
+        with disable_progress_bars("huggingface_hub.http_get") if small else contextlib.nullcontext():
+            try:
+                return Path(hf_hub_download(repo, filename, revision=revision))
+            except errors.RemoteEntryNotFoundError:
+                return None
+            except errors.LocalEntryNotFoundError:
+                if filename == "config.json":
+                    raise
+                return None  # offline: an optional file that was never fetched counts as absent
 
 
 def _hub_has(repo: str, filename: str, commit: str) -> bool:

@@ -135,14 +135,18 @@ class Vocab:
             raise UsageError(f"{word!r} gives no tokens; type a word")
         if len(ids) == 1:
             return Query(word, ids, pool)
-        pieces = " + ".join(repr(self.token(i)) for i in ids[:8]) + (" + ..." if len(ids) > 8 else "")
+        quoted = json.dumps(text, ensure_ascii=False)
+        pieces = " + ".join(json.dumps(self.token(i), ensure_ascii=False) for i in ids[:8])
+        pieces += " + ..." if len(ids) > 8 else ""
         if pool is Pool.strict:
             raise UsageError(
-                f"{text!r} is not one token: it splits into {len(ids)} ({pieces}); "
+                f"{quoted} is not one token: it splits into {len(ids)} ({pieces}); "
                 "use --pool mean or --pool first, or pick a word that is one token"
             )
         how = "the mean of their rows" if pool is Pool.mean else "the first piece's row"
-        return Query(word, ids, pool, f"{text!r} splits into {len(ids)} tokens ({pieces}); using {how}")
+        return Query(
+            word, ids, pool, f"{quoted} splits into {len(ids)} tokens ({pieces}); using {how} (--pool)"
+        )
 
     def _parse_id(self, raw: str) -> int:
         try:

@@ -1,0 +1,1 @@
+complete --command gpt2emb --no-files --arguments "(env _GPT2EMB_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) gpt2emb)" --condition "env _GPT2EMB_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) gpt2emb"

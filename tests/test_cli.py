@@ -1,0 +1,246 @@
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import run_cli, run_json, run_process
+from fakehub import FakeHub, Repo
+from tinymodel import Tiny, hub_files, safetensors_bytes
+
+
+def cosines(wte: np.ndarray, v: np.ndarray) -> np.ndarray:
+    w = wte.astype(np.float64)
+    return (w @ v) / (np.linalg.norm(w, axis=1) * np.linalg.norm(v))
+
+
+def test_analogy_king_man_woman(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("analogy", "king", "man", "woman")
+    assert doc["model"] == "gpt2" and doc["expression"] == "king - man + woman"
+    first = doc["results"][0]
+    assert (first["token"], first["id"], first["rank"]) == (" queen", tiny.id("queen"), 1)
+    assert first["score"] == pytest.approx(1.0, abs=1e-6)
+    ids = {tiny.id(w) for w in ("king", "man", "woman")}
+    assert not ids & {r["id"] for r in doc["results"]}  # inputs left out by default
+    scores = cosines(
+        tiny.wte, tiny.wte[tiny.id("king")] - tiny.wte[tiny.id("man")] + tiny.wte[tiny.id("woman")]
+    )
+    for inp in doc["inputs"]:
+        assert inp["score"] == pytest.approx(scores[inp["id"]], abs=1e-5)
+        s = scores[inp["id"]]  # float32 against float64: rows within 1e-6 of the input may fall either side
+        assert int((scores > s + 1e-6).sum()) + 1 <= inp["rank"] <= int((scores > s - 1e-6).sum()) + 1
+    expected = [i for i in np.argsort(-scores, kind="stable") if i not in ids][:10]
+    assert [r["id"] for r in doc["results"]] == expected
+
+
+def test_analogy_keep_inputs_marks_them(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("analogy", "king", "man", "woman", "--keep-inputs", "-k", "6")
+    scores = cosines(
+        tiny.wte, tiny.wte[tiny.id("king")] - tiny.wte[tiny.id("man")] + tiny.wte[tiny.id("woman")]
+    )
+    assert [r["id"] for r in doc["results"]] == list(np.argsort(-scores, kind="stable")[:6])
+    inputs = {tiny.id(w) for w in ("king", "man", "woman")}
+    assert [r["input"] for r in doc["results"]] == [r["id"] in inputs for r in doc["results"]]
+    assert [r["token"] for r in doc["results"][:2]] == [" queen", " woman"]
+    king = next(i for i in doc["inputs"] if i["word"] == "king")
+    assert doc["results"][king["rank"] - 1]["token"] == " king"  # an input's rank is its place in this list
+    table = run_cli("analogy", "king", "man", "woman", "--keep-inputs", "-k", "3")
+    assert '" woman" *' in table.stdout and "where the inputs rank" in table.stdout
+
+
+def test_neighbors(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("neighbors", "cat", "-k", "3")
+    item = doc["items"][0]
+    assert item["tokens"] == [{"id": tiny.id("cat"), "token": " cat"}]
+    assert [n["token"] for n in item["neighbors"]] == [" cats", " kitten", " dog"]
+    scores = cosines(tiny.wte, tiny.wte[tiny.id("cat")])
+    for n in item["neighbors"]:
+        assert n["score"] == pytest.approx(scores[n["id"]], abs=1e-5)
+    kept = run_json("neighbors", "cat", "dog", "-k", "2", "--keep-query")
+    assert [n["token"] for n in kept["items"][0]["neighbors"]] == [" cat", " cats"]
+    assert kept["items"][1]["word"] == "dog" and kept["items"][1]["neighbors"][0]["token"] == " dog"
+
+
+def test_neighbors_of_a_split_word_say_so(hub: FakeHub, tiny: Tiny) -> None:
+    result = run_cli("neighbors", "gato", "-k", "2")
+    assert result.exit_code == 0
+    assert "splits into" in result.stderr or "splits into" in result.stdout
+    doc = run_json("neighbors", "gato", "-k", "2")
+    assert len(doc["items"][0]["tokens"]) > 1 and "mean" in doc["items"][0]["note"]
+    strict = run_cli("neighbors", "gato", "--pool", "strict")
+    assert strict.exit_code == 2 and "is not one token" in strict.stderr
+
+
+def test_vector(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("vector", "king", "id:5")
+    king = doc["items"][0]
+    assert king["vector"] == pytest.approx(tiny.wte[tiny.id("king")].tolist())
+    assert king["norm"] == pytest.approx(float(np.linalg.norm(tiny.wte[tiny.id("king")])), rel=1e-6)
+    assert doc["items"][1]["tokens"][0]["id"] == 5
+    table = run_cli("vector", "king", "--dims", "3")
+    assert "(29 more; --full)" in table.stdout
+    assert f"{tiny.wte[tiny.id('king')][0]:+.4f}" in table.stdout
+    assert "more; --full" not in run_cli("vector", "king", "--full").stdout
+
+
+def test_positions(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("positions", "0", "1", "2", "500")
+    assert doc["positions"] == [0, 1, 2, 500]
+    rows = tiny.wpe[[0, 1, 2, 500]].astype(np.float64)
+    unit = rows / np.linalg.norm(rows, axis=1)[:, None]
+    np.testing.assert_allclose(np.array(doc["matrix"]), unit @ unit.T, atol=1e-6)
+    np.testing.assert_allclose(doc["norms"], np.linalg.norm(rows, axis=1), rtol=1e-6)
+    m = doc["matrix"]
+    assert m[0][1] > m[0][2] > m[0][3]  # neighbouring positions are the most alike
+    assert run_json("positions", "0-3", "1023")["positions"] == [0, 1, 2, 3, 1023]
+    assert "cosine similarity of position rows" in run_cli("positions", "0", "1").stdout
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        ("1024", "position 1024 does not exist: GPT-2 learned 1024 positions, 0 to 1023"),
+        ("abc", "'abc' is not a position"),
+        ("5-2", "range 5-2 runs backwards"),
+        ("-1", "No such option: -1"),
+    ],
+)
+def test_bad_positions(hub: FakeHub, arg: str, message: str) -> None:
+    result = run_cli("positions", arg)
+    assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
+
+
+def test_tying(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("tying")
+    assert doc["tied"] is True and doc["model"] == "gpt2"
+    assert [c["name"] for c in doc["checks"]] == ["config", "meta_model", "checkpoint"]
+    assert all(c["passed"] for c in doc["checks"])
+    assert doc["saved_params"] == tiny.wte.size
+    assert "tied: lm_head reuses wte" in run_cli("tying").stdout
+    assert not any(
+        "model.safetensors" in r[1] and r[2] in ("", "bytes=0-") for r in hub.requests if r[0] == "GET"
+    )
+
+
+def test_untied_model(hub: FakeHub, tiny: Tiny) -> None:
+    files = hub_files(tiny)
+    files["config.json"] = json.dumps({**tiny.config, "tie_word_embeddings": False}).encode()
+    files["model.safetensors"] = safetensors_bytes({**tiny.state(), "lm_head.weight": tiny.wte * 2})
+    hub.repos["someone/untied"] = Repo("e" * 40, files)
+    doc = run_json("tying", "-m", "someone/untied")
+    assert doc["tied"] is False and doc["saved_params"] == 0
+    assert [c["passed"] for c in doc["checks"]] == [False, False, False]
+
+
+def test_tying_load_does_the_labs_proof(hub: FakeHub) -> None:
+    doc = run_json("tying", "--load")
+    loaded = doc["checks"][-1]
+    assert loaded["name"] == "loaded_model" and loaded["passed"] is True and "data_ptr()" in loaded["detail"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("neighbors", "cat", "-k", "0"),
+        ("neighbors", "cat", "-k", "-3"),
+        ("neighbors", "cat", "-k", "100000"),
+        ("vector", ""),
+        ("vector", "   "),
+        ("vector", "id:-1"),
+        ("vector", "id:99999999"),
+        ("vector", "id:x"),
+        ("analogy", "king", "man"),
+        ("neighbors", "cat", "-m", "gpt2-xxl"),
+        ("neighbors", "cat", "-m", "someone/missing"),
+        ("vector", "x" * 10000),
+        ("positions",),
+        ("sizes", "--dtype", "int8"),
+    ],
+)
+def test_bad_input_is_one_line_without_traceback(
+    hub: FakeHub, args: tuple[str, ...], caches: dict[str, Path]
+) -> None:
+    plain = run_cli(*args)
+    assert plain.exit_code not in (0, 1), plain.output
+    assert plain.stdout == "" and "Traceback" not in plain.stderr
+    assert len(plain.stderr.strip().splitlines()) == 1 and plain.stderr.startswith("gpt2emb: ")
+    as_json = run_cli(*args, "--json")
+    assert as_json.exit_code == plain.exit_code and as_json.stdout == ""
+    error = json.loads(as_json.stderr)["error"]
+    assert error["code"] == plain.exit_code and error["message"]
+
+
+def test_offline_without_cache(hub: FakeHub, offline: None) -> None:
+    result = run_cli("neighbors", "cat", "--json")
+    assert result.exit_code == 4
+    assert "not cached" in json.loads(result.stderr)["error"]["message"]
+
+
+def test_version_and_help() -> None:
+    assert run_cli("--version").stdout.strip() == f"gpt2emb {version('gpt2emb')}"
+    helps = run_cli("--help").stdout
+    for command in ("vector", "neighbors", "analogy", "positions", "sizes", "tying"):
+        assert command in helps
+        assert "Examples:" in run_cli(command, "--help").stdout
+
+
+def test_real_process_end_to_end_then_offline(hub: FakeHub, tiny: Tiny) -> None:
+    first = run_process("analogy", "king", "man", "woman", "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["results"][0]["token"] == " queen"
+    assert first.stderr == ""  # nothing on stderr when piped: no progress bars
+    hub.requests.clear()
+    again = run_process("analogy", "king", "man", "woman", "--json", env={"HF_HUB_OFFLINE": "1"})
+    assert again.returncode == 0 and again.stdout == first.stdout
+    assert hub.requests == []
+    table = run_process("neighbors", "cat", env={"COLUMNS": "120"})
+    assert table.returncode == 0 and '" cats"' in table.stdout and "\x1b[" not in table.stdout
+    module = subprocess.run([sys.executable, "-m", "gpt2emb", "--version"], capture_output=True, text=True)
+    assert module.stdout.strip() == f"gpt2emb {version('gpt2emb')}"
+
+
+PROBE = """
+import atexit, sys
+def report():
+    heavy = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers', 'numpy', 'tokenizers'})
+    sys.stderr.write('MODULES=' + ','.join(heavy) + '\\n')
+atexit.register(report)
+sys.argv = ['gpt2emb'] + sys.argv[1:]
+from gpt2emb.cli import main
+main()
+"""
+
+
+def imported(*args: str, env: dict[str, str] | None = None) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES="))
+    return {m for m in line.removeprefix("MODULES=").split(",") if m}
+
+
+def test_light_commands_import_nothing_heavy(hub: FakeHub) -> None:
+    assert imported("--help") == set()
+    assert imported("--version") == set()
+    assert imported("sizes") == set()
+    assert imported("neighbors", "--help") == set()
+    completion = {
+        "_GPT2EMB_COMPLETE": "complete_bash",
+        "COMP_WORDS": "gpt2emb neighbors -m x",
+        "COMP_CWORD": "3",
+    }
+    assert imported(env=completion) == set()
+
+
+def test_warm_lookup_never_imports_torch(hub: FakeHub) -> None:
+    assert run_cli("neighbors", "cat").exit_code == 0  # builds the cache
+    assert imported("neighbors", "cat", "--json") == {"numpy"}  # a single-token word needs no tokenizer
+    assert imported("analogy", "king", "man", "woman") == {"numpy"}
+    assert imported("neighbors", "gato") == {"numpy", "tokenizers"}

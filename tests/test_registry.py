@@ -1,0 +1,60 @@
+import pytest
+
+from gpt2emb import registry
+from gpt2emb.errors import ExitCode, UnknownModel
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("gpt2", "gpt2"),
+        ("small", "gpt2"),
+        ("gpt2-small", "gpt2"),
+        ("medium", "gpt2-medium"),
+        ("LARGE", "gpt2-large"),
+        ("xl", "gpt2-xl"),
+        ("openai-community/gpt2-xl", "gpt2-xl"),
+    ],
+)
+def test_names_and_aliases_resolve_to_one_record(name: str, expected: str) -> None:
+    ref = registry.resolve(name)
+    assert ref.spec is not None and ref.spec.name == expected
+    assert ref.repo == f"openai-community/{expected}"
+
+
+def test_published_shapes() -> None:
+    shapes = {m.name: (m.shape.d_model, m.shape.n_layer, m.shape.n_head) for m in registry.MODELS}
+    assert shapes == {
+        "gpt2": (768, 12, 12),
+        "gpt2-medium": (1024, 24, 16),
+        "gpt2-large": (1280, 36, 20),
+        "gpt2-xl": (1600, 48, 25),
+    }
+    assert {(m.shape.vocab_size, m.shape.n_positions) for m in registry.MODELS} == {(50257, 1024)}
+
+
+def test_other_hub_repos_and_folders(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert registry.resolve("distilbert/distilgpt2").repo == "distilbert/distilgpt2"
+    ref = registry.resolve(str(tmp_path))
+    assert ref.folder == tmp_path.resolve() and ref.repo is None
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("gpt2-xxl", "did you mean gpt2-xl?"),
+        ("mediun", "did you mean gpt2-medium?"),
+        ("banana", "known models: gpt2, gpt2-medium"),
+    ],
+)
+def test_unknown_names_say_what_was_meant(name: str, hint: str) -> None:
+    with pytest.raises(UnknownModel) as err:
+        registry.resolve(name)
+    assert hint in err.value.message
+    assert err.value.code == ExitCode.UNKNOWN_MODEL
+
+
+@pytest.mark.parametrize("name", ["../etc", "a/../../b", "", "  ", "a/b/c"])
+def test_names_that_could_escape_are_not_repo_ids(name: str) -> None:
+    with pytest.raises(UnknownModel):
+        registry.resolve(name)

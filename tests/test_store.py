@@ -1,0 +1,163 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpt2emb import registry, store
+from gpt2emb.errors import BadModel, NetworkError, NotCached, UnknownModel
+
+from conftest import COMMIT, run_process
+from fakehub import FakeHub, Repo
+from tinymodel import Tiny, hub_files, safetensors_bytes, save_local
+
+
+class Notes:
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.quiet = store.QuietReporter()
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+
+    def progress(self, label: str, total: int):  # type: ignore[no-untyped-def]
+        return self.quiet.progress(label, total)
+
+
+def open_gpt2(reporter: store.Reporter | None = None) -> store.Model:
+    return store.open_model(registry.resolve("gpt2"), reporter)
+
+
+def entries(cache: Path) -> list[Path]:
+    return sorted(p.parent for p in cache.rglob("manifest.json"))
+
+
+def test_first_use_fetches_ranges_then_works_offline(
+    hub: FakeHub, tiny: Tiny, caches: dict[str, Path], offline_after: None = None
+) -> None:
+    m = open_gpt2()
+    assert m.commit == COMMIT and m.name == "gpt2"
+    np.testing.assert_array_equal(m.wte, tiny.wte)
+    np.testing.assert_array_equal(m.wpe, tiny.wpe)
+    np.testing.assert_allclose(m.wte_norm, np.linalg.norm(tiny.wte, axis=1), rtol=1e-6)
+    assert not m.wte.flags.writeable and isinstance(m.wte, np.memmap)
+    ranged = [r for r in hub.requests if r[0] == "GET" and r[1].endswith("model.safetensors")]
+    assert ranged and all(r[2].startswith("bytes=") for r in ranged)  # never the whole checkpoint
+    assert entries(caches["cache"]) == [caches["cache"] / "hub" / "openai-community--gpt2" / COMMIT]
+
+    hub.requests.clear()
+    hub.fault = lambda method, path: "drop"  # the Hub is gone: a warm open needs no network at all
+    again = open_gpt2()
+    np.testing.assert_array_equal(again.wte, tiny.wte)
+    assert hub.requests == []
+
+
+def test_offline_with_nothing_cached_says_so(hub: FakeHub, offline: None) -> None:
+    with pytest.raises(NotCached, match="not cached and HF_HUB_OFFLINE is set"):
+        open_gpt2()
+    assert hub.requests == []
+
+
+def test_unreachable_hub_with_nothing_cached_says_so(caches: dict[str, Path]) -> None:
+    """A real process against a port where nothing listens: huggingface_hub retries, then one clear line."""
+    proc = run_process("neighbors", "cat", env={"HF_ENDPOINT": "http://127.0.0.1:9"})
+    assert proc.returncode == 4
+    assert proc.stderr.strip().splitlines() == [
+        "gpt2emb: openai-community/gpt2 is not cached and the Hub cannot be reached: "
+        "run once with the network to fetch it"
+    ]
+    assert entries(caches["cache"]) == []
+
+
+def test_dropped_connections_leave_nothing(hub: FakeHub, caches: dict[str, Path]) -> None:
+    hub.fault = lambda method, path: "drop"
+    with pytest.raises(NetworkError, match="nothing was cached"):
+        open_gpt2()
+    assert entries(caches["cache"]) == []
+
+
+def test_hub_cache_checkpoint_is_read_locally(hub: FakeHub, tiny: Tiny) -> None:
+    from huggingface_hub import hf_hub_download
+
+    hf_hub_download("openai-community/gpt2", "model.safetensors")
+    hub.requests.clear()
+    m = open_gpt2()
+    np.testing.assert_array_equal(m.wte, tiny.wte)
+    assert not any(r[0] == "GET" and r[1].endswith("model.safetensors") for r in hub.requests)
+
+
+def test_cut_download_never_becomes_an_entry(hub: FakeHub, caches: dict[str, Path], tiny: Tiny) -> None:
+    hub.fault = lambda method, path: "cut" if path.endswith("model.safetensors") and method == "GET" else None
+    with pytest.raises(NetworkError):
+        open_gpt2()
+    assert entries(caches["cache"]) == []
+    hub.fault = None
+    np.testing.assert_array_equal(open_gpt2().wte, tiny.wte)
+
+
+def test_server_errors_are_network_errors(hub: FakeHub, caches: dict[str, Path]) -> None:
+    hub.fault = lambda method, path: "500" if path.endswith("model.safetensors") else None
+    with pytest.raises(NetworkError):
+        open_gpt2()
+    assert entries(caches["cache"]) == []
+
+
+@pytest.mark.parametrize("weights", ["safetensors", "bin"])
+def test_local_folder(tiny: Tiny, tmp_path: Path, weights: str) -> None:
+    folder = save_local(tiny, tmp_path / "model", weights)
+    m = store.open_model(registry.resolve(str(folder)))
+    np.testing.assert_array_equal(m.wte, tiny.wte)
+    np.testing.assert_array_equal(m.wpe, tiny.wpe)
+
+
+def test_hub_repo_with_only_a_pickle_and_no_tokenizer_json(hub: FakeHub, tiny: Tiny) -> None:
+    hub.repos["someone/gpt2-bin"] = Repo(COMMIT, hub_files(tiny, tokenizer_json=False, weights="bin"))
+    m = store.open_model(registry.resolve("someone/gpt2-bin"))
+    np.testing.assert_array_equal(m.wte, tiny.wte)
+    built = json.loads((m.path / "tokenizer.json").read_text())
+    assert built["model"]["vocab"] == tiny.vocab
+
+
+def test_damaged_entry_is_noticed_and_rebuilt(hub: FakeHub, tiny: Tiny) -> None:
+    m = open_gpt2()
+    wte_file = m.path / "wte.npy"
+    data = bytearray(wte_file.read_bytes())
+    data[-100:] = b"\x00" * 100
+    wte_file.write_bytes(bytes(data))
+    notes = Notes()
+    again = open_gpt2(notes)
+    np.testing.assert_array_equal(again.wte, tiny.wte)
+    assert len(notes.notes) == 1 and "damaged" in notes.notes[0]
+
+
+def bad_repo(hub: FakeHub, tiny: Tiny, **changes: object) -> None:
+    files = hub_files(tiny)
+    config = {**tiny.config, **changes}
+    files["config.json"] = json.dumps(config).encode()
+    hub.repos["someone/bad"] = Repo(COMMIT, files)
+
+
+def test_models_that_are_not_gpt2(hub: FakeHub, tiny: Tiny, tmp_path: Path, caches: dict[str, Path]) -> None:
+    bad_repo(hub, tiny, model_type="llama")
+    with pytest.raises(BadModel, match="not a GPT-2 model"):
+        store.open_model(registry.resolve("someone/bad"))
+    bad_repo(hub, tiny, n_embd=64)
+    hub.repos["someone/bad"].commit = "f" * 40
+    with pytest.raises(BadModel, match="disagrees with its config"):
+        store.open_model(registry.resolve("someone/bad"))
+    with pytest.raises(UnknownModel, match="no Hub repo someone/missing"):
+        store.open_model(registry.resolve("someone/missing"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "config.json").write_text(json.dumps(tiny.config))
+    with pytest.raises(BadModel, match=r"no model\.safetensors or pytorch_model\.bin"):
+        store.open_model(registry.resolve(str(empty)))
+    assert entries(caches["cache"]) == []
+
+
+def test_checkpoint_without_wte(hub: FakeHub, tiny: Tiny) -> None:
+    files = hub_files(tiny)
+    files["model.safetensors"] = safetensors_bytes({"foo.weight": tiny.wte})
+    hub.repos["someone/nowte"] = Repo(COMMIT, files)
+    with pytest.raises(BadModel, match=r"no wte\.weight tensor"):
+        store.open_model(registry.resolve("someone/nowte"))
