@@ -17,7 +17,7 @@ import typer
 from typer.core import TyperGroup
 
 from gpt2emb import output
-from gpt2emb.errors import ExitCode, Gpt2embError
+from gpt2emb.errors import BadModel, ExitCode, Gpt2embError
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
 from gpt2emb.tokens import Pool
 
@@ -76,8 +76,8 @@ app = typer.Typer(
     help="Look inside GPT-2's embeddings: token rows (wte), position rows (wpe), sizes and weight tying.\n\n"
     "A word means the word inside running text: king is the token ' king'. The first use of a model "
     "fetches its embeddings once; after that every command works offline.",
-    epilog="Examples:  gpt2emb analogy king man woman  |  gpt2emb neighbors cat -k 5 --json  |  "
-    "gpt2emb positions 0 1 2 500  |  gpt2emb sizes  |  gpt2emb tying -m xl",
+    epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb neighbors cat -k 5 --json\n\n  "
+    "gpt2emb positions 0 1 2 500\n\n  gpt2emb sizes\n\n  gpt2emb tying -m xl",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -109,7 +109,10 @@ PoolOpt = Annotated[
     Pool, typer.Option("--pool", help="How a word split into several tokens becomes one vector.")
 ]
 Top = Annotated[int, typer.Option("-k", "--top", help="How many results.")]
-Words = Annotated[list[str], typer.Argument(help="Words (king), or token ids (id:5822).", show_default=False)]
+Words = Annotated[
+    list[str],
+    typer.Argument(help="Words (king), or token ids (id:5822).", metavar="WORD...", show_default=False),
+]
 
 
 def _reporter(as_json: bool) -> output.Reporter:
@@ -132,7 +135,7 @@ def _root(
 
 
 @app.command(
-    epilog="Examples:  gpt2emb vector king  |  gpt2emb vector king queen --dims 4  |  "
+    epilog="Examples:\n\n  gpt2emb vector king\n\n  gpt2emb vector king queen --dims 4\n\n  "
     "gpt2emb vector id:5822 --full --json"
 )
 def vector(
@@ -151,7 +154,7 @@ def vector(
 
 
 @app.command(
-    epilog="Examples:  gpt2emb neighbors cat  |  gpt2emb neighbors cat dog -k 5  |  "
+    epilog="Examples:\n\n  gpt2emb neighbors cat\n\n  gpt2emb neighbors cat dog -k 5\n\n  "
     "gpt2emb neighbors cat --json | jq '.items[0].neighbors[].token'"
 )
 def neighbors(
@@ -172,7 +175,7 @@ def neighbors(
 
 
 @app.command(
-    epilog="Examples:  gpt2emb analogy king man woman  |  gpt2emb analogy Paris France Italy -k 5  |  "
+    epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy Paris France Italy -k 5\n\n  "
     "gpt2emb analogy king man woman --keep-inputs"
 )
 def analogy(
@@ -194,7 +197,7 @@ def analogy(
     output.render(api.analogy(model, a, b, c, top, exact, pool, keep_inputs, _reporter(json)), json)
 
 
-@app.command(epilog="Examples:  gpt2emb positions 0 1 2 500  |  gpt2emb positions 0-5 1023 --json")
+@app.command(epilog="Examples:\n\n  gpt2emb positions 0 1 2 500\n\n  gpt2emb positions 0-5 1023 --json")
 def positions(
     positions: Annotated[
         list[str], typer.Argument(help="Positions 0..1023, or ranges like 0-5.", show_default=False)
@@ -209,7 +212,7 @@ def positions(
 
 
 @app.command(
-    epilog="Examples:  gpt2emb sizes  |  gpt2emb sizes --dtype fp16  |  gpt2emb sizes --verify --json"
+    epilog="Examples:\n\n  gpt2emb sizes\n\n  gpt2emb sizes --dtype fp16\n\n  gpt2emb sizes --verify --json"
 )
 def sizes(
     dtype: Annotated[
@@ -231,10 +234,10 @@ def sizes(
     result = sizes_module.sizes(dtype.value, verify)
     output.render(result, json)
     if any(m.verified is False for m in result.models):
-        raise Gpt2embError("a figure disagrees with the checkpoint on the Hub (see the table)")
+        raise BadModel("a figure disagrees with the checkpoint on the Hub (see the table)")
 
 
-@app.command(epilog="Examples:  gpt2emb tying  |  gpt2emb tying -m xl --json  |  gpt2emb tying --load")
+@app.command(epilog="Examples:\n\n  gpt2emb tying\n\n  gpt2emb tying -m xl --json\n\n  gpt2emb tying --load")
 def tying(
     model: Model = DEFAULT_MODEL,
     load: Annotated[

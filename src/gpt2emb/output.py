@@ -150,7 +150,8 @@ _SIZE_ROWS: list[tuple[str, Any]] = [
     ("heads", lambda m: str(m.n_head)),
     ("wte params", lambda m: f"{m.wte_params:,}"),
     ("wpe params", lambda m: f"{m.wpe_params:,}"),
-    ("block params", lambda m: f"{m.block_params:,}"),
+    ("one block", lambda m: f"{m.block_params // m.n_layer:,}"),
+    ("all blocks", lambda m: f"{m.block_params:,}"),
     ("total params", lambda m: f"{m.total_params:,}"),
     ("wte share", lambda m: f"{100 * m.wte_share:.1f}%"),
 ]

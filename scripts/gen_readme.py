@@ -1,0 +1,76 @@
+"""Regenerate the README's generated parts from the app itself.
+
+- the command reference (`gpt2emb COMMAND --help` at 100 columns): tests/test_readme.py fails when it drifts;
+- the example outputs, run against the test fixture's tiny GPT-2 on a loopback fake Hub (not real weights).
+
+    python scripts/gen_readme.py            # both
+    python scripts/gen_readme.py --help-only
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+COMMANDS = ("vector", "neighbors", "analogy", "positions", "sizes", "tying")
+EXAMPLES = (
+    "gpt2emb analogy king man woman -k 5",
+    "gpt2emb neighbors cat -k 5",
+    "gpt2emb neighbors gato -k 3",
+    "gpt2emb vector king --dims 6",
+    "gpt2emb positions 0 1 2 500",
+    "gpt2emb sizes",
+    "gpt2emb tying",
+    "gpt2emb neighbors cat -k 2 --json",
+    "gpt2emb positions 1024",
+)
+PLAIN = {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+
+
+def run(args: list[str], env: dict[str, str] | None = None) -> str:
+    code = "from gpt2emb.cli import main; main()"
+    full_env = {**os.environ, **PLAIN, **(env or {})}
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=full_env)
+    out = proc.stdout + proc.stderr
+    return "\n".join(line.rstrip() for line in out.splitlines()).strip("\n")
+
+
+def reference() -> str:
+    parts = [f"### `gpt2emb {c}`\n\n```\n{run([c, '--help'])}\n```" for c in COMMANDS]
+    return "\n\n".join(parts)
+
+
+def examples() -> str:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fakehub import FakeHub, Repo
+    from tinymodel import build, hub_files
+
+    hub = FakeHub().start()
+    hub.repos["openai-community/gpt2"] = Repo("0" * 40, hub_files(build()))
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"HF_ENDPOINT": hub.url, "GPT2EMB_CACHE_DIR": f"{tmp}/c", "HF_HUB_CACHE": f"{tmp}/h"}
+        env["COLUMNS"] = "80"
+        blocks = [f"```\n$ {e}\n{run(shlex.split(e)[1:], env)}\n```" for e in EXAMPLES]
+    hub.stop()
+    return "\n\n".join(blocks)
+
+
+def replace(text: str, name: str, body: str) -> str:
+    pattern = re.compile(f"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.DOTALL)
+    assert pattern.search(text), f"README has no {name} markers"
+    return pattern.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
+
+
+if __name__ == "__main__":
+    text = replace(README.read_text(), "reference", reference())
+    if "--help-only" not in sys.argv:
+        text = replace(text, "examples", examples())
+    README.write_text(text)
+    print("README.md updated")
