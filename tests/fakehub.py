@@ -3,7 +3,7 @@
 It answers with the headers huggingface_hub relies on (X-Repo-Commit, ETag, Content-Length, X-Error-Code),
 honours Range requests, counts the bytes it serves, and can inject faults. A file is either bytes or a
 VirtualFile (a real header, array bytes where tensors live, zeros elsewhere), so a checkpoint with real
-GPT-2 shapes can be served without writing gigabytes.
+GPT-2 shapes can be served without writing gigabytes; a DiskFile is served from disk.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 
 @dataclass
@@ -30,7 +31,21 @@ class VirtualFile:
         return bytes(out)
 
 
-Content = bytes | VirtualFile
+@dataclass
+class DiskFile:
+    path: Path
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+    def read(self, start: int, end: int) -> bytes:
+        with self.path.open("rb") as f:
+            f.seek(start)
+            return f.read(end - start)
+
+
+Content = bytes | VirtualFile | DiskFile
 
 
 @dataclass
@@ -101,7 +116,7 @@ class FakeHub:
         headers = {"X-Repo-Commit": repo.commit}
         if content is None:
             return self._send(h, 404, {**headers, "X-Error-Code": "EntryNotFound"}, b"", body)
-        size = content.size if isinstance(content, VirtualFile) else len(content)
+        size = len(content) if isinstance(content, bytes) else content.size
         headers["ETag"] = '"' + hashlib.sha1(f"{repo.commit}/{filename}/{size}".encode()).hexdigest() + '"'
         headers["Accept-Ranges"] = "bytes"
         start, end, status = 0, size, 200
@@ -117,7 +132,7 @@ class FakeHub:
                 h.send_header(k, v)
             h.end_headers()
             return
-        data = content.read(start, end) if isinstance(content, VirtualFile) else content[start:end]
+        data = content[start:end] if isinstance(content, bytes) else content.read(start, end)
         if fault == "cut" and body:
             headers["Content-Length"] = str(len(data))
             h.send_response(status)

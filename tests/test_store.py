@@ -6,16 +6,17 @@ import pytest
 
 from gpt2emb import registry, store
 from gpt2emb.errors import BadModel, NetworkError, NotCached, UnknownModel
+from gpt2emb.report import QuietReporter, Reporter
 
 from conftest import COMMIT, run_process
-from fakehub import FakeHub, Repo
-from tinymodel import Tiny, hub_files, safetensors_bytes, save_local
+from fakehub import Content, FakeHub, Repo
+from tinymodel import Tiny, gpt2_tensor_shapes, hub_files, safetensors_bytes, save_local, virtual_safetensors
 
 
 class Notes:
     def __init__(self) -> None:
         self.notes: list[str] = []
-        self.quiet = store.QuietReporter()
+        self.quiet = QuietReporter()
 
     def note(self, message: str) -> None:
         self.notes.append(message)
@@ -24,7 +25,7 @@ class Notes:
         return self.quiet.progress(label, total)
 
 
-def open_gpt2(reporter: store.Reporter | None = None) -> store.Model:
+def open_gpt2(reporter: Reporter | None = None) -> store.Model:
     return store.open_model(registry.resolve("gpt2"), reporter)
 
 
@@ -161,3 +162,25 @@ def test_checkpoint_without_wte(hub: FakeHub, tiny: Tiny) -> None:
     hub.repos["someone/nowte"] = Repo(COMMIT, files)
     with pytest.raises(BadModel, match=r"no wte\.weight tensor"):
         store.open_model(registry.resolve("someone/nowte"))
+
+
+def test_first_use_of_an_xl_shaped_checkpoint_downloads_only_the_embeddings(hub: FakeHub, tiny: Tiny) -> None:
+    """A gpt2-xl-shaped checkpoint (6.2 GB, served virtually): the fetch takes the header and wte/wpe only."""
+    rows = np.arange(10 * 1600, dtype=np.float32).reshape(10, 1600) / 1000  # wte's first rows; the rest zeros
+    wpe = np.random.default_rng(0).normal(size=(1024, 1600)).astype(np.float32)
+    checkpoint = virtual_safetensors(
+        gpt2_tensor_shapes(50257, 1600, 1024, 48), {"wte.weight": rows, "wpe.weight": wpe}
+    )
+    config = {**tiny.config, "vocab_size": 50257, "n_embd": 1600, "n_layer": 48, "n_head": 25}
+    files: dict[str, Content] = {"config.json": json.dumps(config).encode(), "model.safetensors": checkpoint}
+    files["tokenizer.json"] = tiny.tokenizer.to_str().encode()
+    hub.repos["openai-community/gpt2-xl"] = Repo("a" * 40, files)
+    hub.bytes_served = 0
+    m = store.open_model(registry.resolve("xl"))
+    assert m.wte.shape == (50257, 1600)
+    np.testing.assert_array_equal(m.wte[:10], rows)
+    assert not m.wte[10:].any()
+    np.testing.assert_array_equal(m.wpe, wpe)
+    assert checkpoint.size > 6e9
+    assert hub.bytes_served / checkpoint.size < 0.06
+    assert hub.bytes_served < 4 * (50257 + 1024) * 1600 + 2_000_000  # the two matrices and small files

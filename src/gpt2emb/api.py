@@ -8,6 +8,7 @@ import numpy as np
 
 from gpt2emb import ops, registry, store
 from gpt2emb.errors import BadModel, UsageError
+from gpt2emb.report import Reporter
 from gpt2emb.results import (
     AnalogyInput,
     AnalogyResult,
@@ -25,7 +26,7 @@ from gpt2emb.results import (
 from gpt2emb.tokens import Pool, Query, Vocab
 
 
-def load(model: str, reporter: store.Reporter | None = None) -> tuple[store.Model, Vocab]:
+def load(model: str, reporter: Reporter | None = None) -> tuple[store.Model, Vocab]:
     m = store.open_model(registry.resolve(model), reporter)
     return m, Vocab(m.path, m.shape.vocab_size)
 
@@ -50,7 +51,7 @@ def vector(
     words: list[str],
     exact: bool = False,
     pool: Pool = Pool.mean,
-    reporter: store.Reporter | None = None,
+    reporter: Reporter | None = None,
 ) -> VectorResult:
     m, vocab = load(model, reporter)
     items = []
@@ -76,7 +77,7 @@ def neighbors(
     exact: bool = False,
     pool: Pool = Pool.mean,
     keep_query: bool = False,
-    reporter: store.Reporter | None = None,
+    reporter: Reporter | None = None,
 ) -> NeighborsResult:
     m, vocab = load(model, reporter)
     _check_k(k, m.shape.vocab_size)
@@ -99,7 +100,7 @@ def analogy(
     exact: bool = False,
     pool: Pool = Pool.mean,
     keep_inputs: bool = False,
-    reporter: store.Reporter | None = None,
+    reporter: Reporter | None = None,
 ) -> AnalogyResult:
     m, vocab = load(model, reporter)
     _check_k(k, m.shape.vocab_size)
@@ -156,7 +157,7 @@ def _check_position(p: int, n_positions: int) -> None:
         )
 
 
-def positions(model: str, specs: list[str], reporter: store.Reporter | None = None) -> PositionsResult:
+def positions(model: str, specs: list[str], reporter: Reporter | None = None) -> PositionsResult:
     m, _ = load(model, reporter)
     chosen = parse_positions(specs, m.shape.n_positions)
     matrix, norms = ops.position_similarity(m.wpe, chosen)

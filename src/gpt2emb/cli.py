@@ -10,7 +10,6 @@ import os
 import sys
 from collections.abc import Sequence
 from enum import StrEnum
-from importlib.metadata import version as package_version
 from typing import Annotated, Any
 
 import typer
@@ -115,13 +114,11 @@ Words = Annotated[
 ]
 
 
-def _reporter(as_json: bool) -> output.Reporter:
-    return output.Reporter(live=not as_json and sys.stdout.isatty() and sys.stderr.isatty())
-
-
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"gpt2emb {package_version('gpt2emb')}")
+        from importlib.metadata import version  # 40 ms of imports: only when asked
+
+        typer.echo(f"gpt2emb {version('gpt2emb')}")
         raise typer.Exit()
 
 
@@ -150,7 +147,7 @@ def vector(
     """The raw row of wte for each word: its first numbers, norm, mean, std, min and max."""
     from gpt2emb import api
 
-    output.render(api.vector(model, words, exact, pool, _reporter(json)), json, None if full else dims)
+    output.render(api.vector(model, words, exact, pool, output.reporter(json)), json, None if full else dims)
 
 
 @app.command(
@@ -171,7 +168,7 @@ def neighbors(
     """The nearest tokens to each word by cosine similarity over all of wte."""
     from gpt2emb import api
 
-    output.render(api.neighbors(model, words, top, exact, pool, keep_query, _reporter(json)), json)
+    output.render(api.neighbors(model, words, top, exact, pool, keep_query, output.reporter(json)), json)
 
 
 @app.command(
@@ -194,7 +191,7 @@ def analogy(
     """v(A) - v(B) + v(C) ranked by cosine against every token (king man woman -> queen)."""
     from gpt2emb import api
 
-    output.render(api.analogy(model, a, b, c, top, exact, pool, keep_inputs, _reporter(json)), json)
+    output.render(api.analogy(model, a, b, c, top, exact, pool, keep_inputs, output.reporter(json)), json)
 
 
 @app.command(epilog="Examples:\n\n  gpt2emb positions 0 1 2 500\n\n  gpt2emb positions 0-5 1023 --json")
@@ -208,7 +205,7 @@ def positions(
     """Cosine similarity between rows of the position embedding wpe, with each row's norm."""
     from gpt2emb import api
 
-    output.render(api.positions(model, positions, _reporter(json)), json)
+    output.render(api.positions(model, positions, output.reporter(json)), json)
 
 
 @app.command(

@@ -19,12 +19,13 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from gpt2emb.errors import BadModel, Gpt2embError, NetworkError, NotCached, UnknownModel, UsageError
 from gpt2emb.registry import ModelRef, Shape
+from gpt2emb.report import QuietReporter, Reporter, Task
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 FORMAT = 1
@@ -32,32 +33,7 @@ WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 WTE_KEYS = ("wte.weight", "transformer.wte.weight")
 WPE_KEYS = ("wpe.weight", "transformer.wpe.weight")
 ARRAYS = ("wte", "wpe", "wte_norm")
-TEXT_FILES = ("config.json", "tokenizer.json", "vocab.json")
-
-
-class Task(Protocol):
-    def advance(self, n: int) -> None: ...
-
-
-class Reporter(Protocol):
-    """How the core tells a person what it is doing; the CLI decides whether and where it shows."""
-
-    def note(self, message: str) -> None: ...
-
-    def progress(self, label: str, total: int) -> contextlib.AbstractContextManager[Task]: ...
-
-
-class QuietReporter:
-    def note(self, message: str) -> None:
-        pass
-
-    @contextlib.contextmanager
-    def progress(self, label: str, total: int) -> Iterator[Task]:
-        class _Nothing:
-            def advance(self, n: int) -> None:
-                pass
-
-        yield _Nothing()
+TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
 
 
 @dataclass(frozen=True)
@@ -129,7 +105,7 @@ def shape_of(config: dict[str, Any], name: str) -> Shape:
 
 # ---------------------------------------------------------------- reading safetensors over any byte source
 
-ReadRange = Callable[[int, int, Task | None], bytes]  # (start, length, progress) -> exactly length bytes
+ReadRange = Callable[[int, int, Task | None], bytearray]  # (start, length, progress) -> exactly length bytes
 
 _DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "F64": "<f8"}
 
@@ -165,15 +141,16 @@ def read_tensor(read: ReadRange, info: TensorInfo, task: Task | None) -> np.ndar
     raw = np.frombuffer(read(info.start, info.end - info.start, task), dtype=_DTYPES[info.dtype])
     if info.dtype == "BF16":
         raw = (raw.astype(np.uint32) << 16).view(np.float32)
-    return raw.astype(np.float32).reshape(info.shape)
+    return raw.astype(np.float32, copy=False).reshape(info.shape)  # F32: the downloaded buffer itself
 
 
 def _local_reader(path: Path) -> ReadRange:
-    def read(start: int, length: int, task: Task | None) -> bytes:
+    def read(start: int, length: int, task: Task | None) -> bytearray:
+        data = bytearray(length)
         with path.open("rb") as f:
             f.seek(start)
-            data = f.read(length)
-        if len(data) != length:
+            got = f.readinto(data)
+        if got != length:
             raise BadModel(f"{path} is shorter than its header says; the file is truncated")
         if task:
             task.advance(length)
@@ -190,9 +167,9 @@ def _remote_reader(repo: str, filename: str, commit: str) -> ReadRange:
     url = hf_hub_url(repo, filename, revision=commit)
     headers = build_hf_headers()
 
-    def read(start: int, length: int, task: Task | None) -> bytes:
+    def read(start: int, length: int, task: Task | None) -> bytearray:
         wanted = {**headers, "Range": f"bytes={start}-{start + length - 1}"}
-        chunks: list[bytes] = []
+        data, got = bytearray(length), 0  # one buffer, filled in place: no second copy of a 322 MB matrix
         with (
             _hub_errors(repo),
             get_session().stream(
@@ -205,11 +182,13 @@ def _remote_reader(repo: str, filename: str, commit: str) -> ReadRange:
             if response.status_code != 206:
                 raise NetworkError(_fetch_failed(repo, f"the server ignored a Range request for {filename}"))
             for chunk in response.iter_bytes(1 << 20):
-                chunks.append(chunk)
+                if got + len(chunk) > length:
+                    raise NetworkError(_fetch_failed(repo, f"the server sent more of {filename} than asked"))
+                data[got : got + len(chunk)] = chunk
+                got += len(chunk)
                 if task:
                     task.advance(len(chunk))
-        data = b"".join(chunks)
-        if len(data) != length:
+        if got != length:
             raise NetworkError(_fetch_failed(repo, f"the download of {filename} stopped early"))
         return data
 
@@ -475,6 +454,15 @@ def _embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> tupl
         return read_tensor(reader, wte_info, task), read_tensor(reader, wpe_info, task)
 
 
+def _pieces_text(vocab: dict[str, int]) -> str:
+    """Line i holds the vocabulary entry of token i: a warm lookup reads it without parsing JSON."""
+    lines = [""] * (max(vocab.values(), default=-1) + 1)
+    for piece, i in vocab.items():
+        if "\n" not in piece:  # byte-level entries never hold one; a plain-text added token might
+            lines[i] = piece
+    return "\n".join(lines)
+
+
 def _fingerprint(path: Path) -> str:
     """A cheap checksum: the size and 16 sampled 4 KiB blocks, enough to tell damage or a swapped file."""
     size = path.stat().st_size
@@ -505,7 +493,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, dest: Path, reporter: Reporter) 
             np.save(tmp / f"{array_name}.npy", np.ascontiguousarray(array, dtype=np.float32))
         (tmp / "config.json").write_text(json.dumps(info.config))
         (tmp / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
-        (tmp / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+        (tmp / "pieces.txt").write_text(_pieces_text(vocab), encoding="utf-8")
         files = [f"{a}.npy" for a in ARRAYS] + list(TEXT_FILES)
         manifest = {
             "format": FORMAT,

@@ -80,15 +80,26 @@ class Vocab:
     def __init__(self, entry: Path, n_rows: int) -> None:
         self._entry = entry
         self.n_rows = n_rows
+        self._lookups = 0
 
     @functools.cached_property
-    def _pieces(self) -> dict[str, int]:
-        data: dict[str, int] = json.loads((self._entry / "vocab.json").read_text(encoding="utf-8"))
-        return data
+    def _pieces(self) -> list[str]:
+        """The vocabulary entry of each token id ("" where there is none)."""
+        return (self._entry / "pieces.txt").read_text(encoding="utf-8").split("\n")
 
     @functools.cached_property
-    def _by_id(self) -> dict[int, str]:
-        return {i: p for p, i in self._pieces.items()}
+    def _ids(self) -> dict[str, int]:
+        return {p: i for i, p in enumerate(self._pieces) if p}
+
+    def _id_of(self, piece: str) -> int | None:
+        # a scan of the list costs far less than building the dict, until there are many words to look up
+        self._lookups += 1
+        if self._lookups > 16:
+            return self._ids.get(piece)
+        try:
+            return self._pieces.index(piece)
+        except ValueError:
+            return None
 
     @functools.cached_property
     def _tokenizer(self) -> Any:
@@ -101,15 +112,15 @@ class Vocab:
         return {t.content: i for i, t in self._tokenizer.get_added_tokens_decoder().items() if t.special}
 
     def token(self, token_id: int) -> str:
-        piece = self._by_id.get(token_id)
-        if piece is None:
+        piece = self._pieces[token_id] if 0 <= token_id < len(self._pieces) else ""
+        if not piece:
             added = self._tokenizer.id_to_token(token_id)
             return added if added is not None else f"<id {token_id}>"
         return display(piece)
 
     def encode(self, text: str) -> tuple[int, ...]:
         if _FAST.fullmatch(text):
-            found = self._pieces.get(to_byte_level(text))
+            found = self._id_of(to_byte_level(text))
             if found is not None:
                 return (found,)
         if text.strip() in self._specials:

@@ -1,21 +1,14 @@
-"""Everything a person or a script sees: rich tables, one JSON document, notes, progress and error messages.
-
-render(result) dispatches on the result's type; JSON is `asdict(result)`, so results.py is the JSON interface.
-"""
+"""What a person sees: a rich view per result type, notes and progress on stderr, one-line errors."""
 
 from __future__ import annotations
 
 import contextlib
-import json
-import sys
 from collections.abc import Iterator
-from dataclasses import asdict
 from functools import singledispatch
 from typing import Any
 
 from rich import box
 from rich.console import Console, Group, RenderableType
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -30,10 +23,6 @@ from gpt2emb.results import (
 )
 
 MAX_PIECES_SHOWN = 12
-
-
-def stdout_console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
 
 
 def stderr_console() -> Console:
@@ -176,22 +165,17 @@ def _(result: TyingResult, dims: int | None) -> RenderableType:
     return _table(f"{result.model}: {verdict}", "check _ detail", rows, caption=saved)
 
 
-def render(result: Any, as_json: bool, dims: int | None = None) -> None:
-    if as_json:
-        indent = 2 if sys.stdout.isatty() else None
-        sys.stdout.write(json.dumps(asdict(result), ensure_ascii=False, indent=indent) + "\n")
-        return
-    stdout_console().print(view(result, dims))
+def print_view(result: Any, dims: int | None) -> None:
+    Console(highlight=False, soft_wrap=False).print(view(result, dims))
 
 
 # ---------------------------------------------------------------- notes, progress, errors
 
 
 class Reporter:
-    """Notes go to stderr; progress bars only when a person is watching (a terminal, no --json)."""
+    """For a person at a terminal: coloured notes and transient progress bars on stderr."""
 
-    def __init__(self, live: bool) -> None:
-        self.live = live
+    def __init__(self) -> None:
         self._err = stderr_console()
 
     def note(self, message: str) -> None:
@@ -199,8 +183,10 @@ class Reporter:
 
     @contextlib.contextmanager
     def progress(self, label: str, total: int) -> Iterator[Any]:
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
         columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
-        with Progress(*columns, console=self._err, transient=True, disable=not self.live) as bar:
+        with Progress(*columns, console=self._err, transient=True) as bar:
             task = bar.add_task(label, total=total)
 
             class _Task:
@@ -210,8 +196,5 @@ class Reporter:
             yield _Task()
 
 
-def error(message: str, kind: str, code: int, as_json: bool) -> None:
-    if as_json:
-        sys.stderr.write(json.dumps({"error": {"type": kind, "code": code, "message": message}}) + "\n")
-        return
+def print_error(message: str) -> None:
     stderr_console().print(Text("gpt2emb: ", style="bold red") + Text(message), soft_wrap=True)
