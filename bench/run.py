@@ -68,6 +68,19 @@ def measure(cmd: list[str], env: dict[str, str], runs: int, warmup: bool = True)
     return Run(statistics.median(walls), statistics.median(rss), out)
 
 
+def interleaved(cmds: list[list[str]], env: dict[str, str], runs: int) -> list[Run]:
+    """Each way once per round, round after round: a slow spell of a shared machine hits all ways alike."""
+    rounds = [[measure(cmd, env, 1, warmup=r == 0) for cmd in cmds] for r in range(runs)]
+    return [
+        Run(
+            statistics.median(r[i].wall for r in rounds),
+            statistics.median(r[i].rss for r in rounds),
+            rounds[-1][i].out,
+        )
+        for i in range(len(cmds))
+    ]
+
+
 def tokenizer_json() -> str:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
@@ -128,7 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per gpt2 measurement")
+    parser.add_argument("--runs", type=int, default=7, help="timed runs per gpt2 measurement")
     parser.add_argument("--xl-runs", type=int, default=3, help="timed runs per gpt2-xl measurement")
     parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
     parser.add_argument("--models", default="gpt2,gpt2-xl", help="which shapes to build (comma-separated)")
@@ -186,10 +199,16 @@ def report(work: Path, args: argparse.Namespace) -> None:
         tasks = [("neighbors", ["cat"])] + ([("analogy", ["king", "man", "woman"])] if name == "gpt2" else [])
         for task, words in tasks:
             print(f"[{name}] {task}: lab way, gensim, gpt2emb", flush=True)
-            lab = measure([py, str(ROOT / "bench" / "lab.py"), task, str(folder), *words], base_env, runs)
             kv = str(work / f"{name}.kv")
-            peer = measure([py, str(ROOT / "bench" / "gensim_peer.py"), task, kv, *words], base_env, runs)
-            ours = measure([gpt2emb, task, *words, "-m", model, "--json"], base_env, runs)
+            lab, peer, ours = interleaved(
+                [
+                    [py, str(ROOT / "bench" / "lab.py"), task, str(folder), *words],
+                    [py, str(ROOT / "bench" / "gensim_peer.py"), task, kv, *words],
+                    [gpt2emb, task, *words, "-m", model, "--json"],
+                ],
+                base_env,
+                runs,
+            )
             rows.append((f"{task} {' '.join(words)} ({name})", lab, peer, ours))
             facts[f"{name}_{task}_lab"] = lab.wall
     hub.stop()

@@ -58,11 +58,11 @@ def test_wte_is_the_largest_single_piece() -> None:
 def serve_real_shapes(hub: FakeHub, tamper: str | None = None) -> None:
     for spec in registry.MODELS:
         s = spec.shape
-        d = s.d_model + (8 if spec.name == tamper else 0)
+        d = s.d_model + (8 if spec.name == tamper else 0)  # checkpoint and config agree, not with us
         config = {
             "model_type": "gpt2",
             "vocab_size": s.vocab_size,
-            "n_embd": s.d_model,
+            "n_embd": d,
             "n_positions": 1024,
             "n_layer": s.n_layer,
             "n_head": s.n_head,

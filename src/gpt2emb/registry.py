@@ -76,7 +76,7 @@ def resolve(name: str) -> ModelRef:
         if close
         else "known models: " + ", ".join(m.name for m in MODELS)
     )
-    shown = name if name.strip() else repr(name)
+    shown = name if name.strip() and name.isprintable() else repr(name)
     raise UnknownModel(
         f"{shown} is not a model I know; {hint} "
         "(a Hub repo is written owner/name, a local model is a folder with config.json)"

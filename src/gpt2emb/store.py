@@ -8,10 +8,13 @@ so that a damaged entry is noticed on open and rebuilt.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -28,6 +31,8 @@ from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter, Task
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
+_CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
+_COMMIT = re.compile(r"[0-9a-zA-Z][0-9a-zA-Z_.-]{0,99}")
 FORMAT = 1
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 WTE_KEYS = ("wte.weight", "transformer.wte.weight")
@@ -325,12 +330,14 @@ def _resolve_commit(ref: ModelRef, revision: str = "main") -> tuple[str, bool]:
     ref_file = _repo_dir(ref) / "refs" / revision
     with contextlib.suppress(OSError):
         commit = ref_file.read_text().strip()
-        if commit:
+        if _COMMIT.fullmatch(commit):
             return commit, True
     config = _hub_file(ref.repo, "config.json", revision)
     if config is None:
         raise BadModel(f"{ref.repo} has no config.json: it is not a transformers model")
     commit = config.parent.name if config.parent.parent.name == "snapshots" else revision
+    if not _COMMIT.fullmatch(commit):  # it names a folder of ours: never a path
+        raise BadModel(f"the Hub gave {ref.repo} a commit id that is not one ({commit!r})")
     return commit, False
 
 
@@ -412,10 +419,21 @@ def _fetch_info(ref: ModelRef, commit: str) -> CheckpointInfo:
         raise BadModel(f"{ref.name}'s config.json is not valid JSON") from None
     if not isinstance(config, dict):
         raise BadModel(f"{ref.name}'s config.json is not a JSON object")
-    shape_of(config, ref.name)
+    shape = shape_of(config, ref.name)
     weights_file, reader = _weights_reader(ref, commit)
     tensors = parse_header(reader, ref.name) if reader is not None else {}
+    if tensors:  # checked before anything is cached
+        wte, wpe = (tensors[find_key(tensors, keys, ref.name)].shape for keys in (WTE_KEYS, WPE_KEYS))
+        _check_shapes(ref.name, shape, wte, wpe)
     return CheckpointInfo(ref.name, ref.repo, commit, config, weights_file, tensors)
+
+
+def _check_shapes(name: str, shape: Shape, wte: tuple[int, ...], wpe: tuple[int, ...]) -> None:
+    if wte != (shape.vocab_size, shape.d_model) or wpe != (shape.n_positions, shape.d_model):
+        raise BadModel(
+            f"{name}'s checkpoint disagrees with its config: wte is {list(wte)} and wpe {list(wpe)}, the "
+            f"config says [{shape.vocab_size}, {shape.d_model}] and [{shape.n_positions}, {shape.d_model}]"
+        )
 
 
 # ---------------------------------------------------------------- building an entry
@@ -479,12 +497,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, dest: Path, reporter: Reporter) 
     tokenizer = _tokenizer_json(ref, info.commit)
     vocab = json.loads(tokenizer)["model"]["vocab"]
     wte, wpe = _embeddings(ref, info, reporter)
-    if wte.shape != (shape.vocab_size, shape.d_model) or wpe.shape != (shape.n_positions, shape.d_model):
-        raise BadModel(
-            f"{ref.name}'s checkpoint disagrees with its config: wte is {list(wte.shape)} and wpe "
-            f"{list(wpe.shape)}, the config says [{shape.vocab_size}, {shape.d_model}] and "
-            f"[{shape.n_positions}, {shape.d_model}]"
-        )
+    _check_shapes(ref.name, shape, wte.shape, wpe.shape)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.tmp-"))
     try:
@@ -551,17 +564,38 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None) -> Model:
             return _open_entry(ref, entry)
         except (OSError, ValueError, KeyError, TypeError) as e:
             reporter.note(f"the cache entry for {ref.name} is damaged ({e}); rebuilding it")
+    try:
+        _build_locked(ref, commit, entry, reporter)
+    except OSError as e:
+        if e.errno not in _CANNOT_WRITE:
+            raise
+        # a read-only or full cache folder: answer from a temporary entry, removed when the process ends
+        reporter.note(
+            f"cannot write the cache in {cache_root()} ({e.strerror}); working without it this time"
+        )
+        entry = Path(tempfile.mkdtemp(prefix="gpt2emb-")) / commit
+        atexit.register(shutil.rmtree, entry.parent, True)
+        _build(ref, _fetch_info(ref, commit), entry, reporter)
+        return _open_entry(ref, entry)
+    if not known:
+        _record_commit(ref, commit)
+    return _open_entry(ref, entry)
+
+
+def _build_locked(ref: ModelRef, commit: str, entry: Path, reporter: Reporter) -> None:
+    """Build the entry under a file lock, so that processes started together build it once."""
     from filelock import FileLock
 
     entry.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(entry.parent / f"{commit}.lock")):
         if entry.is_dir():  # another process may have built it while we waited
             try:
-                return _open_entry(ref, entry)
+                _open_entry(ref, entry)
+                return
             except (OSError, ValueError, KeyError, TypeError):
                 shutil.rmtree(entry, ignore_errors=True)
-        info = checkpoint_info(ref, commit)
-        _build(ref, info, entry, reporter)
-    if not known:
-        _record_commit(ref, commit)
-    return _open_entry(ref, entry)
+        for leftover in entry.parent.glob(
+            f".{commit}.tmp-*"
+        ):  # from a build that was killed: we hold the lock
+            shutil.rmtree(leftover, ignore_errors=True)
+        _build(ref, checkpoint_info(ref, commit), entry, reporter)

@@ -160,12 +160,10 @@ class Vocab:
         )
 
     def _parse_id(self, raw: str) -> int:
-        try:
-            token_id = int(raw)
-        except ValueError:
+        if not re.fullmatch(r"-?[0-9]+", raw, re.ASCII):
             raise UsageError(
-                f"id:{raw} is not a token id: write id: and a whole number, as in id:5822"
-            ) from None
-        if not 0 <= token_id < self.n_rows:
-            raise UsageError(f"id:{raw} does not exist: token ids go from 0 to {self.n_rows - 1}")
+                f"{'id:' + raw!r} is not a token id: write id: and a whole number, as in id:5822"
+            )
+        if not 0 <= (token_id := int(raw[:30])) < self.n_rows or len(raw) > 30:
+            raise UsageError(f"id:{raw[:30]} does not exist: token ids go from 0 to {self.n_rows - 1}")
         return token_id

@@ -26,6 +26,7 @@ def render(result: Any, as_json: bool, dims: int | None = None) -> None:
 
 def error(message: str, kind: str, code: int, as_json: bool) -> None:
     """One line on stderr: a JSON object with --json, else `gpt2emb: message`."""
+    message = " ".join(message.splitlines())  # a line break typed into a word must not break the line
     if as_json:
         sys.stderr.write(json.dumps({"error": {"type": kind, "code": code, "message": message}}) + "\n")
         return

@@ -1,0 +1,168 @@
+"""Faults a CLI meets in real use: processes started together, killed mid-build, damaged or unwritable caches,
+and any text at all as input. Nothing cached may be lost, and no answer may be quietly wrong."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpt2emb import registry, store
+
+from conftest import run_cli, run_process
+from fakehub import FakeHub
+from tinymodel import Tiny
+
+
+def entries(cache: Path) -> list[Path]:
+    return sorted(p.parent for p in cache.rglob("manifest.json"))
+
+
+def test_eight_processes_at_once_on_an_empty_cache(hub: FakeHub, caches: dict[str, Path]) -> None:
+    exe = Path(sys.executable).with_name("gpt2emb")
+    procs = [
+        subprocess.Popen(
+            [str(exe), "neighbors", "cat", "-k", "3", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(8)
+    ]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, [err for _, err in outputs]
+    assert len({out for out, _ in outputs}) == 1
+    assert json.loads(outputs[0][0])["items"][0]["neighbors"][0]["token"] == " cats"
+    assert len(entries(caches["cache"])) == 1
+    assert not list(caches["cache"].rglob(".*.tmp-*"))
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.8, 1.5])
+def test_killed_while_building_leaves_nothing_trusted(
+    hub: FakeHub, tiny: Tiny, caches: dict[str, Path], delay: float
+) -> None:
+    slow = {"on": True}
+
+    def stall(method: str, path: str) -> None:
+        if slow["on"] and path.endswith("model.safetensors") and method == "GET":
+            time.sleep(0.5)  # every range request of the checkpoint is slow: the kill lands mid-build
+        return None
+
+    hub.fault = stall
+    exe = Path(sys.executable).with_name("gpt2emb")
+    proc = subprocess.Popen(
+        [str(exe), "neighbors", "cat", "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert entries(caches["cache"]) == []  # a half-built entry is never in place
+    slow["on"] = False
+    after = run_process("neighbors", "cat", "-k", "3", "--json")
+    assert after.returncode == 0, after.stderr
+    assert [n["token"] for n in json.loads(after.stdout)["items"][0]["neighbors"]] == [
+        " cats",
+        " kitten",
+        " dog",
+    ]
+    assert len(entries(caches["cache"])) == 1
+    assert not list(caches["cache"].rglob(".*.tmp-*"))  # leftovers of the killed build are gone
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "swap"])
+def test_damaged_files_are_noticed_and_rebuilt(hub: FakeHub, tiny: Tiny, damage: str) -> None:
+    m = store.open_model(registry.resolve("gpt2"))
+    target = m.path / "wte.npy"
+    if damage == "truncate":
+        os.truncate(target, target.stat().st_size // 2)
+    elif damage == "garbage":
+        target.write_bytes(os.urandom(target.stat().st_size))
+    else:  # another model's matrix of the very same shape
+        np.save(target, np.asarray(m.wte)[::-1].copy())
+    result = run_cli("neighbors", "cat", "-k", "1", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["items"][0]["neighbors"][0]["token"] == " cats"
+    assert "damaged" in json.loads(result.stderr.splitlines()[0])["note"]
+    np.testing.assert_array_equal(store.open_model(registry.resolve("gpt2")).wte, tiny.wte)
+
+
+def test_unwritable_cache_folder_still_answers(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("GPT2EMB_CACHE_DIR", str(blocker / "cache"))  # cannot be created: a file is in the way
+    result = run_cli("neighbors", "cat", "-k", "1")
+    assert result.exit_code == 0, result.output
+    assert '" cats"' in result.stdout
+    assert "working without it" in result.stderr
+
+
+def test_full_disk_still_answers(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_save = np.save
+    calls = {"n": 0}
+
+    def full_disk(path: object, array: object, *args: object, **kwargs: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:  # the first write into the cache: the disk is full
+            raise OSError(28, "No space left on device")
+        real_save(path, array, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(np, "save", full_disk)
+    result = run_cli("neighbors", "cat", "-k", "1", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["items"][0]["neighbors"][0]["token"] == " cats"
+    assert "No space left" in result.stderr
+    assert entries(caches["cache"]) == []
+
+
+COMMANDS = [
+    lambda w, n: ["vector", w],
+    lambda w, n: ["neighbors", w, "-k", str(n)],
+    lambda w, n: ["analogy", w, "king", "man", "-k", str(n)],
+    lambda w, n: ["positions", w],
+    lambda w, n: ["positions", str(n)],
+    lambda w, n: ["vector", f"id:{w}"],
+    lambda w, n: ["neighbors", "cat", "-m", w],
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    command=st.sampled_from(COMMANDS),
+    word=st.text(max_size=40).filter(lambda w: not w.startswith("-")),
+    number=st.integers(min_value=-(10**6), max_value=10**6),
+    as_json=st.booleans(),
+)
+def test_any_input_gets_an_answer_or_one_clear_error(
+    hub: FakeHub,
+    caches: dict[str, Path],
+    command,
+    word: str,
+    number: int,
+    as_json: bool,  # type: ignore[no-untyped-def]
+) -> None:
+    args = command(word, number) + (["--json"] if as_json else [])
+    result = run_cli(*args)
+    assert "Traceback" not in result.output and "Traceback" not in result.stderr
+    assert result.exit_code != 1, result.stderr  # 1 is an internal error: a bug
+    if result.exit_code == 0:
+        if as_json:
+            json.loads(result.stdout)
+        return
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    if as_json:
+        assert json.loads(lines[0])["error"]["code"] == result.exit_code
+    else:
+        assert lines[0].startswith("gpt2emb: ")
