@@ -25,6 +25,28 @@ def entries(cache: Path) -> list[Path]:
     return sorted(p.parent for p in cache.rglob("manifest.json"))
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("vector", ""),
+        ("neighbors", "   "),
+        ("neighbors", "cat", "-k", "0"),
+        ("vector", "id:-3"),
+        ("vector", "id:x"),
+        ("analogy", "king", "", "woman"),
+        ("positions", "5-2"),
+        ("positions", "abc"),
+        ("vector", "w" * 10_000),
+    ],
+)
+def test_bad_input_fetches_and_caches_nothing(
+    hub: FakeHub, caches: dict[str, Path], args: tuple[str, ...]
+) -> None:
+    result = run_cli(*args)
+    assert result.exit_code == 2
+    assert hub.requests == [] and not caches["cache"].exists()
+
+
 def test_eight_processes_at_once_on_an_empty_cache(hub: FakeHub, caches: dict[str, Path]) -> None:
     exe = Path(sys.executable).with_name("gpt2emb")
     procs = [
@@ -151,6 +173,8 @@ def test_any_input_gets_an_answer_or_one_clear_error(
     number: int,
     as_json: bool,  # type: ignore[no-untyped-def]
 ) -> None:
+    assert run_cli("neighbors", "cat", "-k", "1").exit_code == 0  # the model is cached (once, then warm)
+    before = sorted(caches["cache"].rglob("*"))
     args = command(word, number) + (["--json"] if as_json else [])
     result = run_cli(*args)
     assert "Traceback" not in result.output and "Traceback" not in result.stderr
@@ -160,6 +184,7 @@ def test_any_input_gets_an_answer_or_one_clear_error(
             json.loads(result.stdout)
         return
     assert result.stdout == ""
+    assert sorted(caches["cache"].rglob("*")) == before  # a failed request writes nothing
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
     if as_json:

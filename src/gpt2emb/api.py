@@ -23,7 +23,7 @@ from gpt2emb.results import (
     VectorItem,
     VectorResult,
 )
-from gpt2emb.tokens import Pool, Query, Vocab
+from gpt2emb.tokens import Pool, Query, Vocab, check_word
 
 
 def load(model: str, reporter: Reporter | None = None) -> tuple[store.Model, Vocab]:
@@ -35,15 +35,24 @@ def _tokens(vocab: Vocab, q: Query) -> tuple[Token, ...]:
     return tuple(Token(i, vocab.token(i)) for i in q.ids)
 
 
-def _queries(vocab: Vocab, words: list[str], exact: bool, pool: Pool) -> list[Query]:
+def _open(
+    model: str, words: list[str], exact: bool, k: int | None, reporter: Reporter | None
+) -> tuple[store.Model, Vocab]:
+    """Check what can be checked before the model is opened: bad input never fetches or caches anything."""
     if not words:
         raise UsageError("give at least one word")
+    for w in words:
+        check_word(w, exact)
+    if k is not None and k < 1:
+        raise UsageError(f"-k/--top must be 1 or more, not {k}")
+    m, vocab = load(model, reporter)
+    if k is not None and k > m.shape.vocab_size:
+        raise UsageError(f"-k/--top must be at most {m.shape.vocab_size} (the number of tokens), not {k}")
+    return m, vocab
+
+
+def _queries(vocab: Vocab, words: list[str], exact: bool, pool: Pool) -> list[Query]:
     return [vocab.query(w, exact, pool) for w in words]
-
-
-def _check_k(k: int, rows: int) -> None:
-    if not 1 <= k <= rows:
-        raise UsageError(f"-k/--top must be from 1 to {rows} (the number of tokens), not {k}")
 
 
 def vector(
@@ -53,7 +62,7 @@ def vector(
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
 ) -> VectorResult:
-    m, vocab = load(model, reporter)
+    m, vocab = _open(model, words, exact, None, reporter)
     items = []
     for q in _queries(vocab, words, exact, pool):
         v = ops.query_vector(m.wte, q)
@@ -79,8 +88,7 @@ def neighbors(
     keep_query: bool = False,
     reporter: Reporter | None = None,
 ) -> NeighborsResult:
-    m, vocab = load(model, reporter)
-    _check_k(k, m.shape.vocab_size)
+    m, vocab = _open(model, words, exact, k, reporter)
     queries = _queries(vocab, words, exact, pool)
     scores = ops.cosine_scores(m.wte, m.wte_norm, np.stack([ops.query_vector(m.wte, q) for q in queries]))
     items = []
@@ -102,8 +110,7 @@ def analogy(
     keep_inputs: bool = False,
     reporter: Reporter | None = None,
 ) -> AnalogyResult:
-    m, vocab = load(model, reporter)
-    _check_k(k, m.shape.vocab_size)
+    m, vocab = _open(model, [a, b, c], exact, k, reporter)
     qa, qb, qc = _queries(vocab, [a, b, c], exact, pool)
     target = ops.analogy_vector(*(ops.query_vector(m.wte, q) for q in (qa, qb, qc)))
     scores = ops.cosine_scores(m.wte, m.wte_norm, target)[0]
@@ -119,45 +126,45 @@ def analogy(
     return AnalogyResult(m.name, f"{a} - {b} + {c}", keep_inputs, results, inputs, notes)
 
 
-_RANGE = re.compile(r"(\d+)-(\d+)")
+_RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
 
 
-def parse_positions(specs: list[str], n_positions: int) -> list[int]:
-    """`0 1 2 500` and ranges `0-5`; every position must be a row GPT-2 learned."""
+def _spans(specs: list[str]) -> list[tuple[int, int]]:
+    """The syntax of `0 1 2 500` and `0-5`, checked before any model is opened."""
     if not specs:
         raise UsageError("give at least one position, as in: positions 0 1 2 500")
-    out: list[int] = []
+    spans = []
     for spec in specs:
         s = spec.strip()
-        m = _RANGE.fullmatch(s)
-        if m:
+        if m := _RANGE.fullmatch(s):
             lo, hi = int(m.group(1)), int(m.group(2))
             if lo > hi:
                 raise UsageError(f"range {s} runs backwards: write it low-high, as {hi}-{lo}")
-            _check_position(hi, n_positions)
-            out.extend(range(lo, hi + 1))
-            continue
-        try:
-            p = int(s)
-        except ValueError:
-            raise UsageError(
-                f"{spec!r} is not a position: write a whole number or a range such as 0-5"
-            ) from None
-        _check_position(p, n_positions)
-        out.append(p)
-    if len(out) > n_positions:
-        raise UsageError(f"{len(out)} positions asked for; there are {n_positions}")
-    return out
+            spans.append((lo, hi))
+        elif re.fullmatch(r"-?[0-9]{1,12}", s, re.ASCII):
+            spans.append((int(s), int(s)))
+        else:
+            raise UsageError(f"{spec!r} is not a position: write a whole number or a range such as 0-5")
+    return spans
 
 
-def _check_position(p: int, n_positions: int) -> None:
-    if not 0 <= p < n_positions:
-        raise UsageError(
-            f"position {p} does not exist: GPT-2 learned {n_positions} positions, 0 to {n_positions - 1}"
-        )
+def parse_positions(specs: list[str], n_positions: int) -> list[int]:
+    """Positions and ranges; every one must be a row the model learned."""
+    spans = _spans(specs)
+    for lo, hi in spans:
+        for p in (lo, hi):
+            if not 0 <= p < n_positions:
+                last = n_positions - 1
+                raise UsageError(
+                    f"position {p} does not exist: GPT-2 learned {n_positions} positions, 0 to {last}"
+                )
+    if sum(hi - lo + 1 for lo, hi in spans) > n_positions:
+        raise UsageError(f"more positions asked for than the {n_positions} there are")
+    return [p for lo, hi in spans for p in range(lo, hi + 1)]
 
 
 def positions(model: str, specs: list[str], reporter: Reporter | None = None) -> PositionsResult:
+    _spans(specs)  # the syntax, before the model is opened
     m, _ = load(model, reporter)
     chosen = parse_positions(specs, m.shape.n_positions)
     matrix, norms = ops.position_similarity(m.wpe, chosen)

@@ -74,6 +74,29 @@ _FAST = re.compile(r" ?(?:[A-Za-z]+|[0-9]+)")
 _ID = re.compile(r"id:(.*)", re.DOTALL)
 
 
+def check_word(word: str, exact: bool) -> int | None:
+    """What can be said of a word before any model is opened: its id for `id:N`, or a UsageError."""
+    match = _ID.fullmatch(word)
+    if match:
+        raw = match.group(1)
+        if not re.fullmatch(r"-?[0-9]+", raw, re.ASCII):
+            raise UsageError(
+                f"{'id:' + raw!r} is not a token id: write id: and a whole number, as in id:5822"
+            )
+        if raw.startswith("-") or len(raw) > 30:
+            raise UsageError(f"id:{raw[:30]} does not exist: token ids are 0 or more")
+        return int(raw)
+    if len(word) > MAX_WORD_CHARS:
+        raise UsageError(f"a word of {len(word)} characters is too long: at most {MAX_WORD_CHARS}")
+    if not exact and not word.strip():
+        raise UsageError(
+            "an empty word has no token; type a word, or use --exact to look up whitespace itself"
+        )
+    if exact and not word:
+        raise UsageError("an empty word has no token; type a word")
+    return None
+
+
 class Vocab:
     """The tokenizer of one cache entry, loaded as lazily as possible."""
 
@@ -129,17 +152,11 @@ class Vocab:
         return tuple(ids)
 
     def query(self, word: str, exact: bool, pool: Pool) -> Query:
-        match = _ID.fullmatch(word)
-        if match:
-            return Query(word, (self._parse_id(match.group(1)),), pool)
-        if len(word) > MAX_WORD_CHARS:
-            raise UsageError(f"a word of {len(word)} characters is too long: at most {MAX_WORD_CHARS}")
-        if not exact and not word.strip():
-            raise UsageError(
-                "an empty word has no token; type a word, or use --exact to look up whitespace itself"
-            )
-        if exact and not word:
-            raise UsageError("an empty word has no token; type a word")
+        token_id = check_word(word, exact)
+        if token_id is not None:
+            if token_id >= self.n_rows:
+                raise UsageError(f"id:{token_id} does not exist: token ids go from 0 to {self.n_rows - 1}")
+            return Query(word, (token_id,), pool)
         text = word if exact or word[0].isspace() else " " + word
         ids = self.encode(text)
         if not ids:
@@ -158,12 +175,3 @@ class Vocab:
         return Query(
             word, ids, pool, f"{quoted} splits into {len(ids)} tokens ({pieces}); using {how} (--pool)"
         )
-
-    def _parse_id(self, raw: str) -> int:
-        if not re.fullmatch(r"-?[0-9]+", raw, re.ASCII):
-            raise UsageError(
-                f"{'id:' + raw!r} is not a token id: write id: and a whole number, as in id:5822"
-            )
-        if not 0 <= (token_id := int(raw[:30])) < self.n_rows or len(raw) > 30:
-            raise UsageError(f"id:{raw[:30]} does not exist: token ids go from 0 to {self.n_rows - 1}")
-        return token_id
