@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from gpt2emb import registry, store
 
 from conftest import run_cli, run_process
-from fakehub import FakeHub
+from fakehub import FakeHub, Repo
 from tinymodel import Tiny
 
 
@@ -191,3 +191,44 @@ def test_any_input_gets_an_answer_or_one_clear_error(
         assert json.loads(lines[0])["error"]["code"] == result.exit_code
     else:
         assert lines[0].startswith("gpt2emb: ")
+
+
+@pytest.mark.parametrize("fault", ["500", "drop", "cut"])
+def test_a_cached_model_keeps_working_whatever_the_hub_does(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    first = run_cli("analogy", "king", "man", "woman", "--json")
+    assert first.exit_code == 0
+    hub.fault = lambda method, path: fault
+    hub.requests.clear()
+    again = run_cli("analogy", "king", "man", "woman", "--json")
+    assert again.exit_code == 0 and again.stdout == first.stdout
+    assert hub.requests == []  # a warm command does not even ask
+
+
+class Evil:
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (os.system, ("touch pwned",))
+
+
+def test_a_pickle_that_runs_code_is_refused(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pickle
+
+    folder = tmp_path / "evil"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(tiny.config))
+    (folder / "tokenizer.json").write_text(tiny.tokenizer.to_str())
+    (folder / "pytorch_model.bin").write_bytes(pickle.dumps({"wte.weight": Evil()}))
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("neighbors", "cat", "-m", str(folder))
+    assert result.exit_code == 6 and "weights-only" in result.stderr
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_commit_id_from_the_hub_never_becomes_a_path(hub: FakeHub, caches: dict[str, Path]) -> None:
+    hub.repos["someone/sneaky"] = Repo("..", hub.repos["openai-community/gpt2"].files)
+    result = run_cli("neighbors", "cat", "-m", "someone/sneaky")
+    assert result.exit_code == 5 and "unusable answer" in result.stderr
+    assert not caches["cache"].exists()

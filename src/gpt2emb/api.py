@@ -45,6 +45,9 @@ def _open(
         check_word(w, exact)
     if k is not None and k < 1:
         raise UsageError(f"-k/--top must be 1 or more, not {k}")
+    spec = registry.find(model)
+    if k is not None and spec is not None and k > spec.shape.vocab_size:
+        raise UsageError(f"-k/--top must be at most {spec.shape.vocab_size} (the number of tokens), not {k}")
     m, vocab = load(model, reporter)
     if k is not None and k > m.shape.vocab_size:
         raise UsageError(f"-k/--top must be at most {m.shape.vocab_size} (the number of tokens), not {k}")

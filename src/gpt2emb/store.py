@@ -227,6 +227,8 @@ def _hub_errors(repo: str) -> Iterator[None]:
         raise NetworkError(_fetch_failed(repo, str(e).splitlines()[0])) from None
     except OSError as e:
         raise NetworkError(_fetch_failed(repo, str(e) or type(e).__name__)) from None
+    except ValueError as e:  # huggingface_hub refuses what the server said (a commit id that is a path, ...)
+        raise NetworkError(_fetch_failed(repo, f"unusable answer: {str(e).splitlines()[0][:200]}")) from None
     except Exception as e:
         # httpx's transport errors (connection reset, timeouts, a body cut short) do not derive from OSError
         if type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2", "h11"):
