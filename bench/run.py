@@ -121,7 +121,7 @@ def make_gensim(path: Path, wte: np.ndarray) -> None:
 
     pieces = json.loads((VOCAB / "vocab.json").read_text(encoding="utf-8"))
     keys = [display(p) for p, _ in sorted(pieces.items(), key=lambda kv: kv[1])]
-    kv = KeyedVectors(vector_size=wte.shape[1], count=len(keys))
+    kv = KeyedVectors(vector_size=wte.shape[1])
     kv.add_vectors(keys, wte)
     kv.save(str(path))
 

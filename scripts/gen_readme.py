@@ -19,15 +19,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-COMMANDS = ("vector", "neighbors", "analogy", "positions", "sizes", "tying")
+COMMANDS = (
+    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying"),
+    *("models", "cache list", "cache clear", "cache path"),
+)
 EXAMPLES = (
     "gpt2emb analogy king man woman -k 5",
+    "gpt2emb analogy king man woman -k 3 --method 3cosmul",
     "gpt2emb neighbors cat -k 5",
     "gpt2emb neighbors gato -k 3",
     "gpt2emb vector king --dims 6",
+    "gpt2emb similarity cat cats dog",
     "gpt2emb positions 0 1 2 500",
     "gpt2emb sizes",
     "gpt2emb tying",
+    "gpt2emb models",
     "gpt2emb neighbors cat -k 2 --json",
     "gpt2emb positions 1024",
 )
@@ -43,7 +49,7 @@ def run(args: list[str], env: dict[str, str] | None = None) -> str:
 
 
 def reference() -> str:
-    parts = [f"### `gpt2emb {c}`\n\n```\n{run([c, '--help'])}\n```" for c in COMMANDS]
+    parts = [f"### `gpt2emb {c}`\n\n```\n{run([*c.split(), '--help'])}\n```" for c in COMMANDS]
     return "\n\n".join(parts)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run_cli, run_json, run_process
+from conftest import COMMIT, run_cli, run_json, run_process
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files, safetensors_bytes
 
@@ -244,3 +244,38 @@ def test_warm_lookup_never_imports_torch(hub: FakeHub) -> None:
     assert imported("neighbors", "cat", "--json") == {"numpy"}  # a single-token word needs no tokenizer
     assert imported("analogy", "king", "man", "woman") == {"numpy"}
     assert imported("neighbors", "gato") == {"numpy", "tokenizers"}
+
+
+def test_similarity(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("similarity", "cat", "cats", "dog")
+    assert [i["word"] for i in doc["items"]] == ["cat", "cats", "dog"]
+    rows = tiny.wte[[tiny.id("cat"), tiny.id("cats"), tiny.id("dog")]].astype(np.float64)
+    unit = rows / np.linalg.norm(rows, axis=1)[:, None]
+    np.testing.assert_allclose(np.array(doc["matrix"]), unit @ unit.T, atol=1e-6)
+    assert doc["matrix"][0][1] > doc["matrix"][0][2]  # cat is closer to cats than to dog
+    table = run_cli("similarity", "cat", "cats", "dog")
+    assert table.exit_code == 0 and '"cats"' in table.stdout and "0.989" in table.stdout
+    one = run_cli("similarity", "cat")
+    assert one.exit_code == 2 and "at least two words" in one.stderr
+
+
+def test_models_and_cache_management(hub: FakeHub, caches: dict[str, Path]) -> None:
+    before = run_json("models")
+    assert [m["name"] for m in before["models"]] == ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"]
+    assert not any(m["cached"] for m in before["models"])
+    assert run_json("cache", "list")["entries"] == []
+    assert run_json("cache", "path")["path"] == str(caches["cache"])
+    assert run_cli("cache", "path").stdout.strip() == str(caches["cache"])
+    run_json("neighbors", "cat")
+    listed = run_json("cache", "list")
+    (entry,) = listed["entries"]
+    assert entry["name"] == "gpt2" and entry["repo"] == "openai-community/gpt2" and entry["commit"] == COMMIT
+    assert entry["bytes"] == sum(f.stat().st_size for f in Path(entry["path"]).iterdir())
+    assert [m["cached"] for m in run_json("models")["models"]] == [True, False, False, False]
+    assert "1 entry," in " ".join(run_cli("cache", "list").stdout.split())
+    assert run_json("cache", "clear", "xl")["entries"] == []  # another model: nothing removed
+    cleared = run_json("cache", "clear", "small")
+    assert [e["commit"] for e in cleared["entries"]] == [COMMIT] and cleared["total_bytes"] == entry["bytes"]
+    assert run_json("cache", "list")["entries"] == [] and not Path(entry["path"]).exists()
+    run_json("neighbors", "cat")  # fetched again on the next use
+    assert len(run_json("cache", "clear")["entries"]) == 1

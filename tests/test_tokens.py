@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 
 from gpt2emb import store
+from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
-from gpt2emb.tokens import Pool, Vocab, display, to_byte_level
+from gpt2emb.tokens import Vocab, display, to_byte_level
 
 from conftest import SHARED_VOCAB
 from tinymodel import Tiny

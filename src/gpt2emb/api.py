@@ -7,23 +7,32 @@ import re
 import numpy as np
 
 from gpt2emb import ops, registry, store
+from gpt2emb.choices import Method, Pool
 from gpt2emb.errors import BadModel, UsageError
 from gpt2emb.report import Reporter
 from gpt2emb.results import (
     AnalogyInput,
     AnalogyResult,
+    CacheEntry,
+    CachePath,
+    CacheResult,
     Check,
+    ModelRow,
+    ModelsResult,
     Neighbor,
     NeighborsItem,
     NeighborsResult,
     PositionsResult,
     Ranked,
+    SimilarityResult,
     Token,
     TyingResult,
     VectorItem,
     VectorResult,
+    Word,
 )
-from gpt2emb.tokens import Pool, Query, Vocab, check_word
+from gpt2emb.sizes import param_counts
+from gpt2emb.tokens import Query, Vocab, check_word
 
 
 def load(model: str, reporter: Reporter | None = None) -> tuple[store.Model, Vocab]:
@@ -111,12 +120,13 @@ def analogy(
     exact: bool = False,
     pool: Pool = Pool.mean,
     keep_inputs: bool = False,
+    method: Method = Method.add,
     reporter: Reporter | None = None,
 ) -> AnalogyResult:
     m, vocab = _open(model, [a, b, c], exact, k, reporter)
     qa, qb, qc = _queries(vocab, [a, b, c], exact, pool)
-    target = ops.analogy_vector(*(ops.query_vector(m.wte, q) for q in (qa, qb, qc)))
-    scores = ops.cosine_scores(m.wte, m.wte_norm, target)[0]
+    va, vb, vc = (ops.query_vector(m.wte, q) for q in (qa, qb, qc))
+    scores = ops.analogy_scores(m.wte, m.wte_norm, va, vb, vc, method)
     input_ids = tuple(dict.fromkeys(i for q in (qa, qb, qc) for i in q.ids))
     best = ops.top_k(scores, k, () if keep_inputs else input_ids)
     results = tuple(Ranked(r, i, vocab.token(i), s, i in input_ids) for r, (i, s) in enumerate(best, 1))
@@ -126,7 +136,7 @@ def analogy(
         for i in q.ids
     )
     notes = tuple(q.note for q in (qa, qb, qc) if q.note)
-    return AnalogyResult(m.name, f"{a} - {b} + {c}", keep_inputs, results, inputs, notes)
+    return AnalogyResult(m.name, f"{a} - {b} + {c}", method.value, keep_inputs, results, inputs, notes)
 
 
 _RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
@@ -170,13 +180,28 @@ def positions(model: str, specs: list[str], reporter: Reporter | None = None) ->
     _spans(specs)  # the syntax, before the model is opened
     m, _ = load(model, reporter)
     chosen = parse_positions(specs, m.shape.n_positions)
-    matrix, norms = ops.position_similarity(m.wpe, chosen)
-    return PositionsResult(
-        m.name,
-        tuple(chosen),
-        tuple(float(x) for x in norms),
-        tuple(tuple(float(x) for x in r) for r in matrix),
-    )
+    matrix, norms = ops.cosine_matrix(m.wpe[chosen])
+    return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix))
+
+
+def similarity(
+    model: str,
+    words: list[str],
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    reporter: Reporter | None = None,
+) -> SimilarityResult:
+    if len(words) < 2:
+        raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
+    m, vocab = _open(model, words, exact, None, reporter)
+    queries = _queries(vocab, words, exact, pool)
+    matrix, norms = ops.cosine_matrix(np.stack([ops.query_vector(m.wte, q) for q in queries]))
+    items = tuple(Word(q.word, _tokens(vocab, q), q.pool.value, q.note) for q in queries)
+    return SimilarityResult(m.name, items, _floats(norms), tuple(_floats(r) for r in matrix))
+
+
+def _floats(values: np.ndarray) -> tuple[float, ...]:
+    return tuple(float(x) for x in values)
 
 
 def tying(model: str, load_model: bool = False) -> TyingResult:
@@ -226,3 +251,40 @@ def tying(model: str, load_model: bool = False) -> TyingResult:
         )
     tied = all(c.passed for c in checks)
     return TyingResult(ref.name, tied, saved if tied else 0, tuple(checks))
+
+
+def _cache_result(action: str, found: list[store.Entry]) -> CacheResult:
+    rows = tuple(CacheEntry(e.name, e.repo, e.commit, str(e.path), e.size) for e in found)
+    return CacheResult(action, str(store.cache_root()), rows, sum(e.size for e in found))
+
+
+def cache_list() -> CacheResult:
+    return _cache_result("list", store.entries())
+
+
+def cache_clear(model: str | None) -> CacheResult:
+    return _cache_result("clear", store.clear(registry.resolve(model) if model else None))
+
+
+def cache_path() -> CachePath:
+    return CachePath(str(store.cache_root()))
+
+
+def models() -> ModelsResult:
+    """The registry, and which of its models are cached."""
+    cached = {e.repo for e in store.entries()}
+    rows = tuple(
+        ModelRow(
+            m.name,
+            m.repo,
+            m.aliases,
+            m.shape.vocab_size,
+            m.shape.d_model,
+            m.shape.n_layer,
+            m.shape.n_head,
+            param_counts(m.shape)["total_params"],
+            m.repo in cached,
+        )
+        for m in registry.MODELS
+    )
+    return ModelsResult(rows)

@@ -9,16 +9,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from gpt2emb import output
+from gpt2emb.choices import DType, Method, Pool
 from gpt2emb.errors import BadModel, ExitCode, Gpt2embError
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
-from gpt2emb.tokens import Pool
 
 
 class App(TyperGroup):
@@ -86,11 +85,6 @@ app = typer.Typer(
 def _complete_model(incomplete: str) -> list[str]:
     names = [n for m in MODELS for n in (m.name, *m.aliases)]
     return [n for n in names if n.startswith(incomplete)]
-
-
-class DType(StrEnum):
-    fp32 = "fp32"
-    fp16 = "fp16"
 
 
 Model = Annotated[
@@ -184,6 +178,14 @@ def analogy(
     keep_inputs: Annotated[
         bool, typer.Option("--keep-inputs", help="Rank the input words too, marked *.")
     ] = False,
+    method: Annotated[
+        Method,
+        typer.Option(
+            "--method",
+            help="add: the lab's raw v(A)-v(B)+v(C); 3cosadd: on unit vectors (gensim most_similar); "
+            "3cosmul: Levy and Goldberg's multiplicative form (gensim most_similar_cosmul).",
+        ),
+    ] = Method.add,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
     json: Json = False,
@@ -191,7 +193,9 @@ def analogy(
     """v(A) - v(B) + v(C) ranked by cosine against every token (king man woman -> queen)."""
     from gpt2emb import api
 
-    output.render(api.analogy(model, a, b, c, top, exact, pool, keep_inputs, output.reporter(json)), json)
+    output.render(
+        api.analogy(model, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json)), json
+    )
 
 
 @app.command(epilog="Examples:\n\n  gpt2emb positions 0 1 2 500\n\n  gpt2emb positions 0-5 1023 --json")
@@ -206,6 +210,22 @@ def positions(
     from gpt2emb import api
 
     output.render(api.positions(model, positions, output.reporter(json)), json)
+
+
+@app.command(
+    epilog="Examples:\n\n  gpt2emb similarity cat cats dog\n\n  gpt2emb similarity king queen man --json"
+)
+def similarity(
+    words: Words,
+    model: Model = DEFAULT_MODEL,
+    exact: Exact = False,
+    pool: PoolOpt = Pool.mean,
+    json: Json = False,
+) -> None:
+    """Pairwise cosine similarity of words' rows of wte (is cat closer to cats or to dog?)."""
+    from gpt2emb import api
+
+    output.render(api.similarity(model, words, exact, pool, output.reporter(json)), json)
 
 
 @app.command(
@@ -252,7 +272,55 @@ def tying(
     output.render(result, json)
 
 
-COMMANDS = ("vector", "neighbors", "analogy", "positions", "sizes", "tying")
+cache_app = typer.Typer(
+    help="Where gpt2emb keeps the embeddings it fetched, and how to free the space.", no_args_is_help=True
+)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("list", epilog="Examples:\n\n  gpt2emb cache list\n\n  gpt2emb cache list --json")
+def cache_list(json: Json = False) -> None:
+    """The cached models: name, commit, size on disk and folder."""
+    from gpt2emb import api
+
+    output.render(api.cache_list(), json)
+
+
+@cache_app.command("clear", epilog="Examples:\n\n  gpt2emb cache clear xl\n\n  gpt2emb cache clear")
+def cache_clear(
+    model: Annotated[
+        str | None,
+        typer.Argument(
+            help="Only this model (all of its commits); without it, everything.",
+            show_default=False,
+            autocompletion=_complete_model,
+        ),
+    ] = None,
+    json: Json = False,
+) -> None:
+    """Remove cached embeddings (the Hugging Face cache is left alone); the next use fetches them again."""
+    from gpt2emb import api
+
+    output.render(api.cache_clear(model), json)
+
+
+@cache_app.command("path", epilog='Examples:\n\n  gpt2emb cache path\n\n  du -sh "$(gpt2emb cache path)"')
+def cache_path(json: Json = False) -> None:
+    """The cache folder (set GPT2EMB_CACHE_DIR to move it)."""
+    from gpt2emb import api
+
+    output.render(api.cache_path(), json)
+
+
+@app.command(epilog="Examples:\n\n  gpt2emb models\n\n  gpt2emb models --json")
+def models(json: Json = False) -> None:
+    """The four GPT-2 sizes with their aliases and shapes, and which are cached."""
+    from gpt2emb import api
+
+    output.render(api.models(), json)
+
+
+COMMANDS = ("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "cache", "models")
 
 
 def main() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpt2emb.tokens import Pool, Query
+from gpt2emb.choices import Method, Pool
+from gpt2emb.tokens import Query
 
 
 def query_vector(wte: np.ndarray, query: Query) -> np.ndarray:
@@ -43,14 +44,29 @@ def rank_of(scores: np.ndarray, token_id: int) -> int:
     return int((scores > scores[token_id]).sum()) + 1
 
 
-def analogy_vector(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """The lab's arithmetic: v(A) - v(B) + v(C), on the raw rows."""
-    result: np.ndarray = a - b + c
-    return result
+def analogy_scores(
+    wte: np.ndarray, norms: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, method: Method
+) -> np.ndarray:
+    """A score for every row as the answer to "A is to B as C is to ?" (higher is better).
+
+    add      the lab's arithmetic: cosine with v(A) - v(B) + v(C) on the raw rows;
+    3cosadd  cosine with unit(A) - unit(B) + unit(C) (gensim's most_similar(positive=[A, C], negative=[B]));
+    3cosmul  Levy and Goldberg's cos'(x, A) cos'(x, C) / (cos'(x, B) + 1e-6) with cos' = (1 + cos) / 2
+             (gensim's most_similar_cosmul).
+    """
+    if method is Method.cosmul:
+        shifted = (1 + cosine_scores(wte, norms, np.stack([a, b, c]))) / 2
+        product: np.ndarray = shifted[0] * shifted[2] / (shifted[1] + 1e-6)
+        return product
+    if method is Method.cosadd:
+        a, b, c = (v / max(float(np.linalg.norm(v)), 1e-30) for v in (a, b, c))
+    scores: np.ndarray = cosine_scores(wte, norms, a - b + c)[0]
+    return scores
 
 
-def position_similarity(wpe: np.ndarray, positions: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    rows = np.asarray(wpe[positions], dtype=np.float64)
+def cosine_matrix(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairwise cosine similarity of some rows, and each row's norm."""
+    rows = np.asarray(rows, dtype=np.float64)
     norms = np.linalg.norm(rows, axis=1)
     unit = rows / np.where(norms > 0, norms, 1.0)[:, None]
     return unit @ unit.T, norms

@@ -80,6 +80,7 @@ class AnalogyInput:
 class AnalogyResult:
     model: str
     expression: str
+    method: str
     keep_inputs: bool
     results: tuple[Ranked, ...]
     inputs: tuple[AnalogyInput, ...]
@@ -92,6 +93,22 @@ class PositionsResult:
     positions: tuple[int, ...]
     norms: tuple[float, ...]
     matrix: tuple[tuple[float, ...], ...]
+
+
+@dataclass(frozen=True)
+class Word:
+    word: str
+    tokens: tuple[Token, ...]
+    pool: str
+    note: str
+
+
+@dataclass(frozen=True)
+class SimilarityResult:
+    model: str
+    items: tuple[Word, ...]
+    norms: tuple[float, ...]
+    matrix: tuple[tuple[float, ...], ...]  # cosine of items[i] with items[j]
 
 
 @dataclass(frozen=True)
@@ -132,3 +149,45 @@ class TyingResult:
     tied: bool
     saved_params: int
     checks: tuple[Check, ...]
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    name: str
+    repo: str | None
+    commit: str
+    path: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class CacheResult:
+    """`cache list` (what is there) or `cache clear` (what was removed)."""
+
+    action: str  # "list" or "clear"
+    root: str
+    entries: tuple[CacheEntry, ...]
+    total_bytes: int
+
+
+@dataclass(frozen=True)
+class CachePath:
+    path: str
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    name: str
+    repo: str
+    aliases: tuple[str, ...]
+    vocab_size: int
+    d_model: int
+    n_layer: int
+    n_head: int
+    total_params: int
+    cached: bool
+
+
+@dataclass(frozen=True)
+class ModelsResult:
+    models: tuple[ModelRow, ...]

@@ -33,7 +33,7 @@ from gpt2emb.report import QuietReporter, Reporter, Task
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
 _COMMIT = re.compile(r"[0-9a-zA-Z][0-9a-zA-Z_.-]{0,99}")
-FORMAT = 1
+FORMAT = 2  # bump whenever the files of an entry change: older entries are then rebuilt
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 WTE_KEYS = ("wte.weight", "transformer.wte.weight")
 WPE_KEYS = ("wpe.weight", "transformer.wpe.weight")
@@ -529,10 +529,10 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
     """Open an entry, checking it against its manifest; raises ValueError or OSError when it is damaged."""
     manifest = json.loads((entry / "manifest.json").read_text())
     if manifest.get("format") != FORMAT:
-        raise ValueError("entry written by another gpt2emb version")
+        raise ValueError("it was written by another version of gpt2emb")
     for f, fp in manifest["files"].items():
         if _fingerprint(entry / f) != fp:
-            raise ValueError(f"{f} does not match its checksum")
+            raise ValueError(f"{f} is damaged: it does not match its checksum")
     shape = Shape(**manifest["shape"])
     arrays = {a: np.load(entry / f"{a}.npy", mmap_mode="r", allow_pickle=False) for a in ARRAYS}
     expected = {
@@ -542,7 +542,7 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
     }
     for a, want in expected.items():
         if arrays[a].shape != want or arrays[a].dtype != np.float32:
-            raise ValueError(f"{a}.npy has shape {arrays[a].shape}, expected {want}")
+            raise ValueError(f"{a}.npy is damaged: its shape is {arrays[a].shape}, not {want}")
     return Model(
         ref.name,
         ref.repo,
@@ -565,7 +565,7 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None) -> Model:
         try:
             return _open_entry(ref, entry)
         except (OSError, ValueError, KeyError, TypeError) as e:
-            reporter.note(f"the cache entry for {ref.name} is damaged ({e}); rebuilding it")
+            reporter.note(f"the cache entry for {ref.name} cannot be trusted ({e}); rebuilding it")
     try:
         _build_locked(ref, commit, entry, reporter)
     except OSError as e:
@@ -601,3 +601,42 @@ def _build_locked(ref: ModelRef, commit: str, entry: Path, reporter: Reporter) -
         ):  # from a build that was killed: we hold the lock
             shutil.rmtree(leftover, ignore_errors=True)
         _build(ref, checkpoint_info(ref, commit), entry, reporter)
+
+
+# ---------------------------------------------------------------- looking after the cache
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    repo: str | None
+    commit: str
+    path: Path
+    size: int  # bytes on disk
+
+
+def entries() -> list[Entry]:
+    """Every complete entry in the cache, as its manifest describes it."""
+    found = []
+    for manifest in sorted(cache_root().glob("*/*/*/manifest.json")):
+        try:
+            meta = json.loads(manifest.read_text())
+            size = sum(f.stat().st_size for f in manifest.parent.iterdir() if f.is_file())
+            found.append(Entry(meta["name"], meta.get("repo"), meta["commit"], manifest.parent, size))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # being written or removed right now, or not ours
+    return found
+
+
+def clear(ref: ModelRef | None) -> list[Entry]:
+    """Remove the entries of one model (every commit of it), or the whole cache; returns what was removed."""
+    folder = _repo_dir(ref) if ref is not None else None
+    removed = [e for e in entries() if folder is None or e.path.parent == folder]
+    for e in removed:
+        shutil.rmtree(e.path, ignore_errors=True)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)  # its refs and checkpoint headers too
+    else:
+        for sub in ("hub", "local"):
+            shutil.rmtree(cache_root() / sub, ignore_errors=True)
+    return removed

@@ -11,19 +11,13 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
 
 MAX_WORD_CHARS = 1000
-
-
-class Pool(StrEnum):
-    mean = "mean"
-    first = "first"
-    strict = "strict"
 
 
 @dataclass(frozen=True)

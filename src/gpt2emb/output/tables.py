@@ -14,8 +14,12 @@ from rich.text import Text
 
 from gpt2emb.results import (
     AnalogyResult,
+    CachePath,
+    CacheResult,
+    ModelsResult,
     NeighborsResult,
     PositionsResult,
+    SimilarityResult,
     SizesResult,
     Token,
     TyingResult,
@@ -51,12 +55,14 @@ def _num(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}f}"
 
 
-def _table(title: str, columns: str, rows: list[list[Any]], caption: str = "") -> Group:
-    """A titled table; `columns` is space-separated names, a trailing '>' right-aligns that column."""
+def _table(title: str, columns: str | list[str], rows: list[list[Any]], caption: str = "") -> Group:
+    """A titled table; columns are names (space-separated in a string), a trailing '>' right-aligns one."""
     table = Table(box=box.SIMPLE_HEAD, caption=caption or None, caption_justify="left")
-    for c in columns.split():
-        name = c.rstrip(">")
-        table.add_column("" if name == "_" else name, justify="right" if c.endswith(">") else "left")
+    for c in columns.split() if isinstance(columns, str) else columns:
+        name = c[:-1] if c.endswith(">") else c
+        right = c.endswith(">")  # a number: never cut; text folds onto more lines instead of losing its end
+        table.add_column("" if name == "_" else name, justify="right" if right else "left",
+                         no_wrap=right, overflow="fold")  # fmt: skip
     for row in rows:
         table.add_row(*row)
     return Group(Text(title, style="bold"), table)
@@ -109,6 +115,7 @@ def _(result: NeighborsResult, dims: int | None) -> RenderableType:
 @view.register
 def _(result: AnalogyResult, dims: int | None) -> RenderableType:
     kept = "inputs kept, marked *" if result.keep_inputs else "inputs left out"
+    score = "score" if result.method == "3cosmul" else "cosine"
     rows = [
         [str(r.rank), tok(r.token) + (" *" if r.input else ""), str(r.id), _num(r.score)]
         for r in result.results
@@ -116,8 +123,12 @@ def _(result: AnalogyResult, dims: int | None) -> RenderableType:
     inputs = [[i.word, tok(i.token), str(i.id), str(i.rank), _num(i.score)] for i in result.inputs]
     return Group(
         *_notes(list(result.notes)),
-        _table(f"{result.expression} in {result.model} ({kept})", "rank> token id> cosine>", rows),
-        _table("where the inputs rank (among all tokens)", "word token id> rank> cosine>", inputs),
+        _table(
+            f"{result.expression} in {result.model} ({result.method}, {kept})",
+            f"rank> token id> {score}>",
+            rows,
+        ),
+        _table("where the inputs rank (among all tokens)", f"word token id> rank> {score}>", inputs),
     )
 
 
@@ -129,6 +140,59 @@ def _(result: PositionsResult, dims: int | None) -> RenderableType:
         for p, norm, row in zip(result.positions, result.norms, result.matrix, strict=True)
     ]
     return _table(f"cosine similarity of position rows (wpe) in {result.model}", columns, rows)
+
+
+@view.register
+def _(result: SimilarityResult, dims: int | None) -> RenderableType:
+    columns = ["token", *(tok(i.word) + ">" for i in result.items)]
+    pairs = zip(result.items, result.matrix, strict=True)
+    rows = [[split(i.tokens), *(_num(x, 3) for x in row)] for i, row in pairs]
+    title = f"cosine similarity in {result.model}"
+    return Group(*_notes([i.note for i in result.items]), _table(title, columns, rows))
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.1f} MB"
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+@view.register
+def _(result: CacheResult, dims: int | None) -> RenderableType:
+    rows = [[e.name, e.commit[:12], _mb(e.bytes), e.path] for e in result.entries]
+    if result.action == "list":
+        title = f"gpt2emb cache in {result.root}: {_entries(len(rows))}, {_mb(result.total_bytes)}"
+        if not rows:
+            return Text(f"{title} (a model is cached on first use)")
+    else:
+        title = f"removed {_entries(len(rows))}, {_mb(result.total_bytes)}, from {result.root}"
+        if not rows:
+            return Text(f"nothing to remove in {result.root}")
+    return _table(title, "model commit size> path", rows)
+
+
+@view.register
+def _(result: CachePath, dims: int | None) -> RenderableType:
+    return Text(result.path)
+
+
+@view.register
+def _(result: ModelsResult, dims: int | None) -> RenderableType:
+    rows = [
+        [
+            m.name,
+            ", ".join(m.aliases),
+            f"{m.d_model:,}",
+            str(m.n_layer),
+            f"{m.total_params:,}",
+            "yes" if m.cached else "no",
+        ]
+        for m in result.models
+    ]
+    title = "GPT-2 models (-m also takes any GPT-2 Hub repo, or a folder)"
+    return _table(title, "model aliases d_model> layers> params> cached", rows)
 
 
 _SIZE_ROWS: list[tuple[str, Any]] = [

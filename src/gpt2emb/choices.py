@@ -1,0 +1,24 @@
+"""The choices of the CLI's options, shared with the core; free of heavy imports so --help stays instant."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Pool(StrEnum):
+    mean = "mean"
+    first = "first"
+    strict = "strict"
+
+
+class Method(StrEnum):
+    """How an analogy is scored (see ops.analogy_scores)."""
+
+    add = "add"
+    cosadd = "3cosadd"
+    cosmul = "3cosmul"
+
+
+class DType(StrEnum):
+    fp32 = "fp32"
+    fp16 = "fp16"

@@ -1,0 +1,71 @@
+"""The math against independent references: numpy written out by hand, and gensim for the analogy methods."""
+
+import json
+
+import numpy as np
+import pytest
+from gensim.models import KeyedVectors
+
+from gpt2emb import ops
+from gpt2emb.choices import Method, Pool
+from gpt2emb.tokens import Query
+
+from conftest import run_json
+from fakehub import FakeHub
+from tinymodel import Tiny
+
+
+def test_top_k_breaks_ties_by_id_and_never_returns_excluded() -> None:
+    scores = np.array([0.5, 0.9, 0.9, 0.1, 0.7], dtype=np.float32)
+    assert [i for i, _ in ops.top_k(scores, 3)] == [1, 2, 4]
+    assert [i for i, _ in ops.top_k(scores, 10, exclude=(1, 4))] == [2, 0, 3]
+    assert ops.rank_of(scores, 4) == 3 and ops.rank_of(scores, 2) == 1
+
+
+def test_pooling() -> None:
+    wte = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(ops.query_vector(wte, Query("w", (1, 3), Pool.mean)), [6, 7, 8])
+    np.testing.assert_array_equal(ops.query_vector(wte, Query("w", (1, 3), Pool.first)), [3, 4, 5])
+
+
+def gensim_peer(wte: np.ndarray) -> KeyedVectors:
+    kv = KeyedVectors(vector_size=wte.shape[1])
+    kv.add_vectors([f"t{i}" for i in range(len(wte))], wte.astype(np.float32))
+    return kv
+
+
+TRIPLES = [
+    ("king", "man", "woman"),
+    ("cat", "dog", "kitten"),
+    ("id:7", "id:40", "id:123"),
+    ("id:5", "id:9", "id:2"),
+]
+
+
+@pytest.mark.filterwarnings("ignore:Call to deprecated `init_sims`")  # inside gensim's most_similar_cosmul
+@pytest.mark.parametrize("method", [Method.cosadd, Method.cosmul])
+@pytest.mark.parametrize("triple", TRIPLES, ids=lambda t: "-".join(t))
+def test_analogy_methods_equal_gensim(
+    hub: FakeHub, tiny: Tiny, method: Method, triple: tuple[str, str, str]
+) -> None:
+    doc = run_json("analogy", *triple, "--method", method.value, "-k", "15")
+    assert doc["method"] == method.value
+    kv = gensim_peer(tiny.wte)
+    ids = [int(w[3:]) if w.startswith("id:") else tiny.id(w) for w in triple]
+    a, b, c = (f"t{i}" for i in ids)
+    if method is Method.cosadd:
+        expected = kv.most_similar(positive=[a, c], negative=[b], topn=15)
+    else:
+        expected = kv.most_similar_cosmul(positive=[a, c], negative=[b], topn=15)
+    assert [r["id"] for r in doc["results"]] == [int(key[1:]) for key, _ in expected]
+    assert [r["score"] for r in doc["results"]] == pytest.approx([s for _, s in expected], abs=1e-5)
+
+
+def test_add_is_the_labs_raw_arithmetic(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("analogy", "cat", "dog", "kitten", "--method", "add", "-k", "5")
+    v = tiny.wte[tiny.id("cat")] - tiny.wte[tiny.id("dog")] + tiny.wte[tiny.id("kitten")]
+    w = tiny.wte.astype(np.float64)
+    scores = w @ v / (np.linalg.norm(w, axis=1) * np.linalg.norm(v))
+    scores[[tiny.id("cat"), tiny.id("dog"), tiny.id("kitten")]] = -np.inf
+    assert [r["id"] for r in doc["results"]] == list(np.argsort(-scores, kind="stable")[:5])
+    assert json.dumps(doc)  # one JSON document
