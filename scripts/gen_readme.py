@@ -31,6 +31,7 @@ EXAMPLES = (
     "gpt2emb vector king --dims 6",
     "gpt2emb similarity cat cats dog",
     "gpt2emb positions 0 1 2 500",
+    "gpt2emb positions --heatmap --cells 16",
     "gpt2emb sizes",
     "gpt2emb tying",
     "gpt2emb models",

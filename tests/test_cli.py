@@ -279,3 +279,36 @@ def test_models_and_cache_management(hub: FakeHub, caches: dict[str, Path]) -> N
     assert run_json("cache", "list")["entries"] == [] and not Path(entry["path"]).exists()
     run_json("neighbors", "cat")  # fetched again on the next use
     assert len(run_json("cache", "clear")["entries"]) == 1
+
+
+def test_position_heatmap(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("positions", "--heatmap", "--cells", "4")
+    assert doc["n_positions"] == 1024 and doc["block"] == 256 and doc["png"] is None
+    unit = tiny.wpe / np.linalg.norm(tiny.wpe, axis=1)[:, None]
+    full = unit.astype(np.float64) @ unit.T.astype(np.float64)
+    expected = full.reshape(4, 256, 4, 256).mean(axis=(1, 3))
+    np.testing.assert_allclose(np.array(doc["matrix"]), expected, atol=1e-6)
+    table = run_cli("positions", "--heatmap")
+    assert table.exit_code == 0 and "each cell averages 32 x 32 positions" in table.stdout
+    assert (
+        len([line for line in table.stdout.splitlines() if "▓" in line or "█" in line]) >= 32
+    )  # the diagonal
+    assert run_cli("positions", "0", "--heatmap").exit_code == 2
+    assert run_cli("positions", "--heatmap", "--cells", "1").exit_code == 2
+
+
+def test_position_figure(hub: FakeHub, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "wpe.png"
+    doc = run_json("positions", "--png", str(target))
+    assert doc["png"] == str(target)
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and target.stat().st_size > 20_000
+
+
+def test_position_figure_without_matplotlib(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the [plot] extra were not installed
+    result = run_cli("positions", "--png", str(tmp_path / "x.png"))
+    assert result.exit_code == 2 and 'pip install "gpt2emb[plot]"' in result.stderr
+    assert hub.requests == []  # said before anything was fetched

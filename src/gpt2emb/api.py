@@ -17,6 +17,7 @@ from gpt2emb.results import (
     CachePath,
     CacheResult,
     Check,
+    HeatmapResult,
     ModelRow,
     ModelsResult,
     Neighbor,
@@ -182,6 +183,26 @@ def positions(model: str, specs: list[str], reporter: Reporter | None = None) ->
     chosen = parse_positions(specs, m.shape.n_positions)
     matrix, norms = ops.cosine_matrix(m.wpe[chosen])
     return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix))
+
+
+def position_map(
+    model: str, cells: int = 32, png: str | None = None, reporter: Reporter | None = None
+) -> HeatmapResult:
+    """The whole wpe cosine matrix, shrunk for a terminal; with png, also a figure (heatmap, norms, PCA)."""
+    if not 2 <= cells <= 256:
+        raise UsageError(f"--cells must be from 2 to 256, not {cells}")
+    if png is not None:
+        from gpt2emb import plot
+
+        plot.check_available()  # before any download
+    m, _ = load(model, reporter)
+    full, norms = ops.cosine_matrix(m.wpe)
+    cells = min(cells, m.shape.n_positions)
+    if png is not None:
+        plot.positions_figure(full, norms, ops.principal_components(m.wpe, 3), m.name, png)
+    small = ops.block_means(full, cells)
+    return HeatmapResult(m.name, m.shape.n_positions, m.shape.n_positions / cells,
+                         tuple(_floats(r) for r in small), png)  # fmt: skip
 
 
 def similarity(

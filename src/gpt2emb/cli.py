@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from gpt2emb import output
 from gpt2emb.choices import DType, Method, Pool
-from gpt2emb.errors import BadModel, ExitCode, Gpt2embError
+from gpt2emb.errors import BadModel, ExitCode, Gpt2embError, UsageError
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
 
 
@@ -198,18 +198,36 @@ def analogy(
     )
 
 
-@app.command(epilog="Examples:\n\n  gpt2emb positions 0 1 2 500\n\n  gpt2emb positions 0-5 1023 --json")
+@app.command(
+    epilog="Examples:\n\n  gpt2emb positions 0 1 2 500\n\n  gpt2emb positions 0-5 1023 --json\n\n"
+    "  gpt2emb positions --heatmap\n\n  gpt2emb positions --png wpe.png"
+)
 def positions(
     positions: Annotated[
-        list[str], typer.Argument(help="Positions 0..1023, or ranges like 0-5.", show_default=False)
-    ],
+        list[str] | None, typer.Argument(help="Positions 0..1023, or ranges like 0-5.", show_default=False)
+    ] = None,
     model: Model = DEFAULT_MODEL,
+    heatmap: Annotated[
+        bool, typer.Option("--heatmap", help="Draw the whole cosine matrix of all positions, in blocks.")
+    ] = False,
+    cells: Annotated[int, typer.Option("--cells", help="Cells per side of the heatmap.")] = 32,
+    png: Annotated[
+        str | None,
+        typer.Option(
+            "--png", help='Write a figure: heatmap, norms, principal components (needs "gpt2emb[plot]").'
+        ),
+    ] = None,
     json: Json = False,
 ) -> None:
     """Cosine similarity between rows of the position embedding wpe, with each row's norm."""
     from gpt2emb import api
 
-    output.render(api.positions(model, positions, output.reporter(json)), json)
+    if heatmap or png is not None:
+        if positions:
+            raise UsageError("give positions, or --heatmap/--png for all of them, not both")
+        output.render(api.position_map(model, cells, png, output.reporter(json)), json)
+    else:
+        output.render(api.positions(model, positions or [], output.reporter(json)), json)
 
 
 @app.command(

@@ -72,6 +72,23 @@ def cosine_matrix(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unit @ unit.T, norms
 
 
+def block_means(matrix: np.ndarray, cells: int) -> np.ndarray:
+    """A square matrix shrunk to cells x cells by averaging blocks (the last block takes what is left)."""
+    edges = np.linspace(0, len(matrix), cells + 1).round().astype(int)
+    sums = np.add.reduceat(np.add.reduceat(matrix, edges[:-1], axis=0), edges[:-1], axis=1)
+    sizes = np.diff(edges)
+    result: np.ndarray = sums / np.outer(sizes, sizes)
+    return result
+
+
+def principal_components(rows: np.ndarray, k: int) -> np.ndarray:
+    """The projection of each (centred) row on the first k principal directions: shape (len(rows), k)."""
+    centred = np.asarray(rows, dtype=np.float64) - np.mean(rows, axis=0)
+    u, s, _ = np.linalg.svd(centred, full_matrices=False)
+    result: np.ndarray = u[:, :k] * s[:k]
+    return result
+
+
 def vector_stats(v: np.ndarray) -> dict[str, float]:
     v64 = v.astype(np.float64)
     return {

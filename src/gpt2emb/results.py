@@ -96,6 +96,17 @@ class PositionsResult:
 
 
 @dataclass(frozen=True)
+class HeatmapResult:
+    """The cosine similarity of every pair of position rows, averaged over blocks of `block` positions."""
+
+    model: str
+    n_positions: int
+    block: float  # positions per cell
+    matrix: tuple[tuple[float, ...], ...]
+    png: str | None  # the figure written with --png, if any
+
+
+@dataclass(frozen=True)
 class Word:
     word: str
     tokens: tuple[Token, ...]

@@ -16,6 +16,7 @@ from gpt2emb.results import (
     AnalogyResult,
     CachePath,
     CacheResult,
+    HeatmapResult,
     ModelsResult,
     NeighborsResult,
     PositionsResult,
@@ -149,6 +150,39 @@ def _(result: SimilarityResult, dims: int | None) -> RenderableType:
     rows = [[split(i.tokens), *(_num(x, 3) for x in row)] for i, row in pairs]
     title = f"cosine similarity in {result.model}"
     return Group(*_notes([i.note for i in result.items]), _table(title, columns, rows))
+
+
+_SHADES = " ░▒▓█"
+
+
+def _cell(v: float) -> Text:
+    """A cosine in [-1, 1] as two characters: the shade says how high, the colour (blue to red) too."""
+    v = max(-1.0, min(1.0, v))
+    level = min(4, int((v + 1) / 2 * 5))
+    fade = int(255 * (1 - abs(v)))
+    rgb = (255, fade, fade) if v >= 0 else (fade, fade, 255)
+    return Text(_SHADES[level] * 2, style=f"rgb({rgb[0]},{rgb[1]},{rgb[2]})")
+
+
+@view.register
+def _(result: HeatmapResult, dims: int | None) -> RenderableType:
+    lines: list[RenderableType] = [
+        Text(
+            f"cosine similarity of all {result.n_positions} position rows (wpe) in {result.model}",
+            style="bold",
+        ),
+        Text(f"each cell averages {result.block:.4g} x {result.block:.4g} positions; position 0 is top left"),
+        Text(""),
+    ]
+    width = len(str(result.n_positions))
+    for i, row in enumerate(result.matrix):
+        label = Text(f"{round(i * result.block):>{width}} ")
+        lines.append(Text.assemble(label, *(_cell(v) for v in row)))
+    legend = Text.assemble(" " * width + " ", "-1 ", *(_cell(v / 4) for v in range(-4, 5)), " +1")
+    lines += [Text(""), legend]
+    if result.png:
+        lines.append(Text(f"figure written to {result.png}"))
+    return Group(*lines)
 
 
 def _mb(n: int) -> str:
