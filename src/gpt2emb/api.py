@@ -3,28 +3,34 @@
 from __future__ import annotations
 
 import re
+import time
+from pathlib import Path
 
 import numpy as np
 
-from gpt2emb import ops, registry, store
-from gpt2emb.choices import Method, Pool
+from gpt2emb import evaluate, ops, registry, store
+from gpt2emb.choices import Method, Pool, Rule
 from gpt2emb.errors import BadModel, UsageError
 from gpt2emb.report import Reporter
 from gpt2emb.results import (
+    AnalogyEvalResult,
     AnalogyInput,
     AnalogyResult,
     CacheEntry,
     CachePath,
     CacheResult,
     Check,
+    Failure,
     HeatmapResult,
     ModelRow,
     ModelsResult,
     Neighbor,
     NeighborsItem,
     NeighborsResult,
+    PairsEvalResult,
     PositionsResult,
     Ranked,
+    SectionScore,
     SimilarityResult,
     Token,
     TyingResult,
@@ -201,8 +207,9 @@ def position_map(
     if png is not None:
         plot.positions_figure(full, norms, ops.principal_components(m.wpe, 3), m.name, png)
     small = ops.block_means(full, cells)
-    return HeatmapResult(m.name, m.shape.n_positions, m.shape.n_positions / cells,
-                         tuple(_floats(r) for r in small), png)  # fmt: skip
+    return HeatmapResult(
+        m.name, m.shape.n_positions, m.shape.n_positions / cells, tuple(_floats(r) for r in small), png
+    )
 
 
 def similarity(
@@ -309,3 +316,103 @@ def models() -> ModelsResult:
         for m in registry.MODELS
     )
     return ModelsResult(rows)
+
+
+def _words(m: store.Model, vocab: Vocab, rule: Rule, ignore_case: bool) -> evaluate.Words:
+    pieces, texts = vocab.texts()
+    return evaluate.Words.build(pieces[: m.shape.vocab_size], texts[: m.shape.vocab_size], rule, ignore_case)
+
+
+def analogy_eval(
+    model: str,
+    file: str,
+    method: Method = Method.add,
+    rule: Rule = Rule.space,
+    ignore_case: bool = False,
+    errors: bool = False,
+    reporter: Reporter | None = None,
+) -> AnalogyEvalResult:
+    """Accuracy on an analogy file, per section, counted as gensim's evaluate_word_analogies counts."""
+    started = time.perf_counter()
+    sections = evaluate.read_analogies(Path(file))
+    m, vocab = load(model, reporter)
+    words = _words(m, vocab, rule, ignore_case)
+    raw = np.asarray(m.wte[words.ids], dtype=np.float32)
+    scores, failures = [], []
+    for section in sections:
+        found = [[words.find(w, ignore_case) for w in q] for q in section.questions]
+        known = [i for i, f in enumerate(found) if None not in f]
+        abcd = np.array([found[i] for i in known], dtype=np.int64).reshape(-1, 4)
+        predicted = evaluate.analogy_answers(raw, words, abcd[:, :3], method, ignore_case)
+        same = words.group if ignore_case else np.arange(len(words.words))
+        right = (predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])
+        correct = int(right.sum())
+        answered = len(known)
+        scores.append(
+            SectionScore(
+                section.name,
+                correct,
+                answered - correct,
+                len(section.questions) - answered,
+                correct / answered if answered else None,
+            )
+        )
+        if errors:
+            for i, ok, p in zip(known, right, predicted, strict=True):
+                if not ok:
+                    a, b, c, d = section.questions[i]
+                    failures.append(Failure(section.name, (a, b, c), d, words.words[p] if p >= 0 else None))
+    correct = sum(s.correct for s in scores)
+    answered = correct + sum(s.incorrect for s in scores)
+    skipped = sum(s.skipped for s in scores)
+    total = SectionScore(
+        "Total accuracy", correct, answered - correct, skipped, correct / answered if answered else None
+    )
+    return AnalogyEvalResult(
+        m.name,
+        file,
+        method.value,
+        rule.value,
+        ignore_case,
+        tuple(scores),
+        total,
+        answered / (answered + skipped),
+        time.perf_counter() - started,
+        tuple(failures),
+    )
+
+
+def similarity_eval(
+    model: str,
+    file: str,
+    rule: Rule = Rule.space,
+    ignore_case: bool = False,
+    reporter: Reporter | None = None,
+) -> PairsEvalResult:
+    """Pearson and Spearman correlation of cosine with human scores, as gensim's evaluate_word_pairs."""
+    pairs = evaluate.read_pairs(Path(file))
+    m, vocab = load(model, reporter)
+    words = _words(m, vocab, rule, ignore_case)
+    gold, ours = [], []
+    for a, b, score in pairs:
+        ia, ib = words.find(a, ignore_case), words.find(b, ignore_case)
+        if ia is not None and ib is not None:
+            va, vb = (np.asarray(m.wte[words.ids[i]], dtype=np.float64) for i in (ia, ib))
+            gold.append(score)
+            ours.append(float(va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb))))
+    if len(gold) < 2:
+        raise UsageError(f"fewer than two pairs of {file} are single tokens under the {rule.value} rule")
+    g, o = np.array(gold), np.array(ours)
+    skipped = len(pairs) - len(gold)
+    return PairsEvalResult(
+        m.name,
+        file,
+        rule.value,
+        ignore_case,
+        len(pairs),
+        len(gold),
+        skipped,
+        100 * skipped / len(pairs),
+        evaluate.pearson(g, o),
+        evaluate.spearman(g, o),
+    )

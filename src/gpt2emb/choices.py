@@ -22,3 +22,10 @@ class Method(StrEnum):
 class DType(StrEnum):
     fp32 = "fp32"
     fp16 = "fp16"
+
+
+class Rule(StrEnum):
+    """How a word of an evaluation file becomes a token."""
+
+    space = "space"  # as in running text: king -> " king"
+    bare = "bare"  # as typed: king -> "king"

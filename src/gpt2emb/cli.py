@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from gpt2emb import output
-from gpt2emb.choices import DType, Method, Pool
+from gpt2emb.choices import DType, Method, Pool, Rule
 from gpt2emb.errors import BadModel, ExitCode, Gpt2embError, UsageError
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
 
@@ -101,6 +101,21 @@ Exact = Annotated[bool, typer.Option("--exact", help="Take each word as typed, w
 PoolOpt = Annotated[
     Pool, typer.Option("--pool", help="How a word split into several tokens becomes one vector.")
 ]
+EvalFile = Annotated[
+    str | None,
+    typer.Option(
+        "--eval", help="Score a benchmark file instead (see the README for its format).", metavar="FILE"
+    ),
+]
+RuleOpt = Annotated[
+    Rule,
+    typer.Option(
+        "--rule", help="With --eval, how a word becomes a token: space (' king', as in text) or bare."
+    ),
+]
+IgnoreCase = Annotated[
+    bool, typer.Option("--ignore-case", help="With --eval, match words whatever their case, as gensim does.")
+]
 Top = Annotated[int, typer.Option("-k", "--top", help="How many results.")]
 Words = Annotated[
     list[str],
@@ -167,12 +182,13 @@ def neighbors(
 
 @app.command(
     epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy Paris France Italy -k 5\n\n  "
-    "gpt2emb analogy king man woman --keep-inputs"
+    "gpt2emb analogy king man woman --keep-inputs\n\n  gpt2emb analogy king man woman --method 3cosmul\n\n  "
+    "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case"
 )
 def analogy(
-    a: Annotated[str, typer.Argument(help="A in A - B + C, e.g. king.", show_default=False)],
-    b: Annotated[str, typer.Argument(help="B, e.g. man.", show_default=False)],
-    c: Annotated[str, typer.Argument(help="C, e.g. woman.", show_default=False)],
+    a: Annotated[str | None, typer.Argument(help="A in A - B + C, e.g. king.", show_default=False)] = None,
+    b: Annotated[str | None, typer.Argument(help="B, e.g. man.", show_default=False)] = None,
+    c: Annotated[str | None, typer.Argument(help="C, e.g. woman.", show_default=False)] = None,
     model: Model = DEFAULT_MODEL,
     top: Top = 10,
     keep_inputs: Annotated[
@@ -188,14 +204,29 @@ def analogy(
     ] = Method.add,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
+    eval_file: EvalFile = None,
+    rule: RuleOpt = Rule.space,
+    ignore_case: IgnoreCase = False,
+    errors: Annotated[
+        bool, typer.Option("--errors", help="With --eval: list the questions answered wrong.")
+    ] = False,
     json: Json = False,
 ) -> None:
-    """v(A) - v(B) + v(C) ranked by cosine against every token (king man woman -> queen)."""
+    """v(A) - v(B) + v(C) ranked by cosine against every token (king man woman -> queen), or a whole benchmark
+    file of analogies scored per section (--eval)."""
     from gpt2emb import api
 
-    output.render(
-        api.analogy(model, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json)), json
-    )
+    if eval_file is not None:
+        if a is not None:
+            raise UsageError("give A B C, or --eval FILE, not both")
+        result: object = api.analogy_eval(
+            model, eval_file, method, rule, ignore_case, errors, output.reporter(json)
+        )
+    elif a is None or b is None or c is None:
+        raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
+    else:
+        result = api.analogy(model, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json))
+    output.render(result, json)
 
 
 @app.command(
@@ -232,18 +263,30 @@ def positions(
 
 @app.command(
     epilog="Examples:\n\n  gpt2emb similarity cat cats dog\n\n  gpt2emb similarity king queen man --json"
+    "\n\n  gpt2emb similarity --eval wordsim353.tsv"
 )
 def similarity(
-    words: Words,
+    words: Annotated[
+        list[str] | None, typer.Argument(help="Words (cat), or token ids (id:9246).", metavar="WORD...")
+    ] = None,
     model: Model = DEFAULT_MODEL,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
+    eval_file: EvalFile = None,
+    rule: RuleOpt = Rule.space,
+    ignore_case: IgnoreCase = False,
     json: Json = False,
 ) -> None:
-    """Pairwise cosine similarity of words' rows of wte (is cat closer to cats or to dog?)."""
+    """Pairwise cosine similarity of words' rows of wte (is cat closer to cats or to dog?), or the correlation
+    with human judgements of a word-pair file (--eval, WordSim-353 format)."""
     from gpt2emb import api
 
-    output.render(api.similarity(model, words, exact, pool, output.reporter(json)), json)
+    if eval_file is not None:
+        if words:
+            raise UsageError("give words, or --eval FILE, not both")
+        output.render(api.similarity_eval(model, eval_file, rule, ignore_case, output.reporter(json)), json)
+    else:
+        output.render(api.similarity(model, words or [], exact, pool, output.reporter(json)), json)
 
 
 @app.command(

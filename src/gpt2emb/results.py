@@ -202,3 +202,48 @@ class ModelRow:
 @dataclass(frozen=True)
 class ModelsResult:
     models: tuple[ModelRow, ...]
+
+
+@dataclass(frozen=True)
+class SectionScore:
+    section: str
+    correct: int
+    incorrect: int
+    skipped: int  # questions with a word that is not one token under the rule
+    accuracy: float | None  # correct / (correct + incorrect); None when nothing was answered
+
+
+@dataclass(frozen=True)
+class Failure:
+    section: str
+    question: tuple[str, str, str]
+    expected: str
+    predicted: str | None
+
+
+@dataclass(frozen=True)
+class AnalogyEvalResult:
+    model: str
+    file: str
+    method: str
+    rule: str
+    ignore_case: bool
+    sections: tuple[SectionScore, ...]
+    total: SectionScore
+    coverage: float  # answered / all questions
+    seconds: float
+    errors: tuple[Failure, ...]  # only with --errors
+
+
+@dataclass(frozen=True)
+class PairsEvalResult:
+    model: str
+    file: str
+    rule: str
+    ignore_case: bool
+    pairs: int
+    used: int
+    skipped: int
+    oov_ratio: float  # percent of pairs skipped, as gensim reports it
+    pearson: float
+    spearman: float

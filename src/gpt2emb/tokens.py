@@ -128,6 +128,11 @@ class Vocab:
     def _specials(self) -> dict[str, int]:
         return {t.content: i for i, t in self._tokenizer.get_added_tokens_decoder().items() if t.special}
 
+    def texts(self) -> tuple[list[str], list[str]]:
+        """For every row: its vocabulary entry ("" where none) and that entry as text."""
+        pieces = self._pieces + [""] * max(0, self.n_rows - len(self._pieces))
+        return pieces, [display(p) if p else "" for p in pieces]
+
     def token(self, token_id: int) -> str:
         piece = self._pieces[token_id] if 0 <= token_id < len(self._pieces) else ""
         if not piece:

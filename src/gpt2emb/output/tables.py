@@ -13,12 +13,14 @@ from rich.table import Table
 from rich.text import Text
 
 from gpt2emb.results import (
+    AnalogyEvalResult,
     AnalogyResult,
     CachePath,
     CacheResult,
     HeatmapResult,
     ModelsResult,
     NeighborsResult,
+    PairsEvalResult,
     PositionsResult,
     SimilarityResult,
     SizesResult,
@@ -150,6 +152,44 @@ def _(result: SimilarityResult, dims: int | None) -> RenderableType:
     rows = [[split(i.tokens), *(_num(x, 3) for x in row)] for i, row in pairs]
     title = f"cosine similarity in {result.model}"
     return Group(*_notes([i.note for i in result.items]), _table(title, columns, rows))
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+@view.register
+def _(result: AnalogyEvalResult, dims: int | None) -> RenderableType:
+    case = ", any case" if result.ignore_case else ""
+    rows = [
+        [s.section, str(s.correct), str(s.correct + s.incorrect), str(s.skipped), _pct(s.accuracy)]
+        for s in (*result.sections, result.total)
+    ]
+    title = (
+        f"{result.file} on {result.model} ({result.method}, words as {result.rule!r} tokens{case}): "
+        f"{_pct(result.total.accuracy)} of answered questions, coverage {_pct(result.coverage)}, "
+        f"{result.seconds:.2f} s"
+    )
+    parts: list[RenderableType] = [_table(title, "section correct> answered> skipped> accuracy>", rows)]
+    if result.errors:
+        shown = [
+            [f.section, " ".join(f.question), f.expected, f.predicted or "-"] for f in result.errors[:20]
+        ]
+        more = f" (first 20 of {len(result.errors)}; --json lists all)" if len(result.errors) > 20 else ""
+        parts.append(_table(f"answered wrong{more}", "section question expected predicted", shown))
+    return Group(*parts)
+
+
+@view.register
+def _(result: PairsEvalResult, dims: int | None) -> RenderableType:
+    case = ", any case" if result.ignore_case else ""
+    rows = [
+        ["Spearman", f"{result.spearman:.4f}"],
+        ["Pearson", f"{result.pearson:.4f}"],
+        ["pairs used", f"{result.used} of {result.pairs}"],
+        ["skipped (not one token)", f"{result.skipped} ({result.oov_ratio:.1f}%)"],
+    ]
+    return _table(f"{result.file} on {result.model} (words as {result.rule!r} tokens{case})", "_ _>", rows)
 
 
 _SHADES = " ░▒▓█"
