@@ -312,3 +312,22 @@ def test_position_figure_without_matplotlib(
     result = run_cli("positions", "--png", str(tmp_path / "x.png"))
     assert result.exit_code == 2 and 'pip install "gpt2emb[plot]"' in result.stderr
     assert hub.requests == []  # said before anything was fetched
+
+
+def test_models_side_by_side(hub: FakeHub, tiny: Tiny) -> None:
+    other = Tiny(tiny.tokenizer, tiny.config, tiny.wte.copy(), tiny.wpe, tiny.blocks)
+    rng = np.random.default_rng(5)
+    other.wte[tiny.id("kitten")] = rng.normal(0, 1, tiny.wte.shape[1])  # kitten is no longer like cat
+    hub.repos["someone/other"] = Repo("b" * 40, hub_files(other))
+    doc = run_json("neighbors", "cat", "dog", "-k", "5", "-m", "gpt2", "-m", "someone/other")
+    assert doc["models"] == ["gpt2", "someone/other"]
+    first, second = ([n["token"] for n in r["items"][0]["neighbors"]] for r in doc["results"])
+    assert " kitten" in first and " kitten" not in second
+    (cat, dog) = doc["overlap"]
+    assert cat["query"] == "cat" and cat["models"] == ["gpt2", "someone/other"] and dog["query"] == "dog"
+    assert cat["shared"] == len(set(first) & set(second)) == len(cat["tokens"]) < 5
+    single = run_json("neighbors", "cat", "-k", "5")
+    assert single["items"] == doc["results"][0]["items"][:1]  # one model: the plain shape, unchanged
+    table = run_cli("analogy", "king", "man", "woman", "-m", "gpt2", "-m", "someone/other", "-k", "3")
+    assert table.exit_code == 0 and "side by side" in table.stdout and "share" in table.stdout
+    assert run_cli("analogy", "--eval", "x.txt", "-m", "gpt2", "-m", "xl").exit_code == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from gpt2emb.results import (
     CachePath,
     CacheResult,
     Check,
+    CompareResult,
     Failure,
     HeatmapResult,
     ModelRow,
@@ -27,6 +29,7 @@ from gpt2emb.results import (
     Neighbor,
     NeighborsItem,
     NeighborsResult,
+    Overlap,
     PairsEvalResult,
     PositionsResult,
     Ranked,
@@ -416,3 +419,21 @@ def similarity_eval(
         evaluate.pearson(g, o),
         evaluate.spearman(g, o),
     )
+
+
+def compare(results: list[NeighborsResult] | list[AnalogyResult]) -> CompareResult:
+    """Several models' answers to one question, and the overlap of each pair's top-k lists (by token)."""
+    lists: list[list[tuple[str, list[str]]]] = []  # per model: (query, tokens) for each query
+    for r in results:
+        if isinstance(r, NeighborsResult):
+            lists.append([(item.word, [n.token for n in item.neighbors]) for item in r.items])
+        else:
+            lists.append([(r.expression, [x.token for x in r.results])])
+    overlap = []
+    for i, j in itertools.combinations(range(len(results)), 2):
+        for (query, mine), (_, theirs) in zip(lists[i], lists[j], strict=True):
+            shared = tuple(t for t in mine if t in set(theirs))
+            overlap.append(
+                Overlap(query, (results[i].model, results[j].model), len(shared), len(mine), shared)
+            )
+    return CompareResult(tuple(r.model for r in results), tuple(results), tuple(overlap))  # type: ignore[arg-type]

@@ -96,6 +96,17 @@ Model = Annotated[
         autocompletion=_complete_model,
     ),
 ]
+Models = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-m",
+        "--model",
+        help="gpt2 (the default), medium, large, xl, a Hub repo id or a folder; "
+        "give it more than once to compare models side by side.",
+        autocompletion=_complete_model,
+        show_default=False,
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")]
 Exact = Annotated[bool, typer.Option("--exact", help="Take each word as typed, without the leading space.")]
 PoolOpt = Annotated[
@@ -165,7 +176,7 @@ def vector(
 )
 def neighbors(
     words: Words,
-    model: Model = DEFAULT_MODEL,
+    model: Models = None,
     top: Top = 10,
     keep_query: Annotated[
         bool, typer.Option("--keep-query", help="Keep the word's own token in the list.")
@@ -177,7 +188,11 @@ def neighbors(
     """The nearest tokens to each word by cosine similarity over all of wte."""
     from gpt2emb import api
 
-    output.render(api.neighbors(model, words, top, exact, pool, keep_query, output.reporter(json)), json)
+    results = [
+        api.neighbors(m, words, top, exact, pool, keep_query, output.reporter(json))
+        for m in model or [DEFAULT_MODEL]
+    ]
+    output.render(results[0] if len(results) == 1 else api.compare(results), json)
 
 
 @app.command(
@@ -189,7 +204,7 @@ def analogy(
     a: Annotated[str | None, typer.Argument(help="A in A - B + C, e.g. king.", show_default=False)] = None,
     b: Annotated[str | None, typer.Argument(help="B, e.g. man.", show_default=False)] = None,
     c: Annotated[str | None, typer.Argument(help="C, e.g. woman.", show_default=False)] = None,
-    model: Model = DEFAULT_MODEL,
+    model: Models = None,
     top: Top = 10,
     keep_inputs: Annotated[
         bool, typer.Option("--keep-inputs", help="Rank the input words too, marked *.")
@@ -216,17 +231,21 @@ def analogy(
     file of analogies scored per section (--eval)."""
     from gpt2emb import api
 
+    models = model or [DEFAULT_MODEL]
     if eval_file is not None:
-        if a is not None:
-            raise UsageError("give A B C, or --eval FILE, not both")
-        result: object = api.analogy_eval(
-            model, eval_file, method, rule, ignore_case, errors, output.reporter(json)
+        if a is not None or len(models) > 1:
+            raise UsageError("--eval takes one model and no words A B C")
+        output.render(
+            api.analogy_eval(models[0], eval_file, method, rule, ignore_case, errors, output.reporter(json)),
+            json,
         )
-    elif a is None or b is None or c is None:
+        return
+    if a is None or b is None or c is None:
         raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
-    else:
-        result = api.analogy(model, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json))
-    output.render(result, json)
+    results = [
+        api.analogy(m, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json)) for m in models
+    ]
+    output.render(results[0] if len(results) == 1 else api.compare(results), json)
 
 
 @app.command(

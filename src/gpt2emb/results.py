@@ -247,3 +247,21 @@ class PairsEvalResult:
     oov_ratio: float  # percent of pairs skipped, as gensim reports it
     pearson: float
     spearman: float
+
+
+@dataclass(frozen=True)
+class Overlap:
+    query: str  # the word, or the analogy's expression
+    models: tuple[str, str]
+    shared: int  # tokens in both top-k lists
+    k: int
+    tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """The same question put to several models: each model's own result, and how much their answers agree."""
+
+    models: tuple[str, ...]
+    results: tuple[NeighborsResult, ...] | tuple[AnalogyResult, ...]
+    overlap: tuple[Overlap, ...]

@@ -17,6 +17,7 @@ from gpt2emb.results import (
     AnalogyResult,
     CachePath,
     CacheResult,
+    CompareResult,
     HeatmapResult,
     ModelsResult,
     NeighborsResult,
@@ -152,6 +153,39 @@ def _(result: SimilarityResult, dims: int | None) -> RenderableType:
     rows = [[split(i.tokens), *(_num(x, 3) for x in row)] for i, row in pairs]
     title = f"cosine similarity in {result.model}"
     return Group(*_notes([i.note for i in result.items]), _table(title, columns, rows))
+
+
+@view.register
+def _(result: CompareResult, dims: int | None) -> RenderableType:
+    parts: list[RenderableType] = []
+    for qi, query in enumerate(_queries(result.results[0])):
+        answers = [_answers(r, qi) for r in result.results]
+        everywhere = set.intersection(*({t for t, _ in a} for a in answers))
+        rows = [
+            [str(rank + 1), *(_shared(a[rank], everywhere) if rank < len(a) else "" for a in answers)]
+            for rank in range(max(len(a) for a in answers))
+        ]
+        title = f"{query}: side by side (* in every list)"
+        parts.append(_table(title, ["rank>", *result.models], rows))
+        parts += [
+            Text(f"{o.models[0]} and {o.models[1]} share {o.shared} of their top {o.k}\n")
+            for o in result.overlap
+            if o.query == query
+        ]
+    return Group(*parts)
+
+
+def _queries(r: NeighborsResult | AnalogyResult) -> list[str]:
+    return [i.word for i in r.items] if isinstance(r, NeighborsResult) else [r.expression]
+
+
+def _answers(r: NeighborsResult | AnalogyResult, query: int) -> list[tuple[str, float]]:
+    found = r.items[query].neighbors if isinstance(r, NeighborsResult) else r.results
+    return [(x.token, x.score) for x in found]
+
+
+def _shared(answer: tuple[str, float], everywhere: set[str]) -> str:
+    return f"{tok(answer[0])}{' *' if answer[0] in everywhere else ''} {answer[1]:.3f}"
 
 
 def _pct(x: float | None) -> str:
