@@ -36,15 +36,32 @@ EXAMPLES = (
     "gpt2emb tying",
     "gpt2emb models",
     "gpt2emb neighbors cat -k 2 --json",
+    "gpt2emb analogy --eval questions.txt --method 3cosadd --errors",
+    "gpt2emb similarity --eval pairs.tsv",
+    "gpt2emb neighbors cat -m gpt2 -m small -k 3",
+    "gpt2emb cache list",
     "gpt2emb positions 1024",
 )
 PLAIN = {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
 
 
-def run(args: list[str], env: dict[str, str] | None = None) -> str:
+# small benchmark files for the --eval examples, in the words of the test fixture
+QUESTIONS = (
+    ": royalty\nman king woman queen\nwoman queen man king\nprince king hello queen\n"
+    ": animals\ncat cats dog kitten\ncat kitten dog cats\nCat cats dog kitten\n"
+)
+PAIRS = (
+    "# word1\tword2\tscore\nking\tqueen\t8.5\ncat\tcats\t9.2\ncat\tdog\t7.4\n"
+    "hello\tking\t0.5\nman\tking\t8.3\n"
+)
+
+
+def run(args: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> str:
     code = "from gpt2emb.cli import main; main()"
     full_env = {**os.environ, **PLAIN, **(env or {})}
-    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=full_env)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=full_env, cwd=cwd
+    )
     out = proc.stdout + proc.stderr
     return "\n".join(line.rstrip() for line in out.splitlines()).strip("\n")
 
@@ -64,7 +81,9 @@ def examples() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         env = {"HF_ENDPOINT": hub.url, "GPT2EMB_CACHE_DIR": f"{tmp}/c", "HF_HUB_CACHE": f"{tmp}/h"}
         env["COLUMNS"] = "80"
-        blocks = [f"```\n$ {e}\n{run(shlex.split(e)[1:], env)}\n```" for e in EXAMPLES]
+        Path(tmp, "questions.txt").write_text(QUESTIONS)
+        Path(tmp, "pairs.tsv").write_text(PAIRS)
+        blocks = [f"```\n$ {e}\n{run(shlex.split(e)[1:], env, cwd=tmp)}\n```" for e in EXAMPLES]
     hub.stop()
     return "\n\n".join(blocks)
 

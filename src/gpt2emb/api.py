@@ -340,28 +340,29 @@ def analogy_eval(
     sections = evaluate.read_analogies(Path(file))
     m, vocab = load(model, reporter)
     words = _words(m, vocab, rule, ignore_case)
+    found = [[[words.find(w, ignore_case) for w in q] for q in section.questions] for section in sections]
+    known = [[i for i, f in enumerate(fs) if None not in f] for fs in found]
+    abcd = np.array([fs[i] for fs, ks in zip(found, known, strict=True) for i in ks], dtype=np.int64).reshape(
+        -1, 4
+    )
+    # every section in one pass: the batches stay full
     raw = np.asarray(m.wte[words.ids], dtype=np.float32)
-    scores, failures = [], []
-    for section in sections:
-        found = [[words.find(w, ignore_case) for w in q] for q in section.questions]
-        known = [i for i, f in enumerate(found) if None not in f]
-        abcd = np.array([found[i] for i in known], dtype=np.int64).reshape(-1, 4)
-        predicted = evaluate.analogy_answers(raw, words, abcd[:, :3], method, ignore_case)
-        same = words.group if ignore_case else np.arange(len(words.words))
-        right = (predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])
-        correct = int(right.sum())
-        answered = len(known)
+    predicted = evaluate.analogy_answers(raw, words, abcd[:, :3], method, ignore_case)
+    same = words.group if ignore_case else np.arange(len(words.words))
+    right = (predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])
+    scores, failures, start = [], [], 0
+    for section, ks in zip(sections, known, strict=True):
+        mine = slice(start, start + len(ks))
+        start += len(ks)
+        correct, answered = int(right[mine].sum()), len(ks)
+        accuracy = correct / answered if answered else None
         scores.append(
             SectionScore(
-                section.name,
-                correct,
-                answered - correct,
-                len(section.questions) - answered,
-                correct / answered if answered else None,
+                section.name, correct, answered - correct, len(section.questions) - answered, accuracy
             )
         )
         if errors:
-            for i, ok, p in zip(known, right, predicted, strict=True):
+            for i, ok, p in zip(ks, right[mine], predicted[mine], strict=True):
                 if not ok:
                     a, b, c, d = section.questions[i]
                     failures.append(Failure(section.name, (a, b, c), d, words.words[p] if p >= 0 else None))

@@ -27,6 +27,7 @@ class Words:
     ids: np.ndarray
     lookup: dict[str, int]  # (folded) word -> index of its representative in `words`
     group: np.ndarray  # index -> index of its representative
+    members: dict[int, list[int]]  # representative -> every spelling, for words spelt more than one way
 
     @staticmethod
     def build(pieces: list[str], display: list[str], rule: Rule, ignore_case: bool) -> Words:
@@ -48,7 +49,24 @@ class Words:
                 group[i] = lookup[key]
             else:
                 lookup[key] = i
-        return Words(words, np.array(ids, dtype=np.int64), lookup, group)
+        members: dict[int, list[int]] = {}
+        for i, g in enumerate(group.tolist()):
+            members.setdefault(g, []).append(i)
+        return Words(
+            words,
+            np.array(ids, dtype=np.int64),
+            lookup,
+            group,
+            {g: m for g, m in members.items() if len(m) > 1},
+        )
+
+    def spellings(self, question: np.ndarray) -> list[int]:
+        """Indices of the other spellings (same word, other case) of a question's words."""
+        inputs = {int(i) for i in question}
+        found: set[int] = set()
+        for i in inputs:
+            found.update(self.members.get(int(self.group[i]), ()))
+        return sorted(found - inputs)
 
     def find(self, word: str, ignore_case: bool) -> int | None:
         return self.lookup.get(word.upper() if ignore_case else word)
@@ -107,33 +125,43 @@ def analogy_answers(
 ) -> np.ndarray:
     """For each question (rows of indices a, b, c into the word vocabulary) the index of the predicted word.
 
-    As gensim: b - a + c, the inputs themselves excluded, then the first of the best five whose word is not
-    (case-folded) one of the inputs; -1 where all five are. `raw` holds the rows of the vocabulary's words.
+    As gensim: b - a + c, the inputs themselves excluded, and the answer is the first of the best five whose
+    word is not (case-folded) one of the inputs; -1 where all five are. `raw` holds the words' rows.
     """
     norms = np.maximum(np.linalg.norm(raw, axis=1), 1e-30)
     unit = raw / norms[:, None]
     inputs_from = raw if method is Method.add else unit  # add: the lab's arithmetic on the raw rows
     answers = np.empty(len(abc), dtype=np.int64)
-    best = min(5, len(raw) - 1)
     for start in range(0, len(abc), BATCH):
         batch = abc[start : start + BATCH]
         a, b, c = (inputs_from[batch[:, i]] for i in range(3))
         if method is Method.cosmul:
-            shifted = [(1 + unit @ v.T) / 2 for v in (b, c, a)]  # (words, questions) each
-            scores = (shifted[0] * shifted[1] / (shifted[2] + 1e-6)).T
+            scores = b @ unit.T
+            scores += 1
+            scores /= 2
+            for v, op in ((c, np.multiply), (a, np.divide)):
+                other = v @ unit.T
+                other += 1
+                other /= 2
+                if op is np.divide:
+                    other += 1e-6
+                op(scores, other, out=scores)
         else:
-            target = b - a + c
-            scores = (unit @ target.T).T / np.maximum(np.linalg.norm(target, axis=1), 1e-30)[:, None]
-        rows = np.arange(len(batch))[:, None]
-        scores[rows, batch] = -np.inf
-        top = np.argpartition(-scores, best, axis=1)[:, :best]
-        order = np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1, kind="stable")
-        top = np.take_along_axis(top, order, axis=1)
-        inputs = vocab.group[batch] if ignore_case else batch
-        candidates = vocab.group[top] if ignore_case else top
-        allowed = (candidates[:, :, None] != inputs[:, None, :]).all(axis=2)
-        first = np.where(allowed.any(axis=1), allowed.argmax(axis=1), -1)
-        answers[start : start + BATCH] = np.where(first >= 0, top[rows[:, 0], np.maximum(first, 0)], -1)
+            # the cosine would divide each row by |b - a + c|: one positive number per question, which
+            # changes no ranking within the row, so it is left out
+            scores = (b - a + c) @ unit.T
+        rows = np.arange(len(batch))
+        scores[rows[:, None], batch] = -np.inf
+        # other spellings of the inputs are not answers: mask them too, but remember how many beat the answer
+        others = [vocab.spellings(q) for q in batch] if ignore_case else []
+        beaten = [scores[i, o].copy() for i, o in enumerate(others)]
+        for i, o in enumerate(others):
+            scores[i, o] = -np.inf
+        best = scores.argmax(axis=1)
+        for i, o in enumerate(beaten):
+            if (o > scores[i, best[i]]).sum() >= 5:  # gensim looks at the best five only
+                best[i] = -1
+        answers[start : start + BATCH] = best
     return answers
 
 

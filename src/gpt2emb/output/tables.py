@@ -223,7 +223,9 @@ def _(result: PairsEvalResult, dims: int | None) -> RenderableType:
         ["pairs used", f"{result.used} of {result.pairs}"],
         ["skipped (not one token)", f"{result.skipped} ({result.oov_ratio:.1f}%)"],
     ]
-    return _table(f"{result.file} on {result.model} (words as {result.rule!r} tokens{case})", "_ _>", rows)
+    return _table(
+        f"{result.file} on {result.model} (words as {result.rule!r} tokens{case})", "measure value>", rows
+    )
 
 
 _SHADES = " ░▒▓█"
