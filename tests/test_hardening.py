@@ -232,3 +232,39 @@ def test_a_commit_id_from_the_hub_never_becomes_a_path(hub: FakeHub, caches: dic
     result = run_cli("neighbors", "cat", "-m", "someone/sneaky")
     assert result.exit_code == 5 and "unusable answer" in result.stderr
     assert not caches["cache"].exists()
+
+
+ODD_BUT_VALID = ["🙂", "日本語", "\x07", "<|endoftext|>", "supercalifragilisticexpialidocious"]
+
+
+@pytest.mark.parametrize("word", ODD_BUT_VALID)
+@pytest.mark.parametrize("as_json", [False, True])
+def test_odd_words_are_answered_honestly(hub: FakeHub, tiny: Tiny, word: str, as_json: bool) -> None:
+    """Rows that exist are answered, not refused: a split is shown with its pieces, never cut silently."""
+    expected = (
+        (tiny.vocab["<|endoftext|>"],)
+        if word == "<|endoftext|>"
+        else tuple(tiny.tokenizer.encode(" " + word).ids)
+    )
+    commands = [
+        ["vector", word],
+        ["neighbors", word, "-k", "3"],
+        ["analogy", word, "man", "woman", "-k", "3"],
+    ]
+    for args in [*commands, ["similarity", word, "king"]]:
+        result = run_cli(*args, *(["--json"] if as_json else []))
+        assert result.exit_code == 0 and "Traceback" not in result.stderr
+        if as_json:
+            doc = json.loads(result.stdout)
+            first = (
+                doc["items"][0]
+                if "items" in doc
+                else {"tokens": [{"id": i["id"]} for i in doc["inputs"][: len(expected)]]}
+            )
+            assert tuple(t["id"] for t in first["tokens"]) == expected
+            if len(expected) > 1 and "items" in doc:
+                assert f"splits into {len(expected)} tokens" in doc["items"][0]["note"]
+        elif len(expected) > 1:
+            assert f"splits into {len(expected)} tokens" in " ".join(result.stdout.split())
+    strict = run_cli("neighbors", word, "--pool", "strict")
+    assert (strict.exit_code == 0) == (len(expected) == 1)  # --pool strict refuses exactly the split ones
