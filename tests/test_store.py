@@ -44,6 +44,8 @@ def test_first_use_fetches_ranges_then_works_offline(
     assert not m.wte.flags.writeable and isinstance(m.wte, np.memmap)
     ranged = [r for r in hub.requests if r[0] == "GET" and r[1].endswith("model.safetensors")]
     assert ranged and all(r[2].startswith("bytes=") for r in ranged)  # never the whole checkpoint
+    assert len(ranged) == 4  # the header's length, the header, wte, wpe
+    assert [r[0] for r in hub.requests if r[1].endswith("model.safetensors")].count("HEAD") == 1
     assert entries(caches["cache"]) == [caches["cache"] / "hub" / "openai-community--gpt2" / COMMIT]
 
     hub.requests.clear()

@@ -373,16 +373,29 @@ def _weights_reader(ref: ModelRef, commit: str) -> tuple[str, ReadRange | None]:
     assert ref.repo is not None
     from huggingface_hub import try_to_load_from_cache
 
-    cached = try_to_load_from_cache(ref.repo, "model.safetensors", revision=commit)
-    if isinstance(cached, str):
-        return "model.safetensors", _local_reader(Path(cached))
-    if _offline():
+    cached = isinstance(try_to_load_from_cache(ref.repo, "model.safetensors", revision=commit), str)
+    if not cached and _offline():
         raise NotCached(_not_cached(ref.repo))
-    if _hub_has(ref.repo, "model.safetensors", commit):
-        return "model.safetensors", _remote_reader(ref.repo, "model.safetensors", commit)
+    if cached or _hub_has(ref.repo, "model.safetensors", commit):
+        return "model.safetensors", _safetensors_reader(ref, commit)
     if _hub_has(ref.repo, "pytorch_model.bin", commit):
         return "pytorch_model.bin", None
     raise BadModel(f"{ref.repo} has no model.safetensors or pytorch_model.bin; it holds no GPT-2 weights")
+
+
+def _safetensors_reader(ref: ModelRef, commit: str) -> ReadRange:
+    """model.safetensors from the folder, or the HF cache when it is there, else by ranges from the Hub."""
+    if ref.folder is not None:
+        return _local_reader(ref.folder / "model.safetensors")
+    assert ref.repo is not None
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(ref.repo, "model.safetensors", revision=commit)
+    if isinstance(cached, str):
+        return _local_reader(Path(cached))
+    if _offline():
+        raise NotCached(_not_cached(ref.repo))
+    return _remote_reader(ref.repo, "model.safetensors", commit)
 
 
 def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
@@ -465,8 +478,7 @@ def _embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> tupl
         from gpt2emb import heavy
 
         return heavy.load_bin_embeddings(path, WTE_KEYS, WPE_KEYS, ref.name)
-    _, reader = _weights_reader(ref, info.commit)
-    assert reader is not None
+    reader = _safetensors_reader(ref, info.commit)
     wte_info = info.tensors[find_key(info.tensors, WTE_KEYS, ref.name)]
     wpe_info = info.tensors[find_key(info.tensors, WPE_KEYS, ref.name)]
     total = (wte_info.end - wte_info.start) + (wpe_info.end - wpe_info.start)
