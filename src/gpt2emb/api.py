@@ -62,15 +62,20 @@ def _open(
         raise UsageError("give at least one word")
     for w in words:
         check_word(w, exact)
-    if k is not None and k < 1:
-        raise UsageError(f"-k/--top must be 1 or more, not {k}")
     spec = registry.find(model)
-    if k is not None and spec is not None and k > spec.shape.vocab_size:
-        raise UsageError(f"-k/--top must be at most {spec.shape.vocab_size} (the number of tokens), not {k}")
+    if k is not None:  # a registry model's vocabulary is known before anything is fetched
+        _check_top(k, spec.shape.vocab_size if spec is not None else None)
     m, vocab = load(model, reporter)
-    if k is not None and k > m.shape.vocab_size:
-        raise UsageError(f"-k/--top must be at most {m.shape.vocab_size} (the number of tokens), not {k}")
+    if k is not None:
+        _check_top(k, m.shape.vocab_size)
     return m, vocab
+
+
+def _check_top(k: int, rows: int | None) -> None:
+    if k < 1:
+        raise UsageError(f"-k/--top must be 1 or more, not {k}")
+    if rows is not None and k > rows:
+        raise UsageError(f"-k/--top must be at most {rows} (the number of tokens), not {k}")
 
 
 def _queries(vocab: Vocab, words: list[str], exact: bool, pool: Pool) -> list[Query]:
@@ -171,9 +176,8 @@ def _spans(specs: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def parse_positions(specs: list[str], n_positions: int) -> list[int]:
+def parse_positions(spans: list[tuple[int, int]], n_positions: int) -> list[int]:
     """Positions and ranges; every one must be a row the model learned."""
-    spans = _spans(specs)
     for lo, hi in spans:
         for p in (lo, hi):
             if not 0 <= p < n_positions:
@@ -187,9 +191,9 @@ def parse_positions(specs: list[str], n_positions: int) -> list[int]:
 
 
 def positions(model: str, specs: list[str], reporter: Reporter | None = None) -> PositionsResult:
-    _spans(specs)  # the syntax, before the model is opened
+    spans = _spans(specs)  # the syntax, before the model is opened
     m, _ = load(model, reporter)
-    chosen = parse_positions(specs, m.shape.n_positions)
+    chosen = parse_positions(spans, m.shape.n_positions)
     matrix, norms = ops.cosine_matrix(m.wpe[chosen])
     return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix))
 
@@ -355,12 +359,7 @@ def analogy_eval(
         mine = slice(start, start + len(ks))
         start += len(ks)
         correct, answered = int(right[mine].sum()), len(ks)
-        accuracy = correct / answered if answered else None
-        scores.append(
-            SectionScore(
-                section.name, correct, answered - correct, len(section.questions) - answered, accuracy
-            )
-        )
+        scores.append(_score(section.name, correct, answered, len(section.questions) - answered))
         if errors:
             for i, ok, p in zip(ks, right[mine], predicted[mine], strict=True):
                 if not ok:
@@ -369,9 +368,7 @@ def analogy_eval(
     correct = sum(s.correct for s in scores)
     answered = correct + sum(s.incorrect for s in scores)
     skipped = sum(s.skipped for s in scores)
-    total = SectionScore(
-        "Total accuracy", correct, answered - correct, skipped, correct / answered if answered else None
-    )
+    total = _score("Total accuracy", correct, answered, skipped)
     return AnalogyEvalResult(
         m.name,
         file,
@@ -384,6 +381,10 @@ def analogy_eval(
         time.perf_counter() - started,
         tuple(failures),
     )
+
+
+def _score(name: str, correct: int, answered: int, skipped: int) -> SectionScore:
+    return SectionScore(name, correct, answered - correct, skipped, correct / answered if answered else None)
 
 
 def similarity_eval(
@@ -433,7 +434,8 @@ def compare(results: list[NeighborsResult] | list[AnalogyResult]) -> CompareResu
     overlap = []
     for i, j in itertools.combinations(range(len(results)), 2):
         for (query, mine), (_, theirs) in zip(lists[i], lists[j], strict=True):
-            shared = tuple(t for t in mine if t in set(theirs))
+            other = set(theirs)
+            shared = tuple(t for t in mine if t in other)
             overlap.append(
                 Overlap(query, (results[i].model, results[j].model), len(shared), len(mine), shared)
             )

@@ -43,7 +43,7 @@ class App(TyperGroup):
             code = e.code
         except typer.TyperException as e:  # click's usage errors: bad option, missing argument
             command = next((a for a in argv if a in COMMANDS), "")
-            hint = f" (see: gpt2emb {command} --help)".replace("  ", " ")
+            hint = " (see: " + " ".join(filter(None, ["gpt2emb", command, "--help"])) + ")"
             output.error(e.format_message() + hint, "usage", ExitCode.USAGE, as_json)
             code = getattr(e, "exit_code", ExitCode.USAGE)
         except typer.Abort:

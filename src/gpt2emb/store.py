@@ -32,6 +32,7 @@ from gpt2emb.report import QuietReporter, Reporter, Task
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
+_UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
 _COMMIT = re.compile(r"[0-9a-zA-Z][0-9a-zA-Z_.-]{0,99}")
 FORMAT = 2  # bump whenever the files of an entry change: older entries are then rebuilt
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -403,7 +404,7 @@ def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
     if commit is None:
         commit, _ = _resolve_commit(ref)
     info_file = _repo_dir(ref) / "info" / f"{commit}.json"
-    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+    with contextlib.suppress(*_UNTRUSTED):
         raw = json.loads(info_file.read_text())
         return _info_from_json(ref, raw)
     info = _fetch_info(ref, commit)
@@ -576,10 +577,10 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None) -> Model:
     if entry.is_dir():
         try:
             return _open_entry(ref, entry)
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except _UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({e}); rebuilding it")
     try:
-        _build_locked(ref, commit, entry, reporter)
+        model = _build_locked(ref, commit, entry, reporter)
     except OSError as e:
         if e.errno not in _CANNOT_WRITE:
             raise
@@ -593,10 +594,10 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None) -> Model:
         return _open_entry(ref, entry)
     if not known:
         _record_commit(ref, commit)
-    return _open_entry(ref, entry)
+    return model
 
 
-def _build_locked(ref: ModelRef, commit: str, entry: Path, reporter: Reporter) -> None:
+def _build_locked(ref: ModelRef, commit: str, entry: Path, reporter: Reporter) -> Model:
     """Build the entry under a file lock, so that processes started together build it once."""
     from filelock import FileLock
 
@@ -604,15 +605,14 @@ def _build_locked(ref: ModelRef, commit: str, entry: Path, reporter: Reporter) -
     with FileLock(str(entry.parent / f"{commit}.lock")):
         if entry.is_dir():  # another process may have built it while we waited
             try:
-                _open_entry(ref, entry)
-                return
-            except (OSError, ValueError, KeyError, TypeError):
+                return _open_entry(ref, entry)
+            except _UNTRUSTED:
                 shutil.rmtree(entry, ignore_errors=True)
-        for leftover in entry.parent.glob(
-            f".{commit}.tmp-*"
-        ):  # from a build that was killed: we hold the lock
+        # leftovers of builds that were killed: holding the lock, nobody else is building
+        for leftover in entry.parent.glob(f".{commit}.tmp-*"):
             shutil.rmtree(leftover, ignore_errors=True)
         _build(ref, checkpoint_info(ref, commit), entry, reporter)
+    return _open_entry(ref, entry)
 
 
 # ---------------------------------------------------------------- looking after the cache
@@ -635,7 +635,7 @@ def entries() -> list[Entry]:
             meta = json.loads(manifest.read_text())
             size = sum(f.stat().st_size for f in manifest.parent.iterdir() if f.is_file())
             found.append(Entry(meta["name"], meta.get("repo"), meta["commit"], manifest.parent, size))
-        except (OSError, ValueError, KeyError, TypeError):
+        except _UNTRUSTED:
             continue  # being written or removed right now, or not ours
     return found
 
