@@ -174,6 +174,32 @@ def test_bad_input_is_one_line_without_traceback(
     assert error["code"] == plain.exit_code and error["message"]
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("neighbors", "cat", "-k", "abc"), "Invalid value for '-k' / '--top': 'abc' is not a whole number."),
+        (("neighbors", "cat", "-k", "1.5"), "'1.5' is not a whole number."),
+        (("vector", "king", "--dims", "0"), "Invalid value for '--dims': 0 is less than 1."),
+        (("neighbors", "cat", "--pool", "MEAN"), "'MEAN' is not one of 'mean', 'first', 'strict'."),
+        (("analogy", "king", "man", "woman", "--method", "x"), "'x' is not one of 'add', '3cosadd', '3cos"),
+        (("sizes", "--dtype", "int8"), "'int8' is not one of 'fp32', 'fp16'."),
+        (("neighbors",), "Missing argument 'WORD...'."),
+    ],
+)
+def test_option_values_are_checked_with_clear_messages(args: tuple[str, ...], message: str) -> None:
+    result = run_cli(*args)
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def test_option_values_arrive_typed(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("neighbors", "cat", "-k", " 2", "--pool", "first", "-m", "gpt2", "-m", "small")
+    assert doc["models"] == ["gpt2", "gpt2"] and doc["results"][1]["k"] == 2
+    assert doc["results"][0]["items"][0]["pool"] == "first"
+    assert run_json("vector", "king", "--dims", "3")["items"][0]["norm"] > 0
+    analogy = run_json("analogy", "king", "man", "woman", "--method", "3cosmul", "-k", "1")
+    assert analogy["method"] == "3cosmul" and len(analogy["results"]) == 1
+
+
 def test_offline_without_cache(hub: FakeHub, offline: None) -> None:
     result = run_cli("neighbors", "cat", "--json")
     assert result.exit_code == 4
@@ -206,7 +232,8 @@ def test_real_process_end_to_end_then_offline(hub: FakeHub, tiny: Tiny) -> None:
 PROBE = """
 import atexit, sys
 def report():
-    heavy = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers', 'numpy', 'tokenizers'})
+    heavy = sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers', 'numpy', 'tokenizers',
+                                                              'pydantic'})
     sys.stderr.write('MODULES=' + ','.join(heavy) + '\\n')
 atexit.register(report)
 sys.argv = ['gpt2emb'] + sys.argv[1:]
