@@ -37,6 +37,9 @@ def entries(cache: Path) -> list[Path]:
         ("positions", "5-2"),
         ("positions", "abc"),
         ("vector", "w" * 10_000),
+        ("neighbors", "a\x07b"),
+        ("vector", "<|endoftext|>"),
+        ("neighbors", "cat", "-k", "-3"),
     ],
 )
 def test_bad_input_fetches_and_caches_nothing(
@@ -234,37 +237,47 @@ def test_a_commit_id_from_the_hub_never_becomes_a_path(hub: FakeHub, caches: dic
     assert not caches["cache"].exists()
 
 
-ODD_BUT_VALID = ["🙂", "日本語", "\x07", "<|endoftext|>", "supercalifragilisticexpialidocious"]
+NOT_WORDS = {
+    "🙂": "raw bytes",  # the tiny vocabulary holds none of its characters whole (GPT-2's own has " 🙂")
+    "日本語": "raw bytes",
+    "a\x07b": "control character",
+    "<|endoftext|>": "special token",
+    "supercalifragilisticexpialidocious": "more than the 8",
+}
 
 
-@pytest.mark.parametrize("word", ODD_BUT_VALID)
+@pytest.mark.parametrize("word", NOT_WORDS)
 @pytest.mark.parametrize("as_json", [False, True])
-def test_odd_words_are_answered_honestly(hub: FakeHub, tiny: Tiny, word: str, as_json: bool) -> None:
-    """Rows that exist are answered, not refused: a split is shown with its pieces, never cut silently."""
-    expected = (
-        (tiny.vocab["<|endoftext|>"],)
-        if word == "<|endoftext|>"
-        else tuple(tiny.tokenizer.encode(" " + word).ids)
-    )
-    commands = [
+def test_what_is_not_a_word_is_refused_by_every_command(
+    hub: FakeHub, caches: dict[str, Path], word: str, as_json: bool
+) -> None:
+    assert run_cli("neighbors", "cat", "-k", "1").exit_code == 0  # the model is cached
+    before = sorted(caches["cache"].rglob("*"))
+    for args in (
         ["vector", word],
-        ["neighbors", word, "-k", "3"],
-        ["analogy", word, "man", "woman", "-k", "3"],
-    ]
-    for args in [*commands, ["similarity", word, "king"]]:
+        ["neighbors", word],
+        ["analogy", "king", word, "woman"],
+        ["similarity", word, "cat"],
+    ):
         result = run_cli(*args, *(["--json"] if as_json else []))
-        assert result.exit_code == 0 and "Traceback" not in result.stderr
+        assert result.exit_code == 2 and result.stdout == "", result.output
+        message = json.loads(result.stderr)["error"]["message"] if as_json else result.stderr
+        assert NOT_WORDS[word] in message and len(result.stderr.strip().splitlines()) == 1
+    assert sorted(caches["cache"].rglob("*")) == before
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_split_word_is_answered_with_its_pieces(hub: FakeHub, tiny: Tiny, as_json: bool) -> None:
+    expected = tuple(tiny.tokenizer.encode(" gato").ids)
+    assert len(expected) == 4
+    for args in (["vector", "gato"], ["neighbors", "gato", "-k", "3"], ["similarity", "gato", "king"]):
+        result = run_cli(*args, *(["--json"] if as_json else []))
+        assert result.exit_code == 0, result.stderr
         if as_json:
-            doc = json.loads(result.stdout)
-            first = (
-                doc["items"][0]
-                if "items" in doc
-                else {"tokens": [{"id": i["id"]} for i in doc["inputs"][: len(expected)]]}
+            item = json.loads(result.stdout)["items"][0]
+            assert (
+                tuple(t["id"] for t in item["tokens"]) == expected and "splits into 4 tokens" in item["note"]
             )
-            assert tuple(t["id"] for t in first["tokens"]) == expected
-            if len(expected) > 1 and "items" in doc:
-                assert f"splits into {len(expected)} tokens" in doc["items"][0]["note"]
-        elif len(expected) > 1:
-            assert f"splits into {len(expected)} tokens" in " ".join(result.stdout.split())
-    strict = run_cli("neighbors", word, "--pool", "strict")
-    assert (strict.exit_code == 0) == (len(expected) == 1)  # --pool strict refuses exactly the split ones
+        else:
+            assert "splits into 4 tokens" in " ".join(result.stdout.split() + result.stderr.split())
+    assert run_cli("neighbors", "gato", "--pool", "strict").exit_code == 2

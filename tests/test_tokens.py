@@ -62,11 +62,42 @@ def test_words_that_have_no_answer(vocab: Vocab, word: str) -> None:
         vocab.query(word, exact=False, pool=Pool.mean)
 
 
-def test_special_token_and_odd_text(vocab: Vocab, tiny: Tiny) -> None:
-    assert vocab.query("<|endoftext|>", exact=False, pool=Pool.mean).ids == (tiny.vocab["<|endoftext|>"],)
-    for word in ("\x07", "日本", "🙂", "a\tb"):
-        q = vocab.query(word, exact=False, pool=Pool.mean)
-        assert q.ids == tuple(tiny.tokenizer.encode(" " + word).ids)
+@pytest.mark.parametrize(
+    ("word", "exact", "message"),
+    [
+        ("\x07", False, "control character U\\+0007"),
+        ("a\x1bb", True, "control character U\\+001B"),
+        ("<|endoftext|>", False, "special token, not a word.*id:50256"),
+        (" <|endoftext|> ", True, "special token"),
+        ("🙂", False, "raw bytes"),  # the tiny vocabulary has no token for it: only its four bytes
+        ("日本", False, "raw bytes"),
+        ("supercalifragilisticexpialidocious", False, "splits into [0-9]+ tokens .*: more than the 8"),
+    ],
+)
+def test_what_is_not_a_word_is_refused_with_the_reason(
+    vocab: Vocab, word: str, exact: bool, message: str
+) -> None:
+    for pool in Pool:
+        with pytest.raises(UsageError, match=message):
+            vocab.query(word, exact=exact, pool=pool)
+
+
+def test_whitespace_tokens_with_exact(vocab: Vocab, tiny: Tiny) -> None:
+    assert vocab.query("\n", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("\n").ids)
+    assert len(vocab.query("\t", exact=True, pool=Pool.mean).ids) == 1
+
+
+def test_a_split_into_whole_characters_is_answered(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    tok.train_from_iterator(["é " * 50 + " caf" * 50], trainers.BpeTrainer(initial_alphabet=alphabet))
+    vocab = make_vocab(tmp_path / "entry", tok.to_str())
+    q = vocab.query("café", exact=False, pool=Pool.mean)
+    assert [vocab.token(i) for i in q.ids] == [" caf", "é"]  # é is two bytes, merged into one token
+    assert "splits into 2 tokens" in q.note
 
 
 def test_display_shows_bytes_that_are_not_characters() -> None:
@@ -88,6 +119,12 @@ def test_real_gpt2_vocabulary(tmp_path: Path) -> None:
     assert vocab.query("queen", exact=False, pool=Pool.mean).ids == (16599,)
     gato = vocab.query("gato", exact=False, pool=Pool.mean)
     assert [vocab.token(i) for i in gato.ids] == [" g", "ato"]
+    assert vocab.query("🙂", exact=False, pool=Pool.mean).ids == (32485,)  # GPT-2 has " 🙂" as one token
+    uber = vocab.query("über", exact=False, pool=Pool.mean)  # ü is cut in two, but "ber" is text
+    assert [vocab.token(i) for i in uber.ids] == [" \\xc3", "\\xbc", "ber"] and "splits into 3" in uber.note
+    for word in ("😀", "日本"):  # only fragments of their characters' bytes
+        with pytest.raises(UsageError, match="raw bytes"):
+            vocab.query(word, exact=False, pool=Pool.mean)
     checked = 0
     for piece in json.loads((SHARED_VOCAB / "vocab.json").read_text(encoding="utf-8")):
         text = display(piece)

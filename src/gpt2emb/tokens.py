@@ -2,7 +2,10 @@
 
 The rule everywhere: a word typed on the command line means the word as it appears inside running text,
 so `king` is the token " king". `--exact` takes the text as typed. A word the tokenizer splits is never cut
-silently: the pieces are kept, and the pool mode says how one vector is made of them.
+silently: the pieces are kept, and the pool mode says how one vector is made of them. What is not a word is
+refused with the reason: control characters, special tokens such as <|endoftext|> (ask for them by id), text
+of which the tokenizer holds no character whole (an emoji without a token of its own: only byte fragments),
+more than MAX_PIECES pieces.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,8 @@ from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
 
 MAX_WORD_CHARS = 1000
+MAX_PIECES = 8  # a "word" of more tokens than this is a phrase or noise: the mean of its rows says little
+_SPECIAL = re.compile(r"<\|[^|]*\|>")
 
 
 @dataclass(frozen=True)
@@ -54,12 +60,18 @@ def to_byte_level(text: str) -> str:
     return "".join(_byte_encoder()[b] for b in text.encode("utf-8"))
 
 
-def display(piece: str) -> str:
-    """A vocabulary entry as text; bytes that are not whole UTF-8 characters are shown as \\xNN."""
+def _piece_bytes(piece: str) -> bytes | None:
+    """The bytes of a vocabulary entry, or None for an added token stored as plain text."""
     decoder = _byte_decoder()
     if any(c not in decoder for c in piece):
-        return piece  # an added token stored as plain text
-    return bytes(decoder[c] for c in piece).decode("utf-8", errors="backslashreplace")
+        return None
+    return bytes(decoder[c] for c in piece)
+
+
+def display(piece: str) -> str:
+    """A vocabulary entry as text; bytes that are not whole UTF-8 characters are shown as \\xNN."""
+    raw = _piece_bytes(piece)
+    return piece if raw is None else raw.decode("utf-8", errors="backslashreplace")
 
 
 # Words made only of ASCII letters, or only of digits, are one pre-token for GPT-2's splitter, so when the
@@ -88,6 +100,17 @@ def check_word(word: str, exact: bool) -> int | None:
         )
     if exact and not word:
         raise UsageError("an empty word has no token; type a word")
+    for ch in word:
+        if unicodedata.category(ch) in ("Cc", "Cs") and not (exact and ch in "\t\n\r"):
+            raise UsageError(
+                f"{word[:40]!r} holds the control character U+{ord(ch):04X}: type the word without it, "
+                "or ask for a token by its id (id:N)"
+            )
+    if _SPECIAL.fullmatch(word.strip()):
+        raise UsageError(
+            f"{word.strip()} is a special token, not a word: ask for its row by id "
+            "(GPT-2's <|endoftext|> is id:50256)"
+        )
     return None
 
 
@@ -165,6 +188,17 @@ class Vocab:
         quoted = json.dumps(text, ensure_ascii=False)
         pieces = " + ".join(json.dumps(self.token(i), ensure_ascii=False) for i in ids[:8])
         pieces += " + ..." if len(ids) > 8 else ""
+        if not any(self.holds_a_character(i) for i in ids):
+            raise UsageError(
+                f"{quoted} has no token that holds even one of its characters whole: the tokenizer sees "
+                f"only raw bytes ({pieces}), and rows of byte fragments do not make a word; ask for a piece "
+                "by its id (id:N)"
+            )
+        if len(ids) > MAX_PIECES:
+            raise UsageError(
+                f"{quoted} splits into {len(ids)} tokens ({pieces}): more than the {MAX_PIECES} a word may "
+                "have here; ask for a piece by its id (id:N)"
+            )
         if pool is Pool.strict:
             raise UsageError(
                 f"{quoted} is not one token: it splits into {len(ids)} ({pieces}); "
@@ -174,3 +208,11 @@ class Vocab:
         return Query(
             word, ids, pool, f"{quoted} splits into {len(ids)} tokens ({pieces}); using {how} (--pool)"
         )
+
+    def holds_a_character(self, token_id: int) -> bool:
+        """Whether a token holds a whole character other than a space (not only fragments of UTF-8 bytes)."""
+        raw = _piece_bytes(self._pieces[token_id] if 0 <= token_id < len(self._pieces) else "")
+        if raw is None:
+            return True  # an added token, stored as plain text
+        text = raw.decode("utf-8", errors="replace").replace("\ufffd", "")
+        return bool(text.strip())
