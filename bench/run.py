@@ -246,6 +246,9 @@ def report(work: Path, args: argparse.Namespace) -> None:
         facts["eval_answered"] = mine["total"]["correct"] + mine["total"]["incorrect"]
     hub.stop()
     light = {cmd: measure([gpt2emb, *cmd.split()], base_env, args.runs) for cmd in ("--help", "sizes")}
+    if "gpt2" in args.models.split(","):  # what a person at a shell sees: a rich table, not JSON
+        for cmd in ("neighbors cat", "analogy king man woman"):
+            light[cmd] = measure([gpt2emb, *cmd.split()], {**base_env, "COLUMNS": "100"}, args.runs)
     write(args.out, rows, facts, light)
 
 
@@ -291,7 +294,9 @@ def write(out: Path, rows: list[tuple[str, Run | None, Run | None, Run]], facts:
             f"| `gpt2emb analogy --eval` | {facts['eval_ours']:.2f} | {facts['eval_ours_rss']:.0f} |",
             f"| gensim ÷ gpt2emb | **{facts['eval_gensim'] / facts['eval_ours']:.0f}x** | |",
         ]
-    lines += ["", "## Light commands", "", "| command | wall (s) | peak RSS (MiB) |", "| --- | ---: | ---: |"]
+    lines += ["", "## Light commands, and the warm queries as tables", "",
+              "A table (what a person at a shell sees) adds the import of rich to the JSON path above.",
+              "", "| command | wall (s) | peak RSS (MiB) |", "| --- | ---: | ---: |"]  # fmt: skip
     lines += [f"| `gpt2emb {cmd}` | {r.wall:.3f} | {r.rss:.0f} |" for cmd, r in light.items()]
     lines += ["", "## First use", "", "| model | checkpoint | downloaded | share | first use (s) "
               "| cache built from a checkpoint on disk (s) | lab way's whole run (s) | build ÷ lab |",
