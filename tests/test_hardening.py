@@ -18,7 +18,7 @@ from gpt2emb import registry, store
 
 from conftest import run_cli, run_process
 from fakehub import FakeHub, Repo
-from tinymodel import Tiny
+from tinymodel import Tiny, hub_files
 
 
 def entries(cache: Path) -> list[Path]:
@@ -48,6 +48,39 @@ def test_bad_input_fetches_and_caches_nothing(
     result = run_cli(*args)
     assert result.exit_code == 2
     assert hub.requests == [] and not caches["cache"].exists()
+
+
+WEIGHT_COMMANDS = [["vector", "king"], ["neighbors", "cat"], ["analogy", "king", "man", "woman"],
+                   ["similarity", "cat", "dog"], ["positions", "0", "1"], ["tying"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", ["not-gpt2", "no-weights", "wte-shape"])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_model_that_cannot_serve_is_one_clear_error_for_every_command(
+    hub: FakeHub, tiny: Tiny, caches: dict[str, Path], tmp_path: Path, bad: str, as_json: bool
+) -> None:
+    if bad == "no-weights":  # a local folder with a config and a tokenizer, but no checkpoint
+        model = tmp_path / "folder"
+        model.mkdir()
+        (model / "config.json").write_text(json.dumps(tiny.config))
+        (model / "tokenizer.json").write_text(tiny.tokenizer.to_str())
+        name, message = str(model), "no model.safetensors or pytorch_model.bin"
+    else:
+        changes = {"model_type": "llama"} if bad == "not-gpt2" else {"n_embd": 64}  # wte has 32 columns
+        files = hub_files(tiny)
+        files["config.json"] = json.dumps({**tiny.config, **changes}).encode()
+        hub.repos["someone/bad"] = Repo("e" * 40, files)
+        name = "someone/bad"
+        message = "not a GPT-2 model" if bad == "not-gpt2" else "disagrees with its config"
+    for args in WEIGHT_COMMANDS:
+        if bad == "wte-shape" and args == ["tying"]:
+            continue  # tying reads the config and the header only: it has no use for wte's shape
+        result = run_cli(*args, "-m", name, *(["--json"] if as_json else []))
+        assert result.exit_code not in (0, 1) and result.stdout == "", (args, result.output)
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+        text = json.loads(result.stderr)["error"]["message"] if as_json else result.stderr
+        assert message in text, (args, text)
+    assert entries(caches["cache"]) == []
 
 
 def test_eight_processes_at_once_on_an_empty_cache(hub: FakeHub, caches: dict[str, Path]) -> None:
@@ -158,6 +191,12 @@ COMMANDS = [
     lambda w, n: ["positions", str(n)],
     lambda w, n: ["vector", f"id:{w}"],
     lambda w, n: ["neighbors", "cat", "-m", w],
+    lambda w, n: ["similarity", w, "cat"],
+    lambda w, n: ["vector", "king", "--dims", str(n)],
+    lambda w, n: ["positions", "--heatmap", "--cells", str(n)],
+    lambda w, n: ["analogy", "--eval", w or "x"],
+    lambda w, n: ["tying", "-m", w],
+    lambda w, n: ["sizes", "--dtype", w],
 ]
 
 
