@@ -100,6 +100,12 @@ def test_a_split_into_whole_characters_is_answered(tmp_path: Path) -> None:
     assert "splits into 2 tokens" in q.note
 
 
+def test_a_word_with_some_whole_characters_is_answered_with_its_bytes_shown(vocab: Vocab, tiny: Tiny) -> None:
+    q = vocab.query("kingé", exact=False, pool=Pool.mean)  # the tiny BPE never saw é: " king" + its 2 bytes
+    assert q.ids == (tiny.id("king"), *tiny.tokenizer.encode("é").ids) and len(q.ids) == 3
+    assert '(" king" + "\\xc3" + "\\xa9")' in q.note  # as the tables show them: one backslash
+
+
 def test_display_shows_bytes_that_are_not_characters() -> None:
     assert display(to_byte_level(" king")) == " king"
     assert display(to_byte_level("é")) == "é"

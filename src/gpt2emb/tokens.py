@@ -11,7 +11,6 @@ more than MAX_PIECES pieces.
 from __future__ import annotations
 
 import functools
-import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -72,6 +71,17 @@ def display(piece: str) -> str:
     """A vocabulary entry as text; bytes that are not whole UTF-8 characters are shown as \\xNN."""
     raw = _piece_bytes(piece)
     return piece if raw is None else raw.decode("utf-8", errors="backslashreplace")
+
+
+def quote(text: str) -> str:
+    """A token or word in double quotes, so a leading space shows; control characters are escaped."""
+    escaped = "".join(
+        ch
+        if ch.isprintable() or ch == " "
+        else (f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
+        for ch in text
+    )
+    return f'"{escaped}"'
 
 
 # Words made only of ASCII letters, or only of digits, are one pre-token for GPT-2's splitter, so when the
@@ -185,8 +195,8 @@ class Vocab:
             raise UsageError(f"{word!r} gives no tokens; type a word")
         if len(ids) == 1:
             return Query(word, ids, pool)
-        quoted = json.dumps(text, ensure_ascii=False)
-        pieces = " + ".join(json.dumps(self.token(i), ensure_ascii=False) for i in ids[:8])
+        quoted = quote(text)
+        pieces = " + ".join(quote(self.token(i)) for i in ids[:8])
         pieces += " + ..." if len(ids) > 8 else ""
         if not any(self.holds_a_character(i) for i in ids):
             raise UsageError(

@@ -29,23 +29,13 @@ from gpt2emb.results import (
     TyingResult,
     VectorResult,
 )
+from gpt2emb.tokens import quote as tok
 
 MAX_PIECES_SHOWN = 12
 
 
 def stderr_console() -> Console:
     return Console(stderr=True, highlight=False)
-
-
-def tok(s: str) -> str:
-    """A token in double quotes, so a leading space shows; control characters are escaped."""
-    escaped = "".join(
-        ch
-        if ch.isprintable() or ch == " "
-        else (f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}")
-        for ch in s
-    )
-    return f'"{escaped}"'
 
 
 def split(tokens: tuple[Token, ...]) -> Text:
