@@ -54,13 +54,16 @@ class Repo:
     files: dict[str, Content]
 
 
-@dataclass
+@dataclass(repr=False)  # its repr would hold every file: hypothesis prints the fixtures of a failing case
 class FakeHub:
     repos: dict[str, Repo] = field(default_factory=dict)
     bytes_served: int = 0
     requests: list[tuple[str, str, str]] = field(default_factory=list)  # (method, path, range)
     fault: Callable[[str, str], str | None] | None = None  # (method, path) -> None | "500" | "drop" | "cut"
     url: str = ""
+
+    def __repr__(self) -> str:
+        return f"FakeHub({self.url}, repos={sorted(self.repos)})"
 
     def start(self) -> FakeHub:
         hub = self

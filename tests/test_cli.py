@@ -183,7 +183,7 @@ def test_bad_input_is_one_line_without_traceback(
         (("neighbors", "cat", "--pool", "MEAN"), "'MEAN' is not one of 'mean', 'first', 'strict'."),
         (("analogy", "king", "man", "woman", "--method", "x"), "'x' is not one of 'add', '3cosadd', '3cos"),
         (("sizes", "--dtype", "int8"), "'int8' is not one of 'fp32', 'fp16'."),
-        (("neighbors",), "Missing argument 'WORD...'."),
+        (("neighbors",), "Missing argument 'WORD'."),
     ],
 )
 def test_option_values_are_checked_with_clear_messages(args: tuple[str, ...], message: str) -> None:

@@ -45,6 +45,7 @@ def test_other_hub_repos_and_folders(tmp_path) -> None:  # type: ignore[no-untyp
         ("gpt2-xxl", "did you mean gpt2-xl?"),
         ("mediun", "did you mean gpt2-medium?"),
         ("banana", "known models: gpt2, gpt2-medium"),
+        ("~nosuchuser0", "known models"),  # a home folder that cannot be found is no folder, not a crash
     ],
 )
 def test_unknown_names_say_what_was_meant(name: str, hint: str) -> None:

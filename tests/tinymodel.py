@@ -52,7 +52,7 @@ def train_tokenizer() -> Tokenizer:
     return tok
 
 
-@dataclass
+@dataclass(repr=False)
 class Tiny:
     tokenizer: Tokenizer
     config: dict[str, object]

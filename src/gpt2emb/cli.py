@@ -201,7 +201,7 @@ IgnoreCase = Annotated[
 Top = Annotated[int, typer.Option("-k", "--top", help="How many results.")]
 Words = Annotated[
     list[str],
-    typer.Argument(help="Words (king), or token ids (id:5822).", metavar="WORD...", show_default=False),
+    typer.Argument(help="Words (king), or token ids (id:5822).", metavar="WORD", show_default=False),
 ]
 
 
@@ -272,9 +272,11 @@ def neighbors(
     "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case"
 )
 def analogy(
-    a: Annotated[str | None, typer.Argument(help="A in A - B + C, e.g. king.", show_default=False)] = None,
-    b: Annotated[str | None, typer.Argument(help="B, e.g. man.", show_default=False)] = None,
-    c: Annotated[str | None, typer.Argument(help="C, e.g. woman.", show_default=False)] = None,
+    a: Annotated[
+        str | None, typer.Argument(help="A in A - B + C, e.g. king.", metavar="A", show_default=False)
+    ] = None,
+    b: Annotated[str | None, typer.Argument(help="B, e.g. man.", metavar="B", show_default=False)] = None,
+    c: Annotated[str | None, typer.Argument(help="C, e.g. woman.", metavar="C", show_default=False)] = None,
     model: Models = None,
     top: Top = 10,
     keep_inputs: Annotated[
@@ -298,8 +300,9 @@ def analogy(
     ] = False,
     json: Json = False,
 ) -> None:
-    """v(A) - v(B) + v(C) ranked by cosine against every token (king man woman -> queen), or a whole benchmark
-    file of analogies scored per section (--eval)."""
+    """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
+
+    With --eval FILE, a whole benchmark file of analogies instead, scored per section."""
     from gpt2emb import api
 
     models = model or [DEFAULT_MODEL]
@@ -357,7 +360,7 @@ def positions(
 )
 def similarity(
     words: Annotated[
-        list[str] | None, typer.Argument(help="Words (cat), or token ids (id:9246).", metavar="WORD...")
+        list[str] | None, typer.Argument(help="Words (cat), or token ids (id:9246).", metavar="WORD")
     ] = None,
     model: Model = DEFAULT_MODEL,
     exact: Exact = False,
@@ -367,8 +370,9 @@ def similarity(
     ignore_case: IgnoreCase = False,
     json: Json = False,
 ) -> None:
-    """Pairwise cosine similarity of words' rows of wte (is cat closer to cats or to dog?), or the correlation
-    with human judgements of a word-pair file (--eval, WordSim-353 format)."""
+    """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
+
+    With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""
     from gpt2emb import api
 
     if eval_file is not None:

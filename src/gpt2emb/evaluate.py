@@ -114,10 +114,13 @@ def read_pairs(path: Path, delimiter: str = "\t") -> list[tuple[str, str, float]
 
 
 def _lines(path: Path) -> list[str]:
+    shown = str(path) if str(path).isprintable() else repr(str(path))
     try:
         return path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+        raise UsageError(f"cannot read {shown}: {e.strerror}") from None
+    except ValueError:  # a NUL in the name: no file can have it
+        raise UsageError(f"cannot read {shown}: a file name cannot hold a NUL character") from None
 
 
 def analogy_answers(

@@ -44,5 +44,7 @@ def positions_figure(
         fig.savefig(out, dpi=110)
     except OSError as e:
         raise UsageError(f"cannot write {out}: {e.strerror}") from None
+    except ValueError as e:  # a format matplotlib does not write (.xyz), or a NUL in the name
+        raise UsageError(f"cannot write {str(out)!r}: {e}") from None
     finally:
         plt.close(fig)

@@ -65,7 +65,10 @@ def resolve(name: str) -> ModelRef:
     spec = find(name)
     if spec is not None:
         return ModelRef(spec.name, repo=spec.repo, spec=spec)
-    path = Path(name).expanduser()
+    try:
+        path = Path(name).expanduser()
+    except RuntimeError:  # ~user of a user this machine does not have
+        path = Path(name)
     if path.is_dir():
         return ModelRef(str(path), folder=path.resolve())
     if _REPO_ID.fullmatch(name) and ".." not in name:
