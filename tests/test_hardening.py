@@ -320,3 +320,15 @@ def test_a_split_word_is_answered_with_its_pieces(hub: FakeHub, tiny: Tiny, as_j
         else:
             assert "splits into 4 tokens" in " ".join(result.stdout.split() + result.stderr.split())
     assert run_cli("neighbors", "gato", "--pool", "strict").exit_code == 2
+
+
+@pytest.mark.parametrize("fault", ["500", "drop", "cut"])
+def test_an_uncached_model_with_a_failing_hub_says_so_and_how_to_fix_it(
+    hub: FakeHub, caches: dict[str, Path], fault: str
+) -> None:
+    hub.fault = lambda method, path: fault if path.endswith("model.safetensors") and method == "GET" else None
+    result = run_cli("neighbors", "cat", "--json")
+    assert result.exit_code == 5 and result.stdout == ""  # 5: the Hub failed (4 is offline, never fetched)
+    message = json.loads(result.stderr)["error"]["message"]
+    assert "openai-community/gpt2 is not cached" in message and "run again" in message, message
+    assert entries(caches["cache"]) == []

@@ -74,7 +74,7 @@ def test_unreachable_hub_with_nothing_cached_says_so(caches: dict[str, Path]) ->
 
 def test_dropped_connections_leave_nothing(hub: FakeHub, caches: dict[str, Path]) -> None:
     hub.fault = lambda method, path: "drop"
-    with pytest.raises(NetworkError, match="nothing was cached"):
+    with pytest.raises(NetworkError, match="is not cached, and fetching it from the Hub failed"):
         open_gpt2()
     assert entries(caches["cache"]) == []
 

@@ -239,7 +239,8 @@ def _hub_errors(repo: str) -> Iterator[None]:
 
 def _fetch_failed(repo: str, reason: str) -> str:
     return (
-        f"fetching {repo} from the Hub failed ({reason}); nothing was cached: check the network and run again"
+        f"{repo} is not cached, and fetching it from the Hub failed ({reason}); nothing was kept: "
+        "check the network and run again"
     )
 
 
