@@ -3,6 +3,7 @@ and any text at all as input. Nothing cached may be lost, and no answer may be q
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -132,6 +133,49 @@ def test_killed_while_building_leaves_nothing_trusted(
     ]
     assert len(entries(caches["cache"])) == 1
     assert not list(caches["cache"].rglob(".*.tmp-*"))  # leftovers of the killed build are gone
+
+
+DIE_AT_WRITE = """
+import os, pathlib, sys
+import numpy as np
+n, count = int(sys.argv[1]), [0]
+def dying(write):
+    def wrapped(*args, **kwargs):
+        count[0] += 1
+        if count[0] == n:
+            os._exit(137)  # as SIGKILL: no cleanup, no finally
+        return write(*args, **kwargs)
+    return wrapped
+np.save = dying(np.save)
+os.replace = dying(os.replace)
+pathlib.Path.write_text = dying(pathlib.Path.write_text)
+pathlib.Path.write_bytes = dying(pathlib.Path.write_bytes)
+sys.argv = ["gpt2emb", "neighbors", "cat", "-k", "3", "--json"]
+from gpt2emb.cli import main
+main()
+"""
+
+
+def test_killed_at_every_write_of_a_build_leaves_nothing_trusted(
+    hub: FakeHub, caches: dict[str, Path]
+) -> None:
+    """Die at the 1st, 2nd, ... write or rename of a first use, until a run gets through: after each death
+    the next run answers correctly from one complete entry."""
+    deaths = 0
+    for n in range(1, 60):
+        for folder in caches.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        proc = subprocess.run([sys.executable, "-c", DIE_AT_WRITE, str(n)], capture_output=True, text=True)
+        if proc.returncode == 0:
+            break
+        assert proc.returncode == 137, proc.stderr
+        deaths += 1
+        after = run_process("neighbors", "cat", "-k", "3", "--json")
+        assert after.returncode == 0, (n, after.stderr)
+        neighbors = json.loads(after.stdout)["items"][0]["neighbors"]
+        assert [x["token"] for x in neighbors] == [" cats", " kitten", " dog"], n
+        assert len(entries(caches["cache"])) == 1 and not list(caches["cache"].rglob(".*.tmp-*")), n
+    assert deaths >= 8  # every file of an entry, its rename, and the refs around it
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "swap"])
