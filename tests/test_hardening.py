@@ -178,20 +178,39 @@ def test_killed_at_every_write_of_a_build_leaves_nothing_trusted(
     assert deaths >= 8  # every file of an entry, its rename, and the refs around it
 
 
+ENTRY_FILES = [
+    "wte.npy",
+    "wpe.npy",
+    "wte_norm.npy",
+    "pieces.txt",
+    "tokenizer.json",
+    "config.json",
+    "manifest.json",
+]
+
+
+@pytest.mark.parametrize("name", ENTRY_FILES)
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "swap"])
-def test_damaged_files_are_noticed_and_rebuilt(hub: FakeHub, tiny: Tiny, damage: str) -> None:
+def test_damaged_files_are_noticed_and_rebuilt(hub: FakeHub, tiny: Tiny, name: str, damage: str) -> None:
     m = store.open_model(registry.resolve("gpt2"))
-    target = m.path / "wte.npy"
+    target = m.path / name
     if damage == "truncate":
         os.truncate(target, target.stat().st_size // 2)
     elif damage == "garbage":
         target.write_bytes(os.urandom(target.stat().st_size))
-    else:  # another model's matrix of the very same shape
-        np.save(target, np.asarray(m.wte)[::-1].copy())
+    elif name.endswith(".npy"):  # another model's matrix of the very same shape
+        np.save(target, np.load(target)[::-1].copy())
+    elif name == "manifest.json":  # another model's manifest: the same files, other contents
+        manifest = json.loads(target.read_text())
+        manifest["files"] = {f: "0" * len(fp) for f, fp in manifest["files"].items()}
+        target.write_text(json.dumps(manifest))
+    else:  # another model's file of the same size
+        target.write_bytes(target.read_bytes()[::-1])
     result = run_cli("neighbors", "cat", "-k", "1", "--json")
-    assert result.exit_code == 0
+    assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["items"][0]["neighbors"][0]["token"] == " cats"
-    assert "damaged" in json.loads(result.stderr.splitlines()[0])["note"]
+    note = json.loads(result.stderr.splitlines()[0])["note"]
+    assert "cannot be trusted" in note and len(result.stderr.splitlines()) == 1
     np.testing.assert_array_equal(store.open_model(registry.resolve("gpt2")).wte, tiny.wte)
 
 
