@@ -332,6 +332,24 @@ def test_a_pickle_that_runs_code_is_refused(
     assert not (tmp_path / "pwned").exists()
 
 
+def test_remote_code_in_a_repo_is_never_run(
+    hub: FakeHub, tiny: Tiny, caches: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = hub_files(tiny)
+    config = {**tiny.config, "auto_map": {"AutoModelForCausalLM": "evil.EvilModel", "AutoConfig": "evil.Cfg"}}
+    files["config.json"] = json.dumps(config).encode()
+    files["evil.py"] = (
+        b"import pathlib; pathlib.Path('pwned').touch()\nclass EvilModel: pass\nclass Cfg: pass\n"
+    )
+    hub.repos["someone/evil"] = Repo("d" * 40, files)
+    monkeypatch.chdir(tmp_path)
+    for args in (["neighbors", "cat"], ["tying"], ["tying", "--load"]):
+        result = run_cli(*args, "-m", "someone/evil", "--json")
+        assert result.exit_code == 0, (args, result.stderr)
+    assert not (tmp_path / "pwned").exists()
+    assert not any(path.endswith("evil.py") for _, path, _ in hub.requests)
+
+
 def test_a_commit_id_from_the_hub_never_becomes_a_path(hub: FakeHub, caches: dict[str, Path]) -> None:
     hub.repos["someone/sneaky"] = Repo("..", hub.repos["openai-community/gpt2"].files)
     result = run_cli("neighbors", "cat", "-m", "someone/sneaky")
