@@ -113,7 +113,7 @@ def check_word(word: str, exact: bool) -> int | None:
     for ch in word:
         if unicodedata.category(ch) in ("Cc", "Cs") and not (exact and ch in "\t\n\r"):
             raise UsageError(
-                f"{word[:40]!r} holds the control character U+{ord(ch):04X}: type the word without it, "
+                f"{quote(word[:40])} holds the control character U+{ord(ch):04X}: type the word without it, "
                 "or ask for a token by its id (id:N)"
             )
     if _SPECIAL.fullmatch(word.strip()):
