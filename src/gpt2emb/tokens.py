@@ -166,8 +166,12 @@ class Vocab:
         pieces = self._pieces + [""] * max(0, self.n_rows - len(self._pieces))
         return pieces, [display(p) if p else "" for p in pieces]
 
+    def _piece(self, token_id: int) -> str:
+        """The vocabulary entry of a token id ("" for an added token or an id past the vocabulary)."""
+        return self._pieces[token_id] if 0 <= token_id < len(self._pieces) else ""
+
     def token(self, token_id: int) -> str:
-        piece = self._pieces[token_id] if 0 <= token_id < len(self._pieces) else ""
+        piece = self._piece(token_id)
         if not piece:
             added = self._tokenizer.id_to_token(token_id)
             return added if added is not None else f"<id {token_id}>"
@@ -196,8 +200,8 @@ class Vocab:
         if len(ids) == 1:
             return Query(word, ids, pool)
         quoted = quote(text)
-        pieces = " + ".join(quote(self.token(i)) for i in ids[:8])
-        pieces += " + ..." if len(ids) > 8 else ""
+        pieces = " + ".join(quote(self.token(i)) for i in ids[:MAX_PIECES])
+        pieces += " + ..." if len(ids) > MAX_PIECES else ""
         if not any(self.holds_a_character(i) for i in ids):
             raise UsageError(
                 f"{quoted} has no token that holds even one of its characters whole: the tokenizer sees "
@@ -221,7 +225,7 @@ class Vocab:
 
     def holds_a_character(self, token_id: int) -> bool:
         """Whether a token holds a whole character other than a space (not only fragments of UTF-8 bytes)."""
-        raw = _piece_bytes(self._pieces[token_id] if 0 <= token_id < len(self._pieces) else "")
+        raw = _piece_bytes(self._piece(token_id))
         if raw is None:
             return True  # an added token, stored as plain text
         text = raw.decode("utf-8", errors="replace").replace("\ufffd", "")
