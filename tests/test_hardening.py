@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpt2emb import registry, store
+from gpt2emb import cache, registry
 
 from conftest import run_cli, run_process
 from fakehub import FakeHub, Repo
@@ -192,7 +192,7 @@ ENTRY_FILES = [
 @pytest.mark.parametrize("name", ENTRY_FILES)
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "swap"])
 def test_damaged_files_are_noticed_and_rebuilt(hub: FakeHub, tiny: Tiny, name: str, damage: str) -> None:
-    m = store.open_model(registry.resolve("gpt2"))
+    m = cache.open_model(registry.resolve("gpt2"))
     target = m.path / name
     if damage == "truncate":
         os.truncate(target, target.stat().st_size // 2)
@@ -211,7 +211,7 @@ def test_damaged_files_are_noticed_and_rebuilt(hub: FakeHub, tiny: Tiny, name: s
     assert json.loads(result.stdout)["items"][0]["neighbors"][0]["token"] == " cats"
     note = json.loads(result.stderr.splitlines()[0])["note"]
     assert "cannot be trusted" in note and len(result.stderr.splitlines()) == 1
-    np.testing.assert_array_equal(store.open_model(registry.resolve("gpt2")).wte, tiny.wte)
+    np.testing.assert_array_equal(cache.open_model(registry.resolve("gpt2")).wte, tiny.wte)
 
 
 def test_unwritable_cache_folder_still_answers(

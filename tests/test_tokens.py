@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from gpt2emb import store
+from gpt2emb import cache
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
 from gpt2emb.tokens import Vocab, display, to_byte_level
@@ -16,7 +16,7 @@ def make_vocab(folder: Path, tokenizer_json: str) -> Vocab:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
     vocab = json.loads(tokenizer_json)["model"]["vocab"]
-    (folder / "pieces.txt").write_text(store._pieces_text(vocab), encoding="utf-8")
+    (folder / "pieces.txt").write_text(cache._pieces_text(vocab), encoding="utf-8")
     return Vocab(folder, len(vocab) + 1)
 
 

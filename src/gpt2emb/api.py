@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2emb import evaluate, ops, registry, store
+from gpt2emb import cache, checkpoint, evaluate, ops, registry
 from gpt2emb.choices import Method, Pool, Rule
 from gpt2emb.errors import BadModel, UsageError
 from gpt2emb.report import Reporter
@@ -45,8 +45,8 @@ from gpt2emb.sizes import param_counts
 from gpt2emb.tokens import Query, Vocab, check_word
 
 
-def load(model: str, reporter: Reporter | None = None) -> tuple[store.Model, Vocab]:
-    m = store.open_model(registry.resolve(model), reporter)
+def load(model: str, reporter: Reporter | None = None) -> tuple[cache.Model, Vocab]:
+    m = cache.open_model(registry.resolve(model), reporter)
     return m, Vocab(m.path, m.shape.vocab_size)
 
 
@@ -56,7 +56,7 @@ def _tokens(vocab: Vocab, q: Query) -> tuple[Token, ...]:
 
 def _open(
     model: str, words: list[str], exact: bool, k: int | None, reporter: Reporter | None
-) -> tuple[store.Model, Vocab]:
+) -> tuple[cache.Model, Vocab]:
     """Check what can be checked before the model is opened: bad input never fetches or caches anything."""
     if not words:
         raise UsageError("give at least one word")
@@ -243,8 +243,8 @@ def tying(model: str, load_model: bool = False) -> TyingResult:
     from gpt2emb import heavy
 
     ref = registry.resolve(model)
-    info = store.checkpoint_info(ref)
-    shape = store.shape_of(info.config, ref.name)
+    info = cache.checkpoint_info(ref)
+    shape = checkpoint.shape_of(info.config, ref.name)
     tie = bool(info.config.get("tie_word_embeddings", True))
     saved = shape.vocab_size * shape.d_model
     checks = [Check("config", tie, f"config.json: tie_word_embeddings = {str(tie).lower()}")]
@@ -288,26 +288,26 @@ def tying(model: str, load_model: bool = False) -> TyingResult:
     return TyingResult(ref.name, tied, saved if tied else 0, tuple(checks))
 
 
-def _cache_result(action: str, found: list[store.Entry]) -> CacheResult:
+def _cache_result(action: str, found: list[cache.Entry]) -> CacheResult:
     rows = tuple(CacheEntry(e.name, e.repo, e.commit, str(e.path), e.size) for e in found)
-    return CacheResult(action, str(store.cache_root()), rows, sum(e.size for e in found))
+    return CacheResult(action, str(cache.cache_root()), rows, sum(e.size for e in found))
 
 
 def cache_list() -> CacheResult:
-    return _cache_result("list", store.entries())
+    return _cache_result("list", cache.entries())
 
 
 def cache_clear(model: str | None) -> CacheResult:
-    return _cache_result("clear", store.clear(registry.resolve(model) if model else None))
+    return _cache_result("clear", cache.clear(registry.resolve(model) if model else None))
 
 
 def cache_path() -> CachePath:
-    return CachePath(str(store.cache_root()))
+    return CachePath(str(cache.cache_root()))
 
 
 def models() -> ModelsResult:
     """The registry, and which of its models are cached."""
-    cached = {e.repo for e in store.entries()}
+    cached = {e.repo for e in cache.entries()}
     rows = tuple(
         ModelRow(
             m.name,
@@ -325,7 +325,7 @@ def models() -> ModelsResult:
     return ModelsResult(rows)
 
 
-def _words(m: store.Model, vocab: Vocab, rule: Rule, ignore_case: bool) -> evaluate.Words:
+def _words(m: cache.Model, vocab: Vocab, rule: Rule, ignore_case: bool) -> evaluate.Words:
     pieces, texts = vocab.texts()
     return evaluate.Words.build(pieces[: m.shape.vocab_size], texts[: m.shape.vocab_size], rule, ignore_case)
 

@@ -31,15 +31,15 @@ def param_counts(shape: Shape) -> dict[str, int]:
 
 def _verify(spec: registry.ModelSpec, total: int) -> bool:
     """Check the registry's figures against the config and checkpoint header on the Hub (no weights read)."""
-    from gpt2emb import store
+    from gpt2emb import cache, checkpoint
 
-    info = store.checkpoint_info(registry.resolve(spec.name))
+    info = cache.checkpoint_info(registry.resolve(spec.name))
     stored = sum(
         math.prod(t.shape)
         for key, t in info.tensors.items()
         if not key.endswith(BUFFER_SUFFIXES) and not key.endswith("lm_head.weight")
     )
-    return store.shape_of(info.config, spec.name) == spec.shape and stored == total
+    return checkpoint.shape_of(info.config, spec.name) == spec.shape and stored == total
 
 
 def sizes(dtype: str = "fp32", verify: bool = False) -> SizesResult:

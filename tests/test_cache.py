@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpt2emb import registry, store
+from gpt2emb import cache, registry
 from gpt2emb.errors import BadModel, NetworkError, NotCached, UnknownModel
 from gpt2emb.report import QuietReporter, Reporter
 
@@ -25,8 +25,8 @@ class Notes:
         return self.quiet.progress(label, total)
 
 
-def open_gpt2(reporter: Reporter | None = None) -> store.Model:
-    return store.open_model(registry.resolve("gpt2"), reporter)
+def open_gpt2(reporter: Reporter | None = None) -> cache.Model:
+    return cache.open_model(registry.resolve("gpt2"), reporter)
 
 
 def entries(cache: Path) -> list[Path]:
@@ -108,14 +108,14 @@ def test_server_errors_are_network_errors(hub: FakeHub, caches: dict[str, Path])
 @pytest.mark.parametrize("weights", ["safetensors", "bin"])
 def test_local_folder(tiny: Tiny, tmp_path: Path, weights: str) -> None:
     folder = save_local(tiny, tmp_path / "model", weights)
-    m = store.open_model(registry.resolve(str(folder)))
+    m = cache.open_model(registry.resolve(str(folder)))
     np.testing.assert_array_equal(m.wte, tiny.wte)
     np.testing.assert_array_equal(m.wpe, tiny.wpe)
 
 
 def test_hub_repo_with_only_a_pickle_and_no_tokenizer_json(hub: FakeHub, tiny: Tiny) -> None:
     hub.repos["someone/gpt2-bin"] = Repo(COMMIT, hub_files(tiny, tokenizer_json=False, weights="bin"))
-    m = store.open_model(registry.resolve("someone/gpt2-bin"))
+    m = cache.open_model(registry.resolve("someone/gpt2-bin"))
     np.testing.assert_array_equal(m.wte, tiny.wte)
     built = json.loads((m.path / "tokenizer.json").read_text())
     assert built["model"]["vocab"] == tiny.vocab
@@ -143,18 +143,18 @@ def bad_repo(hub: FakeHub, tiny: Tiny, **changes: object) -> None:
 def test_models_that_are_not_gpt2(hub: FakeHub, tiny: Tiny, tmp_path: Path, caches: dict[str, Path]) -> None:
     bad_repo(hub, tiny, model_type="llama")
     with pytest.raises(BadModel, match="not a GPT-2 model"):
-        store.open_model(registry.resolve("someone/bad"))
+        cache.open_model(registry.resolve("someone/bad"))
     bad_repo(hub, tiny, n_embd=64)
     hub.repos["someone/bad"].commit = "f" * 40
     with pytest.raises(BadModel, match="disagrees with its config"):
-        store.open_model(registry.resolve("someone/bad"))
+        cache.open_model(registry.resolve("someone/bad"))
     with pytest.raises(UnknownModel, match="no Hub repo someone/missing"):
-        store.open_model(registry.resolve("someone/missing"))
+        cache.open_model(registry.resolve("someone/missing"))
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "config.json").write_text(json.dumps(tiny.config))
     with pytest.raises(BadModel, match=r"no model\.safetensors or pytorch_model\.bin"):
-        store.open_model(registry.resolve(str(empty)))
+        cache.open_model(registry.resolve(str(empty)))
     assert entries(caches["cache"]) == []
 
 
@@ -163,7 +163,7 @@ def test_checkpoint_without_wte(hub: FakeHub, tiny: Tiny) -> None:
     files["model.safetensors"] = safetensors_bytes({"foo.weight": tiny.wte})
     hub.repos["someone/nowte"] = Repo(COMMIT, files)
     with pytest.raises(BadModel, match=r"no wte\.weight tensor"):
-        store.open_model(registry.resolve("someone/nowte"))
+        cache.open_model(registry.resolve("someone/nowte"))
 
 
 def test_first_use_of_an_xl_shaped_checkpoint_downloads_only_the_embeddings(hub: FakeHub, tiny: Tiny) -> None:
@@ -178,7 +178,7 @@ def test_first_use_of_an_xl_shaped_checkpoint_downloads_only_the_embeddings(hub:
     files["tokenizer.json"] = tiny.tokenizer.to_str().encode()
     hub.repos["openai-community/gpt2-xl"] = Repo("a" * 40, files)
     hub.bytes_served = 0
-    m = store.open_model(registry.resolve("xl"))
+    m = cache.open_model(registry.resolve("xl"))
     assert m.wte.shape == (50257, 1600)
     np.testing.assert_array_equal(m.wte[:10], rows)
     assert not m.wte[10:].any()

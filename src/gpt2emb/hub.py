@@ -1,0 +1,162 @@
+"""The Hugging Face Hub, through huggingface_hub: files, ranged reads, and its errors turned into ours."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from gpt2emb.errors import BadModel, Gpt2embError, NetworkError, NotCached, UnknownModel, UsageError
+from gpt2emb.report import Task
+
+ReadRange = Callable[[int, int, Task | None], bytearray]  # (start, length, progress) -> exactly length bytes
+
+
+def range_reader(repo: str, filename: str, commit: str) -> ReadRange:
+    """HTTP Range reads through huggingface_hub's own session, so HF_ENDPOINT, HF_TOKEN and proxies apply."""
+    from huggingface_hub import constants, hf_hub_url
+    from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status  # type: ignore[attr-defined]
+
+    url = hf_hub_url(repo, filename, revision=commit)
+    headers = build_hf_headers()
+
+    def read(start: int, length: int, task: Task | None) -> bytearray:
+        wanted = {**headers, "Range": f"bytes={start}-{start + length - 1}"}
+        data, got = bytearray(length), 0  # one buffer, filled in place: no second copy of a 322 MB matrix
+        with (
+            errors_of(repo),
+            get_session().stream(
+                "GET", url, headers=wanted, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT
+            ) as response,
+        ):
+            if response.status_code >= 400:
+                response.read()  # the error message is in the body
+            hf_raise_for_status(response)
+            if response.status_code != 206:
+                raise NetworkError(fetch_failed(repo, f"the server ignored a Range request for {filename}"))
+            for chunk in response.iter_bytes(1 << 20):
+                if got + len(chunk) > length:
+                    raise NetworkError(fetch_failed(repo, f"the server sent more of {filename} than asked"))
+                data[got : got + len(chunk)] = chunk
+                got += len(chunk)
+                if task:
+                    task.advance(len(chunk))
+        if got != length:
+            raise NetworkError(fetch_failed(repo, f"the download of {filename} stopped early"))
+        return data
+
+    return read
+
+
+# ---------------------------------------------------------------- the Hub
+
+
+@contextlib.contextmanager
+def errors_of(repo: str) -> Iterator[None]:
+    """Turn huggingface_hub's and httpx's errors into ours, with the fix in the message."""
+    from huggingface_hub import errors
+    from huggingface_hub.utils import logging
+
+    logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # its retry warnings would break our one-line messages
+
+    try:
+        yield
+    except Gpt2embError:
+        raise
+    except errors.GatedRepoError:
+        raise NetworkError(f"{repo} is gated: accept its terms on the Hub and set HF_TOKEN") from None
+    except errors.RepositoryNotFoundError:
+        raise UnknownModel(f"there is no Hub repo {repo} (if it is private, set HF_TOKEN)") from None
+    except errors.RevisionNotFoundError:
+        raise UsageError(f"{repo} has no such revision") from None
+    except (errors.OfflineModeIsEnabled, errors.LocalEntryNotFoundError):
+        raise NotCached(not_cached(repo)) from None
+    except errors.HfHubHTTPError as e:
+        raise NetworkError(fetch_failed(repo, str(e).splitlines()[0])) from None
+    except OSError as e:
+        raise NetworkError(fetch_failed(repo, str(e) or type(e).__name__)) from None
+    except ValueError as e:  # huggingface_hub refuses what the server said (a commit id that is a path, ...)
+        raise NetworkError(fetch_failed(repo, f"unusable answer: {str(e).splitlines()[0][:200]}")) from None
+    except Exception as e:
+        # httpx's transport errors (connection reset, timeouts, a body cut short) do not derive from OSError
+        if type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2", "h11"):
+            raise NetworkError(fetch_failed(repo, type(e).__name__)) from None
+        raise
+
+
+def fetch_failed(repo: str, reason: str) -> str:
+    return (
+        f"{repo} is not cached, and fetching it from the Hub failed ({reason}); nothing was kept: "
+        "check the network and run again"
+    )
+
+
+def not_cached(repo: str) -> str:
+    if offline():
+        return f"{repo} is not cached and HF_HUB_OFFLINE is set: run once with the network to fetch it"
+    return f"{repo} is not cached and the Hub cannot be reached: run once with the network to fetch it"
+
+
+def offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.is_offline_mode())
+
+
+def file(repo: str, filename: str, revision: str, bar: bool = False) -> Path | None:
+    """A file of a Hub repo, from the HF cache or downloaded into it; None if the repo has no such file."""
+    from huggingface_hub import errors, hf_hub_download
+    from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
+
+    with errors_of(repo), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # it warns when HF_HUB_DISABLE_PROGRESS_BARS overrides us
+        # a bar for a few kilobytes is noise; a whole pickle checkpoint keeps huggingface_hub's own bar
+        with disable_progress_bars("huggingface_hub.http_get") if not bar else contextlib.nullcontext():
+            try:
+                return Path(hf_hub_download(repo, filename, revision=revision))
+            except errors.RemoteEntryNotFoundError:
+                return None
+            except errors.LocalEntryNotFoundError:
+                if filename == "config.json":
+                    raise
+                return None  # offline: an optional file that was never fetched counts as absent
+
+
+def has(repo: str, filename: str, commit: str) -> bool:
+    from huggingface_hub import errors, get_hf_file_metadata, hf_hub_url
+
+    with errors_of(repo):
+        try:
+            get_hf_file_metadata(hf_hub_url(repo, filename, revision=commit))
+            return True
+        except errors.RemoteEntryNotFoundError:
+            return False
+
+
+def cached(repo: str, filename: str, commit: str) -> Path | None:
+    """The file from the HF cache, without asking the Hub; None when it was never fetched."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo, filename, revision=commit)
+    return Path(found) if isinstance(found, str) else None
+
+
+_COMMIT = re.compile(r"[0-9a-zA-Z][0-9a-zA-Z_.-]{0,99}")
+
+
+def is_commit_name(commit: str) -> bool:
+    """A commit id as we accept it: it names a folder of ours, so it must never be a path."""
+    return bool(_COMMIT.fullmatch(commit))
+
+
+def commit_of(repo: str, revision: str) -> str:
+    """The commit a revision names now (fetching the repo's config.json, which every model has)."""
+    config = file(repo, "config.json", revision)
+    if config is None:
+        raise BadModel(f"{repo} has no config.json: it is not a transformers model")
+    commit = config.parent.name if config.parent.parent.name == "snapshots" else revision
+    if not is_commit_name(commit):
+        raise BadModel(f"the Hub gave {repo} a commit id that is not one ({commit!r})")
+    return commit
