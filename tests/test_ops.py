@@ -15,11 +15,33 @@ from fakehub import FakeHub
 from tinymodel import Tiny
 
 
-def test_top_k_breaks_ties_by_id_and_never_returns_excluded() -> None:
-    scores = np.array([0.5, 0.9, 0.9, 0.1, 0.7], dtype=np.float32)
-    assert [i for i, _ in ops.top_k(scores, 3)] == [1, 2, 4]
-    assert [i for i, _ in ops.top_k(scores, 10, exclude=(1, 4))] == [2, 0, 3]
-    assert ops.rank_of(scores, 4) == 3 and ops.rank_of(scores, 2) == 1
+def exact_ranking(scores: np.ndarray, slack: float, asked: list[int] | None = None) -> ops.Ranking:
+    """A ranking whose fast scores are the exact ones blurred by +-slack; `asked` collects the rows scored
+    exactly."""
+
+    def exact(ids: np.ndarray) -> np.ndarray:
+        if asked is not None:
+            asked.extend(int(i) for i in ids)
+        return scores[ids]
+
+    return ops.Ranking(scores - slack, scores + slack, exact)
+
+
+@pytest.mark.parametrize("slack", [0.0, 0.05, 10.0])
+def test_top_k_breaks_ties_by_id_and_never_returns_excluded(slack: float) -> None:
+    scores = np.array([0.5, 0.9, 0.9, 0.1, 0.7])
+    ranking = exact_ranking(scores, slack)
+    assert [i for i, _ in ranking.top(3)] == [1, 2, 4]
+    assert ranking.top(10, exclude=(1, 4)) == [(2, 0.9), (0, 0.5), (3, 0.1)]
+    assert ranking.rank(4) == (3, 0.7) and ranking.rank(2) == (1, 0.9) and ranking.rank(3) == (5, 0.1)
+
+
+def test_only_rows_that_could_place_are_scored_exactly() -> None:
+    scores = np.linspace(0, 1, 1000)
+    asked: list[int] = []
+    ranking = exact_ranking(scores, 0.001, asked)
+    assert [i for i, _ in ranking.top(3)] == [999, 998, 997]
+    assert set(asked) <= set(range(990, 1000))  # the fast bounds settle every other row
 
 
 def test_pooling() -> None:

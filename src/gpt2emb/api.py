@@ -71,6 +71,16 @@ def _open(
     return m, vocab
 
 
+def _direction(wte: np.ndarray, q: Query) -> np.ndarray:
+    """The query's vector, refused when it is all zeros: a cosine needs a direction."""
+    v = ops.query_vector(wte, q)
+    if not v.any():
+        raise UsageError(
+            f"the vector of {q.word!r} is all zeros: it has no direction, so it has no cosine with anything"
+        )
+    return v
+
+
 def _check_top(k: int, rows: int | None) -> None:
     if k < 1:
         raise UsageError(f"-k/--top must be 1 or more, not {k}")
@@ -117,10 +127,10 @@ def neighbors(
 ) -> NeighborsResult:
     m, vocab = _open(model, words, exact, k, reporter)
     queries = _queries(vocab, words, exact, pool)
-    scores = ops.cosine_scores(m.wte, m.wte_norm, np.stack([ops.query_vector(m.wte, q) for q in queries]))
+    rankings = ops.cosine_rankings(m.wte, m.wte_norm, [_direction(m.wte, q) for q in queries])
     items = []
-    for q, row in zip(queries, scores, strict=True):
-        best = ops.top_k(row, k, () if keep_query else q.ids)
+    for q, ranking in zip(queries, rankings, strict=True):
+        best = ranking.top(k, () if keep_query else q.ids)
         found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
         items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
     return NeighborsResult(m.name, k, tuple(items))
@@ -140,15 +150,13 @@ def analogy(
 ) -> AnalogyResult:
     m, vocab = _open(model, [a, b, c], exact, k, reporter)
     qa, qb, qc = _queries(vocab, [a, b, c], exact, pool)
-    va, vb, vc = (ops.query_vector(m.wte, q) for q in (qa, qb, qc))
-    scores = ops.analogy_scores(m.wte, m.wte_norm, va, vb, vc, method)
+    va, vb, vc = (_direction(m.wte, q) for q in (qa, qb, qc))
+    ranking = ops.analogy_ranking(m.wte, m.wte_norm, va, vb, vc, method)
     input_ids = tuple(dict.fromkeys(i for q in (qa, qb, qc) for i in q.ids))
-    best = ops.top_k(scores, k, () if keep_inputs else input_ids)
+    best = ranking.top(k, () if keep_inputs else input_ids)
     results = tuple(Ranked(r, i, vocab.token(i), s, i in input_ids) for r, (i, s) in enumerate(best, 1))
     inputs = tuple(
-        AnalogyInput(q.word, i, vocab.token(i), ops.rank_of(scores, i), float(scores[i]))
-        for q in (qa, qb, qc)
-        for i in q.ids
+        AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i)) for q in (qa, qb, qc) for i in q.ids
     )
     notes = tuple(q.note for q in (qa, qb, qc) if q.note)
     return AnalogyResult(m.name, f"{a} - {b} + {c}", method.value, keep_inputs, results, inputs, notes)
@@ -209,7 +217,7 @@ def position_map(
 
         plot.check_available()  # before any download
     m, _ = load(model, reporter)
-    full, norms = ops.cosine_matrix(m.wpe)
+    full, norms = ops.all_cosines(m.wpe)
     cells = min(cells, m.shape.n_positions)
     if png is not None:
         plot.positions_figure(full, norms, ops.principal_components(m.wpe, 3), m.name, png)
@@ -230,7 +238,7 @@ def similarity(
         raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
     m, vocab = _open(model, words, exact, None, reporter)
     queries = _queries(vocab, words, exact, pool)
-    matrix, norms = ops.cosine_matrix(np.stack([ops.query_vector(m.wte, q) for q in queries]))
+    matrix, norms = ops.cosine_matrix(np.stack([_direction(m.wte, q) for q in queries]))
     items = tuple(Word(q.word, _tokens(vocab, q), q.pool.value, q.note) for q in queries)
     return SimilarityResult(m.name, items, _floats(norms), tuple(_floats(r) for r in matrix))
 
@@ -409,6 +417,11 @@ def similarity_eval(
         raise UsageError(f"fewer than two pairs of {file} are single tokens under the {rule.value} rule")
     g, o = np.array(gold), np.array(ours)
     skipped = len(pairs) - len(gold)
+    notes = [
+        f"pearson and spearman are undefined: every {what} is the same"
+        for what, values in (("human score", g), ("cosine", o))
+        if np.all(values == values[0])
+    ]
     return PairsEvalResult(
         m.name,
         file,
@@ -420,7 +433,21 @@ def similarity_eval(
         100 * skipped / len(pairs),
         evaluate.pearson(g, o),
         evaluate.spearman(g, o),
+        tuple(notes),
     )
+
+
+def distinct_models(names: list[str], reporter: Reporter | None = None) -> list[str]:
+    """The models asked for with -m, each once: gpt2, small and openai-community/gpt2 are one model."""
+    seen: dict[tuple[str | None, Path | None], str] = {}
+    for name in names:
+        ref = registry.resolve(name)
+        if (ref.repo, ref.folder) in seen:
+            if reporter is not None:
+                reporter.note(f"{name} is {seen[ref.repo, ref.folder]} again: each model is answered once")
+            continue
+        seen[ref.repo, ref.folder] = name
+    return list(seen.values())
 
 
 def compare(results: list[NeighborsResult] | list[AnalogyResult]) -> CompareResult:

@@ -261,7 +261,7 @@ def neighbors(
 
     results = [
         api.neighbors(m, words, top, exact, pool, keep_query, output.reporter(json))
-        for m in model or [DEFAULT_MODEL]
+        for m in api.distinct_models(model or [DEFAULT_MODEL], output.reporter(json))
     ]
     output.render(results[0] if len(results) == 1 else api.compare(results), json)
 
@@ -305,7 +305,7 @@ def analogy(
     With --eval FILE, a whole benchmark file of analogies instead, scored per section."""
     from gpt2emb import api
 
-    models = model or [DEFAULT_MODEL]
+    models = api.distinct_models(model or [DEFAULT_MODEL], output.reporter(json))
     if eval_file is not None:
         if a is not None or len(models) > 1:
             raise UsageError("--eval takes one model and no words A B C")

@@ -168,15 +168,16 @@ def analogy_answers(
     return answers
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
+def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
     return pearson(_ranks(x), _ranks(y))
 
 
-def pearson(x: np.ndarray, y: np.ndarray) -> float:
+def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
+    """None when undefined: one of the two lists holds a single value repeated."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     x, y = x - x.mean(), y - y.mean()
     denom = float(np.sqrt((x * x).sum() * (y * y).sum()))
-    return float((x * y).sum() / denom) if denom > 0 else float("nan")
+    return float((x * y).sum() / denom) if denom > 0 else None
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:

@@ -245,8 +245,9 @@ class PairsEvalResult:
     used: int
     skipped: int
     oov_ratio: float  # percent of pairs skipped, as gensim reports it
-    pearson: float
-    spearman: float
+    pearson: float | None  # None (null) when undefined; notes say why
+    spearman: float | None
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

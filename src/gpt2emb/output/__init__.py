@@ -6,6 +6,7 @@ A command's JSON document is `asdict(result)`: the field names in results.py are
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import asdict
 from typing import Any
@@ -17,11 +18,34 @@ def render(result: Any, as_json: bool, dims: int | None = None) -> None:
     """Print a result: one JSON document (indented on a terminal), or its table."""
     if as_json:
         indent = 2 if sys.stdout.isatty() else None
-        sys.stdout.write(json.dumps(asdict(result), ensure_ascii=False, indent=indent) + "\n")
+        doc = strict(asdict(result))
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=indent, allow_nan=False) + "\n")
         return
     from gpt2emb.output import tables
 
     tables.print_view(result, dims)
+
+
+def strict(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document as strict JSON can hold it: a float that is not finite (NaN, inf: a model whose rows hold
+    them) becomes null, and the document's notes say so. Values known to be undefined are None already."""
+    found = 0
+
+    def clean(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, float) and not math.isfinite(value):
+            found += 1
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    doc = clean(doc)
+    if found:
+        doc["notes"] = [*doc.get("notes", []), f"{found} values are not finite numbers and are shown as null"]
+    return doc
 
 
 def error(message: str, kind: str, code: int, as_json: bool) -> None:

@@ -208,14 +208,13 @@ def _(result: AnalogyEvalResult, dims: int | None) -> RenderableType:
 def _(result: PairsEvalResult, dims: int | None) -> RenderableType:
     case = ", any case" if result.ignore_case else ""
     rows = [
-        ["Spearman", f"{result.spearman:.4f}"],
-        ["Pearson", f"{result.pearson:.4f}"],
+        ["Spearman", "undefined" if result.spearman is None else f"{result.spearman:.4f}"],
+        ["Pearson", "undefined" if result.pearson is None else f"{result.pearson:.4f}"],
         ["pairs used", f"{result.used} of {result.pairs}"],
         ["skipped (not one token)", f"{result.skipped} ({result.oov_ratio:.1f}%)"],
     ]
-    return _table(
-        f"{result.file} on {result.model} (words as {result.rule!r} tokens{case})", "measure value>", rows
-    )
+    title = f"{result.file} on {result.model} (words as {result.rule!r} tokens{case})"
+    return Group(_table(title, "measure value>", rows), *_notes(list(result.notes)))
 
 
 _SHADES = " ░▒▓█"
