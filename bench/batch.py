@@ -18,14 +18,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import make_checkpoint, tokenizer_json  # noqa: E402
-
-WORDS = ("cat dog king queen man woman city river house music water paper light money power water "
-         "people school world family table green black white north south").split()  # fmt: skip
+from run import make_checkpoint, tokenizer_json
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="gpt2emb-batch-"))

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -38,7 +41,7 @@ EXAMPLES = (
     "gpt2emb neighbors cat -k 2 --json",
     "gpt2emb analogy --eval questions.txt --method 3cosadd --errors",
     "gpt2emb similarity --eval pairs.tsv",
-    "gpt2emb neighbors cat -m gpt2 -m small -k 3",
+    "gpt2emb neighbors cat -m gpt2 -m someone/gpt2-noisy -k 3",
     "gpt2emb cache list",
     "gpt2emb positions 1024",
 )
@@ -77,7 +80,12 @@ def examples() -> str:
     from tinymodel import build, hub_files
 
     hub = FakeHub().start()
-    hub.repos["openai-community/gpt2"] = Repo("0" * 40, hub_files(build()))
+    tiny = build()
+    hub.repos["openai-community/gpt2"] = Repo("0" * 40, hub_files(tiny))
+    noise = np.random.default_rng(0).normal(0, 0.1, tiny.wte.shape).astype(np.float32)  # as if fine-tuned
+    hub.repos["someone/gpt2-noisy"] = Repo(
+        "1" * 40, hub_files(dataclasses.replace(tiny, wte=tiny.wte + noise))
+    )
     with tempfile.TemporaryDirectory() as tmp:
         env = {"HF_ENDPOINT": hub.url, "GPT2EMB_CACHE_DIR": f"{tmp}/c", "HF_HUB_CACHE": f"{tmp}/h"}
         env["COLUMNS"] = "80"

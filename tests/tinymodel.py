@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -223,18 +224,18 @@ def virtual_safetensors(
 ) -> VirtualFile:
     """A safetensors file of any size: a real header, the given tensors' bytes, zeros elsewhere."""
 
-    header: dict[str, object] = {"__metadata__": {"format": "pt"}}
+    tensors: dict[str, dict[str, Any]] = {}
     offset = 0
     for name, shape in shapes.items():
         n = 4 * int(np.prod(shape))
-        header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [offset, offset + n]}
+        tensors[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [offset, offset + n]}
         offset += n
+    header = {"__metadata__": {"format": "pt"}, **tensors}
     raw = json.dumps(header, separators=(",", ":")).encode()
     raw += b" " * (-len(raw) % 8)
     base = 8 + len(raw)
     segments = [(0, len(raw).to_bytes(8, "little") + raw)]
     for name, array in (data or {}).items():
-        segments.append(
-            (base + header[name]["data_offsets"][0], np.ascontiguousarray(array, "<f4").tobytes())
-        )  # type: ignore[index]
+        start = base + tensors[name]["data_offsets"][0]
+        segments.append((start, np.ascontiguousarray(array, "<f4").tobytes()))
     return VirtualFile(base + offset, segments)

@@ -338,7 +338,8 @@ def positions(
     png: Annotated[
         str | None,
         typer.Option(
-            "--png", help='Write a figure: heatmap, norms, principal components (needs "gpt2emb[plot]").'
+            "--png",
+            help='Write a figure: heatmap, norms, principal components (needs "gpt2emb\\[plot]").',
         ),
     ] = None,
     json: Json = False,

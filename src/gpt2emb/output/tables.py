@@ -46,7 +46,8 @@ def split(tokens: tuple[Token, ...]) -> Text:
 
 
 def _num(x: float, digits: int = 4) -> str:
-    return f"{x:.{digits}f}"
+    shown = f"{x:.{digits}f}"
+    return shown[1:] if shown.startswith("-") and not float(shown) else shown  # -1e-17 is 0.0000, not -0.0000
 
 
 def _table(title: str, columns: str | list[str], rows: list[list[Any]], caption: str = "") -> Group:
