@@ -79,6 +79,11 @@ def _lie_length(h: Header, d: bytes) -> bytes:
     return st_file(h, d, length=2**63)
 
 
+def _lie_length_past_end(h: Header, d: bytes) -> bytes:
+    raw = json.dumps(h).encode()
+    return st_file(raw, d, length=8 + len(raw) + len(d))  # plausible, but 8 bytes longer than the file
+
+
 def _lie_not_json(h: Header, d: bytes) -> bytes:
     return st_file(json.dumps(h).encode()[:-40] + b" " * 40, d)  # cut short: the object never closes
 
@@ -124,6 +129,8 @@ def _expected(kind: str, label: str, h: Header, d: bytes, size: int, vocab: int)
     damaged = {
         "header length": f"its header length (9,223,372,036,854,775,808 bytes) does not fit in the file "
         f"({size:,} bytes)",
+        "header length past the end": f"its header length ({size:,} bytes) does not fit in the file "
+        f"({size:,} bytes)",
         "not JSON": "its header is not JSON",
         "missing dtype": "its header gives tensor h.0.ln_1.weight no dtype",
         "unknown dtype": "its header gives tensor h.0.ln_1.weight the dtype 'F33', which safetensors does "
@@ -147,6 +154,7 @@ def _expected(kind: str, label: str, h: Header, d: bytes, size: int, vocab: int)
 
 LIES: dict[str, Callable[[Header, bytes], bytes]] = {
     "header length": _lie_length,
+    "header length past the end": _lie_length_past_end,
     "not JSON": _lie_not_json,
     "missing dtype": _lie_no_dtype,
     "unknown dtype": _lie_unknown_dtype,
@@ -287,6 +295,26 @@ def test_a_sharded_folder(tiny: Tiny, tmp_path: Path) -> None:
     np.testing.assert_array_equal(m.wte, tiny.wte)
     np.testing.assert_array_equal(m.wpe, tiny.wpe)
     assert run_json("neighbors", "cat", "-m", str(folder))["items"][0]["neighbors"][0]["token"] == " cats"
+    files, _ = sharded(Tiny(tiny.tokenizer, tiny.config, -tiny.wte, tiny.wpe, tiny.blocks))
+    (folder / shard_name(1)).write_bytes(files[shard_name(1)])  # a new first shard: a new entry
+    np.testing.assert_array_equal(cache.open_model(registry.resolve(str(folder))).wte, -tiny.wte)
+
+
+def test_shards_in_the_hf_cache_are_read_offline(
+    hub: FakeHub, tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from huggingface_hub import constants, hf_hub_download
+
+    files, _ = sharded(tiny)
+    serve(hub, tiny, "someone/sharded", dict(files))
+    for name in ("config.json", "tokenizer.json", *files):  # downloaded whole earlier, as transformers does
+        hf_hub_download("someone/sharded", name)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    hub.requests.clear()
+    m = cache.open_model(registry.resolve("someone/sharded"))
+    np.testing.assert_array_equal(m.wpe, tiny.wpe)
+    assert hub.requests == []
 
 
 @pytest.mark.parametrize("where", ["folder", "hub"])
