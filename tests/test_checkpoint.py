@@ -127,10 +127,10 @@ def _expected(kind: str, label: str, h: Header, d: bytes, size: int, vocab: int)
     base = size - len(d)  # where the data starts
     c_attn = h["h.0.attn.c_attn.weight"]["data_offsets"]
     damaged = {
-        "header length": f"its header length (9,223,372,036,854,775,808 bytes) does not fit in the file "
-        f"({size:,} bytes)",
-        "header length past the end": f"its header length ({size:,} bytes) does not fit in the file "
-        f"({size:,} bytes)",
+        "header length": "its header length (9,223,372,036,854,775,808 bytes) is not one safetensors allows "
+        "(2 to 100 MB)",
+        "header length past the end": f"its header length says {size:,} bytes, but only {size - 8:,} "
+        "follow it",
         "not JSON": "its header is not JSON",
         "missing dtype": "its header gives tensor h.0.ln_1.weight no dtype",
         "unknown dtype": "its header gives tensor h.0.ln_1.weight the dtype 'F33', which safetensors does "

@@ -101,8 +101,10 @@ def parse_header(read: ReadRange, size: int, filename: str, label: str) -> dict[
     if size < 8:
         raise damaged(label, f"it is {size} bytes long, too short for a safetensors header")
     (n,) = struct.unpack("<Q", read(0, 8, None))
-    if not 2 <= n <= min(_MAX_HEADER, size - 8):
-        raise damaged(label, f"its header length ({n:,} bytes) does not fit in the file ({size:,} bytes)")
+    if not 2 <= n <= _MAX_HEADER:
+        raise damaged(label, f"its header length ({n:,} bytes) is not one safetensors allows (2 to 100 MB)")
+    if n > size - 8:
+        raise damaged(label, f"its header length says {n:,} bytes, but only {size - 8:,} follow it")
     try:
         header = json.loads(read(8, n, None))
     except (ValueError, RecursionError):  # RecursionError: a header of a million nested brackets
