@@ -73,7 +73,13 @@ def _repo_dir(ref: ModelRef) -> Path:
 
 def _folder_fingerprint(folder: Path) -> str:
     parts = []
-    for name in ("config.json", "tokenizer.json", "vocab.json", "merges.txt", *checkpoint.WEIGHT_FILES):
+    for name in (
+        "config.json",
+        "tokenizer.json",
+        "vocab.json",
+        "merges.txt",
+        *checkpoint.local_files(folder),
+    ):
         p = folder / name
         if p.is_file():
             st = p.stat()
@@ -157,7 +163,8 @@ def _build(ref: ModelRef, info: CheckpointInfo, dest: Path, reporter: Reporter) 
     tokenizer = checkpoint.tokenizer_json(ref, info.commit)
     vocab = json.loads(tokenizer)["model"]["vocab"]
     wte, wpe = checkpoint.embeddings(ref, info, reporter)
-    checkpoint.check_shapes(ref.name, shape, wte.shape, wpe.shape)
+    for key, array in (("wte", wte), ("wpe", wpe)):
+        checkpoint.check_shape(ref.name, key, array.shape, shape)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.tmp-"))
     try:

@@ -6,6 +6,8 @@ A checkpoint is a local folder or a Hub repo at one commit; nothing here caches 
 from __future__ import annotations
 
 import json
+import math
+import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,8 @@ from gpt2emb.hub import ReadRange
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import Reporter, Task
 
-WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+SINGLE, INDEX, PICKLE = "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"
+WEIGHT_FILES = (SINGLE, PICKLE)
 WTE_KEYS = ("wte.weight", "transformer.wte.weight")
 WPE_KEYS = ("wpe.weight", "transformer.wpe.weight")
 
@@ -28,8 +31,9 @@ WPE_KEYS = ("wpe.weight", "transformer.wpe.weight")
 class TensorInfo:
     dtype: str
     shape: tuple[int, ...]
-    start: int  # absolute byte offsets in the weights file
+    start: int  # absolute byte offsets in its file
     end: int
+    file: str  # model.safetensors, or the shard that holds it
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,8 @@ class CheckpointInfo:
     repo: str | None
     commit: str
     config: dict[str, Any]
-    weights_file: str
-    tensors: dict[str, TensorInfo]  # empty for a pickle checkpoint: its keys are not known without loading it
+    weights_file: str  # model.safetensors, model.safetensors.index.json or pytorch_model.bin
+    tensors: dict[str, TensorInfo]  # every shard's, merged; empty for a pickle: its keys need loading it
 
 
 # ---------------------------------------------------------------- config
@@ -69,25 +73,78 @@ def shape_of(config: dict[str, Any], name: str) -> Shape:
 
 # ---------------------------------------------------------------- reading safetensors over any byte source
 
-_DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": "<u2", "F64": "<f8"}
+# Every dtype safetensors (0.8) defines, with its width in bits: F4 and F6 pack several values in a byte.
+_BITS = {
+    "BOOL": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8,
+    "F8_E8M0": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
+    "I32": 32, "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
+}  # fmt: skip
+_EMBEDDING_DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": "<u2"}  # BF16 is widened by hand below
+_MAX_HEADER = 100_000_000  # safetensors' own limit
 
 
-def parse_header(read: ReadRange, name: str) -> dict[str, TensorInfo]:
+def damaged(label: str, what: str) -> BadModel:
+    return BadModel(f"{label} is damaged: {what}; save the checkpoint again or use another model")
+
+
+def _shown(key: str) -> str:
+    """A tensor name from a header as a message shows it: a lying header may hold any text there."""
+    return key if key.isprintable() and len(key) <= 100 else repr(key[:100])
+
+
+def _is_count(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def parse_header(read: ReadRange, size: int, filename: str, label: str) -> dict[str, TensorInfo]:
+    """The tensors of a safetensors file of `size` bytes, each checked against the file before any is read."""
+    if size < 8:
+        raise damaged(label, f"it is {size} bytes long, too short for a safetensors header")
     (n,) = struct.unpack("<Q", read(0, 8, None))
-    if not 2 <= n <= 100_000_000:
-        raise BadModel(f"{name}'s model.safetensors has no valid header; the file is damaged")
+    if not 2 <= n <= _MAX_HEADER:
+        raise damaged(label, f"its header length ({n:,} bytes) is not one safetensors allows (2 to 100 MB)")
+    if n > size - 8:
+        raise damaged(label, f"its header length says {n:,} bytes, but only {size - 8:,} follow it")
     try:
         header = json.loads(read(8, n, None))
-    except ValueError:
-        raise BadModel(f"{name}'s model.safetensors header is not JSON; the file is damaged") from None
-    base = 8 + n
-    return {
-        key: TensorInfo(
-            v["dtype"], tuple(v["shape"]), base + v["data_offsets"][0], base + v["data_offsets"][1]
-        )
-        for key, v in header.items()
-        if key != "__metadata__"
-    }
+    except (ValueError, RecursionError):  # RecursionError: a header of a million nested brackets
+        raise damaged(label, "its header is not JSON") from None
+    if not isinstance(header, dict):
+        raise damaged(label, "its header is not a JSON object")
+    base, tensors = 8 + n, {}
+    for key, v in header.items():
+        if key == "__metadata__":
+            continue
+        name = f"tensor {_shown(key)}"
+        v = v if isinstance(v, dict) else {}
+        dtype, shape, offsets = v.get("dtype"), v.get("shape"), v.get("data_offsets")
+        if dtype is None:
+            raise damaged(label, f"its header gives {name} no dtype")
+        if not isinstance(dtype, str) or dtype not in _BITS:
+            raise damaged(
+                label, f"its header gives {name} the dtype {dtype!r}, which safetensors does not define"
+            )
+        if not isinstance(shape, list) or not all(_is_count(d) for d in shape):
+            raise damaged(label, f"its header gives {name} no shape (a list of sizes)")
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(o) for o in offsets)):
+            raise damaged(label, f"its header gives {name} no data_offsets (two byte offsets)")
+        a, b = offsets
+        if a > b or base + b > size:
+            raise damaged(
+                label,
+                f"{name}'s data_offsets [{a}, {b}] are not a byte range inside the file "
+                f"({size - base:,} bytes of data after the header)",
+            )
+        bits = math.prod(shape) * _BITS[dtype]
+        if bits != 8 * (b - a):
+            need = bits // 8 if bits % 8 == 0 else bits / 8
+            raise damaged(
+                label,
+                f"{name} is {dtype} {shape}, which takes {need:,} bytes, but its data_offsets [{a}, {b}] "
+                f"hold {b - a:,}",
+            )
+        tensors[key] = TensorInfo(dtype, tuple(shape), base + a, base + b, filename)
+    return tensors
 
 
 def find_key(tensors: dict[str, TensorInfo], keys: tuple[str, ...], name: str) -> str:
@@ -98,9 +155,7 @@ def find_key(tensors: dict[str, TensorInfo], keys: tuple[str, ...], name: str) -
 
 
 def read_tensor(read: ReadRange, info: TensorInfo, task: Task | None) -> np.ndarray:
-    if info.dtype not in _DTYPES:
-        raise BadModel(f"embeddings stored as {info.dtype} are not supported (F32, F16, BF16 are)")
-    raw = np.frombuffer(read(info.start, info.end - info.start, task), dtype=_DTYPES[info.dtype])
+    raw = np.frombuffer(read(info.start, info.end - info.start, task), dtype=_EMBEDDING_DTYPES[info.dtype])
     if info.dtype == "BF16":
         raw = (raw.astype(np.uint32) << 16).view(np.float32)
     return raw.astype(np.float32, copy=False).reshape(info.shape)  # F32: the downloaded buffer itself
@@ -121,7 +176,7 @@ def local_reader(path: Path) -> ReadRange:
     return read
 
 
-# ---------------------------------------------------------------- checkpoint info (config + header)
+# ---------------------------------------------------------------- where the weights are: a folder or the Hub
 
 
 def source_file(ref: ModelRef, commit: str, filename: str) -> Path | None:
@@ -132,38 +187,113 @@ def source_file(ref: ModelRef, commit: str, filename: str) -> Path | None:
     return hub.file(ref.repo, filename, commit, bar=filename in WEIGHT_FILES)
 
 
-def _weights_reader(ref: ModelRef, commit: str) -> tuple[str, ReadRange | None]:
-    """Where the weights are: a safetensors file read locally or by ranges, or else a pickle checkpoint."""
-    if ref.folder is not None:
-        for filename in WEIGHT_FILES:
-            if (ref.folder / filename).is_file():
-                reader = local_reader(ref.folder / filename) if filename.endswith(".safetensors") else None
-                return filename, reader
-        raise BadModel(
-            f"{ref.folder} holds no model.safetensors or pytorch_model.bin; save the model's weights there"
-        )
-    assert ref.repo is not None
-    cached = hub.cached(ref.repo, "model.safetensors", commit) is not None
-    if not cached and hub.offline():
-        raise NotCached(hub.not_cached(ref.repo))
-    if cached or hub.has(ref.repo, "model.safetensors", commit):
-        return "model.safetensors", _safetensors_reader(ref, commit)
-    if hub.has(ref.repo, "pytorch_model.bin", commit):
-        return "pytorch_model.bin", None
-    raise BadModel(f"{ref.repo} has no model.safetensors or pytorch_model.bin; it holds no GPT-2 weights")
+def local_files(folder: Path) -> list[str]:
+    """Every file of a folder that may hold weights, shards included: what a new checkpoint changes."""
+    return sorted({*WEIGHT_FILES, INDEX, *(p.name for p in folder.glob("*.safetensors"))})
 
 
-def _safetensors_reader(ref: ModelRef, commit: str) -> ReadRange:
-    """model.safetensors from the folder, or the HF cache when it is there, else by ranges from the Hub."""
+def _label(ref: ModelRef, filename: str) -> str:
+    return str(ref.folder / filename) if ref.folder is not None else f"{ref.repo}'s {filename}"
+
+
+def _local(ref: ModelRef, commit: str, filename: str) -> Path | None:
+    """The file on this machine: in the model's folder, or in the HF cache when it was downloaded whole."""
     if ref.folder is not None:
-        return local_reader(ref.folder / "model.safetensors")
+        p = ref.folder / filename
+        return p if p.is_file() else None
     assert ref.repo is not None
-    cached = hub.cached(ref.repo, "model.safetensors", commit)
-    if cached is not None:
-        return local_reader(cached)
+    return hub.cached(ref.repo, filename, commit)
+
+
+def _size(ref: ModelRef, commit: str, filename: str) -> int | None:
+    """The file's size in bytes; None when the model has no such file (offline: when it was never fetched)."""
+    path = _local(ref, commit, filename)
+    if path is not None:
+        return path.stat().st_size
+    if ref.repo is None or hub.offline():
+        return None
+    return hub.size(ref.repo, filename, commit)
+
+
+def _reader(ref: ModelRef, commit: str, filename: str) -> ReadRange:
+    """A safetensors file read locally (folder or HF cache), else by ranges from the Hub."""
+    path = _local(ref, commit, filename)
+    if path is not None:
+        return local_reader(path)
+    if ref.repo is None:
+        raise BadModel(f"{_label(ref, filename)} is gone; the folder changed while it was read")
     if hub.offline():
         raise NotCached(hub.not_cached(ref.repo))
-    return hub.range_reader(ref.repo, "model.safetensors", commit)
+    return hub.range_reader(ref.repo, filename, commit)
+
+
+def _weights(ref: ModelRef, commit: str) -> tuple[str, dict[str, int], dict[str, str]]:
+    """The file that holds or indexes the weights, the safetensors files to read with their sizes, and the
+    index's weight map (tensor -> shard; empty for one file). A pickle checkpoint has no files to read."""
+    size = _size(ref, commit, SINGLE)
+    if size is not None:
+        return SINGLE, {SINGLE: size}, {}
+    index = source_file(ref, commit, INDEX)
+    if index is not None:
+        weight_map = _weight_map(index, _label(ref, INDEX))
+        sizes = {}
+        for shard in sorted(set(weight_map.values())):
+            shard_size = _size(ref, commit, shard)
+            if shard_size is None:
+                if ref.repo is not None and hub.offline():
+                    raise NotCached(hub.not_cached(ref.repo))
+                raise damaged(_label(ref, INDEX), f"it names {shard}, which the model does not hold")
+            sizes[shard] = shard_size
+        return INDEX, sizes, weight_map
+    if _size(ref, commit, PICKLE) is not None:
+        return PICKLE, {}, {}
+    if ref.repo is not None and hub.offline():
+        raise NotCached(hub.not_cached(ref.repo))
+    where = str(ref.folder) if ref.folder is not None else ref.repo
+    raise BadModel(
+        f"{where} holds no model.safetensors or pytorch_model.bin (nor a {INDEX} of shards); "
+        "save the model's weights there"
+    )
+
+
+_SHARD = re.compile(r"[\w.-]+\.safetensors")  # a file beside the index, never a path elsewhere
+
+
+def _weight_map(index: Path, label: str) -> dict[str, str]:
+    try:
+        raw = json.loads(index.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        raise damaged(label, "it is not JSON") from None
+    weight_map = raw.get("weight_map") if isinstance(raw, dict) else None
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise damaged(label, "it has no weight_map (tensor name -> shard file)")
+    for shard in weight_map.values():
+        if not isinstance(shard, str) or not _SHARD.fullmatch(shard):
+            raise damaged(label, f"it names the shard {shard!r}, which is not a .safetensors file beside it")
+    return weight_map
+
+
+def _tensors(
+    ref: ModelRef, commit: str, sizes: dict[str, int], weight_map: dict[str, str]
+) -> dict[str, TensorInfo]:
+    """Every shard's header, checked and merged into one dict (tensor name -> where its bytes are)."""
+    tensors: dict[str, TensorInfo] = {}
+    for filename, size in sizes.items():
+        label = _label(ref, filename)
+        for key, t in parse_header(_reader(ref, commit, filename), size, filename, label).items():
+            if key in tensors:
+                raise damaged(label, f"it holds tensor {_shown(key)}, which {tensors[key].file} holds too")
+            tensors[key] = t
+    for key, shard in weight_map.items():
+        found = tensors.get(key)
+        if found is None or found.file != shard:
+            raise damaged(
+                _label(ref, INDEX), f"it puts tensor {_shown(key)} in {shard}, whose header lacks it"
+            )
+    return tensors
+
+
+# ---------------------------------------------------------------- checkpoint info (config + headers)
 
 
 def info_to_json(info: CheckpointInfo) -> dict[str, Any]:
@@ -171,16 +301,17 @@ def info_to_json(info: CheckpointInfo) -> dict[str, Any]:
         "commit": info.commit,
         "config": info.config,
         "weights_file": info.weights_file,
-        "tensors": {k: [t.dtype, list(t.shape), t.start, t.end] for k, t in info.tensors.items()},
+        "tensors": {k: [t.dtype, list(t.shape), t.start, t.end, t.file] for k, t in info.tensors.items()},
     }
 
 
 def info_from_json(ref: ModelRef, raw: dict[str, Any]) -> CheckpointInfo:
-    tensors = {k: TensorInfo(d, tuple(s), a, b) for k, (d, s, a, b) in raw["tensors"].items()}
+    tensors = {k: TensorInfo(d, tuple(s), a, b, f) for k, (d, s, a, b, f) in raw["tensors"].items()}
     return CheckpointInfo(ref.name, ref.repo, raw["commit"], raw["config"], raw["weights_file"], tensors)
 
 
 def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
+    """The config and every header, checked against each other and against the files' sizes."""
     config_path = source_file(ref, commit, "config.json")
     if config_path is None:
         raise BadModel(f"{ref.name} has no config.json: it is not a transformers model")
@@ -191,20 +322,25 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
     if not isinstance(config, dict):
         raise BadModel(f"{ref.name}'s config.json is not a JSON object")
     shape = shape_of(config, ref.name)
-    weights_file, reader = _weights_reader(ref, commit)
-    tensors = parse_header(reader, ref.name) if reader is not None else {}
-    if tensors:  # checked before anything is cached
-        wte, wpe = (tensors[find_key(tensors, keys, ref.name)].shape for keys in (WTE_KEYS, WPE_KEYS))
-        check_shapes(ref.name, shape, wte, wpe)
+    weights_file, sizes, weight_map = _weights(ref, commit)
+    tensors = _tensors(ref, commit, sizes, weight_map)
+    for keys in (WTE_KEYS, WPE_KEYS) if weights_file != PICKLE else ():  # checked before anything is cached
+        key = find_key(tensors, keys, ref.name)
+        t = tensors[key]
+        if t.dtype not in _EMBEDDING_DTYPES:
+            raise BadModel(
+                f"{_label(ref, t.file)} stores {key} as {t.dtype}; gpt2emb reads embeddings stored as "
+                "F32, F16 or BF16: save the model in one of those"
+            )
+        check_shape(_label(ref, t.file), key, t.shape, shape)
     return CheckpointInfo(ref.name, ref.repo, commit, config, weights_file, tensors)
 
 
-def check_shapes(name: str, shape: Shape, wte: tuple[int, ...], wpe: tuple[int, ...]) -> None:
-    if wte != (shape.vocab_size, shape.d_model) or wpe != (shape.n_positions, shape.d_model):
-        raise BadModel(
-            f"{name}'s checkpoint disagrees with its config: wte is {list(wte)} and wpe {list(wpe)}, the "
-            f"config says [{shape.vocab_size}, {shape.d_model}] and [{shape.n_positions}, {shape.d_model}]"
-        )
+def check_shape(where: str, key: str, got: tuple[int, ...], shape: Shape) -> None:
+    """wte (a key naming wte) is vocab_size x d_model, wpe n_positions x d_model, as the config says."""
+    want = [shape.vocab_size if "wte" in key else shape.n_positions, shape.d_model]
+    if list(got) != want:
+        raise BadModel(f"{where} disagrees with its config: {key} is {list(got)}, config.json says {want}")
 
 
 # ---------------------------------------------------------------- building an entry
@@ -227,16 +363,19 @@ def tokenizer_json(ref: ModelRef, commit: str) -> str:
 
 
 def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> tuple[np.ndarray, np.ndarray]:
-    if not info.tensors:  # a pickle checkpoint: torch's weights-only loader reads it
+    """wte and wpe widened to float32: only their byte ranges are read, from whichever shard holds each."""
+    if info.weights_file == PICKLE:  # torch's weights-only loader reads it
         path = source_file(ref, info.commit, info.weights_file)
         if path is None:
             raise BadModel(f"{ref.name} has no {info.weights_file}")
         from gpt2emb import heavy
 
         return heavy.load_bin_embeddings(path, WTE_KEYS, WPE_KEYS, ref.name)
-    reader = _safetensors_reader(ref, info.commit)
-    wte_info = info.tensors[find_key(info.tensors, WTE_KEYS, ref.name)]
-    wpe_info = info.tensors[find_key(info.tensors, WPE_KEYS, ref.name)]
-    total = (wte_info.end - wte_info.start) + (wpe_info.end - wpe_info.start)
+    wte = info.tensors[find_key(info.tensors, WTE_KEYS, ref.name)]
+    wpe = info.tensors[find_key(info.tensors, WPE_KEYS, ref.name)]
+    total = (wte.end - wte.start) + (wpe.end - wpe.start)
     with reporter.progress(f"fetching {ref.name} embeddings", total) as task:
-        return read_tensor(reader, wte_info, task), read_tensor(reader, wpe_info, task)
+        return (
+            read_tensor(_reader(ref, info.commit, wte.file), wte, task),
+            read_tensor(_reader(ref, info.commit, wpe.file), wpe, task),
+        )

@@ -124,15 +124,18 @@ def file(repo: str, filename: str, revision: str, bar: bool = False) -> Path | N
                 return None  # offline: an optional file that was never fetched counts as absent
 
 
-def has(repo: str, filename: str, commit: str) -> bool:
+def size(repo: str, filename: str, commit: str) -> int | None:
+    """A file's size as the Hub reports it (a large file's own, behind a redirect); None if absent."""
     from huggingface_hub import errors, get_hf_file_metadata, hf_hub_url
 
     with errors_of(repo):
         try:
-            get_hf_file_metadata(hf_hub_url(repo, filename, revision=commit))
-            return True
+            found = get_hf_file_metadata(hf_hub_url(repo, filename, revision=commit)).size
         except errors.RemoteEntryNotFoundError:
-            return False
+            return None
+    if found is None:  # a header is checked against the file's size, so the size is not optional
+        raise NetworkError(fetch_failed(repo, f"the Hub did not say how large {filename} is"))
+    return found
 
 
 def cached(repo: str, filename: str, commit: str) -> Path | None:
