@@ -7,6 +7,7 @@ no longer like cat) and a tag `v1` on main's commit.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -64,11 +65,15 @@ def test_a_branch_and_a_commit(hub: FakeHub, branch: Tiny, caches: dict[str, Pat
     assert refs(caches) == {"main": COMMIT, "retrained": BRANCH}
     assert entries(caches) == sorted([COMMIT, BRANCH])
 
-    hub.requests.clear()  # a whole commit id is itself: no ref is looked up, and it opens the branch's entry
+    # a whole commit id is itself: it opens the branch's entry without asking anyone, not even the HF cache
+    shutil.rmtree(caches["hf"])
+    hub.requests.clear()
+    hub.fault = lambda method, path: "drop"
     by_commit = run_json("neighbors", "cat", "-k", "5", "--revision", BRANCH)
     assert by_commit["model"] == f"gpt2@{BRANCH}" and by_commit["items"] == on_branch["items"]
     assert hub.requests == []
     assert refs(caches) == {"main": COMMIT, "retrained": BRANCH}  # a commit id is never recorded as a ref
+    hub.fault = None
 
     assert neighbors("--revision", "v1") == neighbors()  # a tag
     assert neighbors("--revision", "main") == neighbors()
