@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from conftest import COMMIT, run_cli, run_json, run_process
-from fakehub import Content, FakeHub, Repo
-from tinymodel import Tiny, gpt2_tensor_shapes, hub_files, virtual_safetensors
+from fakehub import FakeHub, Repo, VirtualFile
+from tinymodel import Tiny, hub_files, xl_files
 
 TOKEN = "hf_redirect_test_token"
 
@@ -52,12 +52,9 @@ def test_first_use_through_the_redirect(redirecting: FakeHub, tiny: Tiny, caches
 def test_xl_through_the_redirect_fetches_only_the_embeddings(redirecting: FakeHub, tiny: Tiny) -> None:
     rows = np.arange(10 * 1600, dtype=np.float32).reshape(10, 1600) / 1000
     wpe = np.random.default_rng(0).normal(size=(1024, 1600)).astype(np.float32)
-    checkpoint = virtual_safetensors(
-        gpt2_tensor_shapes(50257, 1600, 1024, 48), {"wte.weight": rows, "wpe.weight": wpe}
-    )
-    config = {**tiny.config, "vocab_size": 50257, "n_embd": 1600, "n_layer": 48, "n_head": 25}
-    files: dict[str, Content] = {"config.json": json.dumps(config).encode(), "model.safetensors": checkpoint}
-    files["tokenizer.json"] = tiny.tokenizer.to_str().encode()
+    files = xl_files(tiny, rows, wpe)
+    checkpoint = files["model.safetensors"]
+    assert isinstance(checkpoint, VirtualFile)
     redirecting.repos["openai-community/gpt2-xl"] = Repo("a" * 40, files)
     redirecting.bytes_served = 0
     doc = run_json("vector", "id:3", "--full", "-m", "xl")
@@ -84,27 +81,19 @@ def test_a_pickle_checkpoint_downloaded_whole_through_the_redirect(redirecting: 
     assert set(redirecting.authorization("cdn")) == {None}
 
 
-REFUSALS = {
+REFUSALS = {  # what answers, with what, and what the one line then says
     # the CDN refuses the range asked (a stale answer, a file changed since its header was read)
-    "416": (
-        lambda method, path: "416" if path.startswith("/lfs/") else None,
-        "the server refused to send bytes 0-7 of model.safetensors",
-    ),
+    "416": ("cdn", "416", "the server refused to send bytes 0-7 of model.safetensors"),
     # the Hub gates the weights: it says so on the HEAD that finds them, before any redirect
     "403 gated": (
-        lambda method, path: "403" if path.endswith("/model.safetensors") else None,
+        "hub",
+        "403",
         "openai-community/gpt2 is gated: accept its terms on the Hub and set HF_TOKEN",
     ),
     # the CDN refuses the signed URL the Hub gave
-    "403 cdn": (
-        lambda method, path: "403" if path.startswith("/lfs/") else None,
-        "HTTP 403 Forbidden from 127.0.0.2:",
-    ),
+    "403 cdn": ("cdn", "403", "HTTP 403 Forbidden from 127.0.0.2:"),
     # the CDN sends the client back to the Hub, which redirects it to the CDN again
-    "loop": (
-        lambda method, path: "loop" if path.startswith("/lfs/") else None,
-        "the server redirected in a loop",
-    ),
+    "loop": ("cdn", "loop", "the server redirected in a loop"),
 }
 
 
@@ -112,7 +101,11 @@ REFUSALS = {
 def test_refusals_are_one_line_exit_5_and_leave_nothing(
     redirecting: FakeHub, caches: dict[str, Path], refusal: str
 ) -> None:
-    redirecting.fault, said = REFUSALS[refusal]
+    host, fault, said = REFUSALS[refusal]
+    weights = "/lfs/" if host == "cdn" else "/resolve/"
+    redirecting.fault = lambda method, path: (
+        fault if weights in path and "model.safetensors" in path else None
+    )
     for as_json in (False, True):
         result = run_cli("neighbors", "cat", *(["--json"] if as_json else []))
         assert result.exit_code == 5, result.output

@@ -468,15 +468,15 @@ def cache_list(json: Json = False) -> None:
     output.render(api.cache_list(), json)
 
 
+def _cached_model(help: str) -> Any:
+    """The optional MODEL of a cache command."""
+    return typer.Argument(help=help, show_default=False, autocompletion=_complete_model)
+
+
 @cache_app.command("clear", epilog="Examples:\n\n  gpt2emb cache clear xl\n\n  gpt2emb cache clear")
 def cache_clear(
     model: Annotated[
-        str | None,
-        typer.Argument(
-            help="Only this model (all of its commits); without it, everything.",
-            show_default=False,
-            autocompletion=_complete_model,
-        ),
+        str | None, _cached_model("Only this model (all of its commits); without it, everything.")
     ] = None,
     json: Json = False,
 ) -> None:
@@ -491,12 +491,7 @@ def cache_clear(
 )
 def cache_refresh(
     model: Annotated[
-        str | None,
-        typer.Argument(
-            help="Only this model; without it, every cached Hub model.",
-            show_default=False,
-            autocompletion=_complete_model,
-        ),
+        str | None, _cached_model("Only this model; without it, every cached Hub model.")
     ] = None,
     json: Json = False,
 ) -> None:
