@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -59,11 +59,11 @@ class Repo:
     """main's commit and files; other branches and tags (name -> commit) and the files of their commits."""
 
     commit: str
-    files: dict[str, Content]
+    files: Mapping[str, Content]
     refs: dict[str, str] = field(default_factory=dict)
-    commits: dict[str, dict[str, Content]] = field(default_factory=dict)  # commits other than main's
+    commits: dict[str, Mapping[str, Content]] = field(default_factory=dict)  # commits other than main's
 
-    def at(self, revision: str) -> tuple[str, dict[str, Content]] | None:
+    def at(self, revision: str) -> tuple[str, Mapping[str, Content]] | None:
         """The commit a branch, tag or commit id names and its files; None when the repo has no such one."""
         commit = self.commit if revision == "main" else self.refs.get(revision, revision)
         if commit == self.commit:
@@ -71,7 +71,7 @@ class Repo:
         files = self.commits.get(commit)
         return None if files is None else (commit, files)
 
-    def push(self, commit: str, files: dict[str, Content], branch: str = "main") -> None:
+    def push(self, commit: str, files: Mapping[str, Content], branch: str = "main") -> None:
         """A new commit on a branch (made if new); the commit it replaces stays reachable by its id."""
         if branch == "main":
             self.commits[self.commit] = self.files
@@ -109,8 +109,9 @@ class FakeHub:
         return f"FakeHub({self.url}, repos={sorted(self.repos)})"
 
     def start(self) -> FakeHub:
-        self._servers = [self._serve("127.0.0.1", "hub"), self._serve("127.0.0.2", "cdn")]
-        self.url, self.cdn_url = (f"http://{a[0]}:{a[1]}" for a in (s.server_address for s in self._servers))
+        hub, cdn = self._serve("127.0.0.1", "hub"), self._serve("127.0.0.2", "cdn")
+        self._servers = [hub, cdn]
+        self.url, self.cdn_url = f"http://127.0.0.1:{hub.server_port}", f"http://127.0.0.2:{cdn.server_port}"
         return self
 
     def _serve(self, address: str, host: str) -> ThreadingHTTPServer:
