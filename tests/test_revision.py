@@ -244,3 +244,17 @@ def test_refresh_when_the_hub_fails(hub: FakeHub, tiny: Tiny, caches: dict[str, 
         f"gpt2emb: asking the Hub which commit main of {REPO} is now failed (HTTP 500"
     )
     assert refs(caches) == {"main": COMMIT} and entries(caches) == [COMMIT]
+
+
+def test_refresh_a_branch_deleted_on_the_hub(hub: FakeHub, branch: Tiny, caches: dict[str, Path]) -> None:
+    neighbors("--revision", "retrained")
+    neighbors()
+    del hub.repos[REPO].refs["retrained"]
+    result = run_cli("cache", "refresh", "--json")
+    assert result.exit_code == 0, result.output
+    assert [r["revision"] for r in json.loads(result.stdout)["revisions"]] == ["main"]
+    assert json.loads(result.stderr) == {
+        "note": f"{REPO} has no retrained any more: gpt2@retrained stays at commit {BRANCH[:12]}"
+    }
+    assert refs(caches) == {"main": COMMIT, "retrained": BRANCH}
+    assert " kitten" not in neighbors("--revision", "retrained")

@@ -340,7 +340,12 @@ def refresh(ref: ModelRef | None, reporter: Reporter | None = None) -> list[Refr
                 old = ref_file.read_text().strip()
             except OSError:
                 continue  # removed by a `cache clear` running now
-            new = hub.remote_commit(repo, at.revision)
+            try:
+                new = hub.remote_commit(repo, at.revision)
+            except UsageError:  # the branch or tag is gone from the Hub; its commit still opens
+                note = f"{repo} has no {at.revision} any more: {at.name} stays at commit {old[:12]}"
+                (reporter or QuietReporter()).note(note)
+                continue
             rebuild = new != old and (folder / old).is_dir() and not (folder / new).is_dir()
             if rebuild:
                 open_model(at, reporter, commit=new)  # records the new commit once its entry is built
