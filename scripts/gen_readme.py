@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 COMMANDS = (
     *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying"),
-    *("models", "cache list", "cache clear", "cache path"),
+    *("models", "cache list", "cache clear", "cache refresh", "cache path"),
 )
 EXAMPLES = (
     "gpt2emb analogy king man woman -k 5",

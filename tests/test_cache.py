@@ -9,8 +9,8 @@ from gpt2emb.errors import BadModel, NetworkError, NotCached, UnknownModel
 from gpt2emb.report import QuietReporter, Reporter
 
 from conftest import COMMIT, run_process
-from fakehub import Content, FakeHub, Repo
-from tinymodel import Tiny, gpt2_tensor_shapes, hub_files, safetensors_bytes, save_local, virtual_safetensors
+from fakehub import FakeHub, Repo, VirtualFile
+from tinymodel import Tiny, hub_files, safetensors_bytes, save_local, xl_files
 
 
 class Notes:
@@ -170,12 +170,9 @@ def test_first_use_of_an_xl_shaped_checkpoint_downloads_only_the_embeddings(hub:
     """A gpt2-xl-shaped checkpoint (6.2 GB, served virtually): the fetch takes the header and wte/wpe only."""
     rows = np.arange(10 * 1600, dtype=np.float32).reshape(10, 1600) / 1000  # wte's first rows; the rest zeros
     wpe = np.random.default_rng(0).normal(size=(1024, 1600)).astype(np.float32)
-    checkpoint = virtual_safetensors(
-        gpt2_tensor_shapes(50257, 1600, 1024, 48), {"wte.weight": rows, "wpe.weight": wpe}
-    )
-    config = {**tiny.config, "vocab_size": 50257, "n_embd": 1600, "n_layer": 48, "n_head": 25}
-    files: dict[str, Content] = {"config.json": json.dumps(config).encode(), "model.safetensors": checkpoint}
-    files["tokenizer.json"] = tiny.tokenizer.to_str().encode()
+    files = xl_files(tiny, rows, wpe)
+    checkpoint = files["model.safetensors"]
+    assert isinstance(checkpoint, VirtualFile)
     hub.repos["openai-community/gpt2-xl"] = Repo("a" * 40, files)
     hub.bytes_served = 0
     m = cache.open_model(registry.resolve("xl"))

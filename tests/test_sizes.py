@@ -7,7 +7,7 @@ from gpt2emb import registry
 from gpt2emb.sizes import param_counts, sizes
 
 from conftest import run_cli
-from fakehub import FakeHub, Repo
+from fakehub import Content, FakeHub, Repo
 from tinymodel import gpt2_tensor_shapes, virtual_safetensors
 
 PUBLISHED_TOTALS = {
@@ -67,7 +67,7 @@ def serve_real_shapes(hub: FakeHub, tamper: str | None = None) -> None:
             "n_layer": s.n_layer,
             "n_head": s.n_head,
         }
-        files = {
+        files: dict[str, Content] = {
             "config.json": json.dumps(config).encode(),
             "model.safetensors": virtual_safetensors(gpt2_tensor_shapes(s.vocab_size, d, 1024, s.n_layer)),
         }

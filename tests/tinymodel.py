@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from fakehub import VirtualFile
+from fakehub import Content, VirtualFile
 
 D = 32
 N_POSITIONS = 1024
@@ -239,3 +239,14 @@ def virtual_safetensors(
         start = base + tensors[name]["data_offsets"][0]
         segments.append((start, np.ascontiguousarray(array, "<f4").tobytes()))
     return VirtualFile(base + offset, segments)
+
+
+def xl_files(tiny: Tiny, wte_rows: np.ndarray, wpe: np.ndarray) -> dict[str, Content]:
+    """A gpt2-xl-shaped repo, its 6.4 GB checkpoint served virtually: wte's first rows given, zeros after."""
+    checkpoint = virtual_safetensors(
+        gpt2_tensor_shapes(50257, 1600, 1024, 48), {"wte.weight": wte_rows, "wpe.weight": wpe}
+    )
+    config = {**tiny.config, "vocab_size": 50257, "n_embd": 1600, "n_layer": 48, "n_head": 25}
+    files: dict[str, Content] = {"config.json": json.dumps(config).encode(), "model.safetensors": checkpoint}
+    files["tokenizer.json"] = tiny.tokenizer.to_str().encode()
+    return files

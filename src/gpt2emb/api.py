@@ -33,6 +33,7 @@ from gpt2emb.results import (
     PairsEvalResult,
     PositionsResult,
     Ranked,
+    RefreshResult,
     SectionScore,
     SimilarityResult,
     Token,
@@ -45,8 +46,10 @@ from gpt2emb.sizes import param_counts
 from gpt2emb.tokens import Query, Vocab, check_word
 
 
-def load(model: str, reporter: Reporter | None = None) -> tuple[cache.Model, Vocab]:
-    m = cache.open_model(registry.resolve(model), reporter)
+def load(
+    model: str, reporter: Reporter | None = None, revision: str | None = None
+) -> tuple[cache.Model, Vocab]:
+    m = cache.open_model(registry.resolve(model, revision), reporter)
     return m, Vocab(m.path, m.shape.vocab_size)
 
 
@@ -55,7 +58,12 @@ def _tokens(vocab: Vocab, q: Query) -> tuple[Token, ...]:
 
 
 def _open(
-    model: str, words: list[str], exact: bool, k: int | None, reporter: Reporter | None
+    model: str,
+    words: list[str],
+    exact: bool,
+    k: int | None,
+    reporter: Reporter | None,
+    revision: str | None = None,
 ) -> tuple[cache.Model, Vocab]:
     """Check what can be checked before the model is opened: bad input never fetches or caches anything."""
     if not words:
@@ -65,7 +73,7 @@ def _open(
     spec = registry.find(model)
     if k is not None:  # a registry model's vocabulary is known before anything is fetched
         _check_top(k, spec.shape.vocab_size if spec is not None else None)
-    m, vocab = load(model, reporter)
+    m, vocab = load(model, reporter, revision)
     if k is not None:
         _check_top(k, m.shape.vocab_size)
     return m, vocab
@@ -98,8 +106,9 @@ def vector(
     exact: bool = False,
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
+    revision: str | None = None,
 ) -> VectorResult:
-    m, vocab = _open(model, words, exact, None, reporter)
+    m, vocab = _open(model, words, exact, None, reporter, revision)
     items = []
     for q in _queries(vocab, words, exact, pool):
         v = ops.query_vector(m.wte, q)
@@ -124,8 +133,9 @@ def neighbors(
     pool: Pool = Pool.mean,
     keep_query: bool = False,
     reporter: Reporter | None = None,
+    revision: str | None = None,
 ) -> NeighborsResult:
-    m, vocab = _open(model, words, exact, k, reporter)
+    m, vocab = _open(model, words, exact, k, reporter, revision)
     queries = _queries(vocab, words, exact, pool)
     rankings = ops.cosine_rankings(m.wte, m.wte_norm, [_direction(m.wte, q) for q in queries])
     items = []
@@ -147,8 +157,9 @@ def analogy(
     keep_inputs: bool = False,
     method: Method = Method.add,
     reporter: Reporter | None = None,
+    revision: str | None = None,
 ) -> AnalogyResult:
-    m, vocab = _open(model, [a, b, c], exact, k, reporter)
+    m, vocab = _open(model, [a, b, c], exact, k, reporter, revision)
     qa, qb, qc = _queries(vocab, [a, b, c], exact, pool)
     va, vb, vc = (_direction(m.wte, q) for q in (qa, qb, qc))
     ranking = ops.analogy_ranking(m.wte, m.wte_norm, va, vb, vc, method)
@@ -198,16 +209,22 @@ def parse_positions(spans: list[tuple[int, int]], n_positions: int) -> list[int]
     return [p for lo, hi in spans for p in range(lo, hi + 1)]
 
 
-def positions(model: str, specs: list[str], reporter: Reporter | None = None) -> PositionsResult:
+def positions(
+    model: str, specs: list[str], reporter: Reporter | None = None, revision: str | None = None
+) -> PositionsResult:
     spans = _spans(specs)  # the syntax, before the model is opened
-    m, _ = load(model, reporter)
+    m, _ = load(model, reporter, revision)
     chosen = parse_positions(spans, m.shape.n_positions)
     matrix, norms = ops.cosine_matrix(m.wpe[chosen])
     return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix))
 
 
 def position_map(
-    model: str, cells: int = 32, png: str | None = None, reporter: Reporter | None = None
+    model: str,
+    cells: int = 32,
+    png: str | None = None,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
 ) -> HeatmapResult:
     """The whole wpe cosine matrix, shrunk for a terminal; with png, also a figure (heatmap, norms, PCA)."""
     if not 2 <= cells <= 256:
@@ -216,7 +233,7 @@ def position_map(
         from gpt2emb import plot
 
         plot.check_available()  # before any download
-    m, _ = load(model, reporter)
+    m, _ = load(model, reporter, revision)
     full, norms = ops.all_cosines(m.wpe)
     cells = min(cells, m.shape.n_positions)
     if png is not None:
@@ -233,10 +250,11 @@ def similarity(
     exact: bool = False,
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
+    revision: str | None = None,
 ) -> SimilarityResult:
     if len(words) < 2:
         raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
-    m, vocab = _open(model, words, exact, None, reporter)
+    m, vocab = _open(model, words, exact, None, reporter, revision)
     queries = _queries(vocab, words, exact, pool)
     matrix, norms = ops.cosine_matrix(np.stack([_direction(m.wte, q) for q in queries]))
     items = tuple(Word(q.word, _tokens(vocab, q), q.pool.value, q.note) for q in queries)
@@ -247,10 +265,10 @@ def _floats(values: np.ndarray) -> tuple[float, ...]:
     return tuple(float(x) for x in values)
 
 
-def tying(model: str, load_model: bool = False) -> TyingResult:
+def tying(model: str, load_model: bool = False, revision: str | None = None) -> TyingResult:
     from gpt2emb import heavy
 
-    ref = registry.resolve(model)
+    ref = registry.resolve(model, revision)
     info = cache.checkpoint_info(ref)
     shape = checkpoint.shape_of(info.config, ref.name)
     tie = bool(info.config.get("tie_word_embeddings", True))
@@ -283,7 +301,7 @@ def tying(model: str, load_model: bool = False) -> TyingResult:
         source = str(ref.folder) if ref.folder is not None else ref.repo
         if source is None:
             raise BadModel(f"{ref.name} has no source to load")
-        equal, pa, pb = heavy.loaded_model_ties(source)
+        equal, pa, pb = heavy.loaded_model_ties(source, info.commit if ref.repo is not None else None)
         checks.append(
             Check(
                 "loaded_model",
@@ -307,6 +325,11 @@ def cache_list() -> CacheResult:
 
 def cache_clear(model: str | None) -> CacheResult:
     return _cache_result("clear", cache.clear(registry.resolve(model) if model else None))
+
+
+def cache_refresh(model: str | None, reporter: Reporter | None = None) -> RefreshResult:
+    done = cache.refresh(registry.resolve(model) if model else None, reporter)
+    return RefreshResult(str(cache.cache_root()), tuple(done))
 
 
 def cache_path() -> CachePath:
@@ -346,11 +369,12 @@ def analogy_eval(
     ignore_case: bool = False,
     errors: bool = False,
     reporter: Reporter | None = None,
+    revision: str | None = None,
 ) -> AnalogyEvalResult:
     """Accuracy on an analogy file, per section, counted as gensim's evaluate_word_analogies counts."""
     started = time.perf_counter()
     sections = evaluate.read_analogies(Path(file))
-    m, vocab = load(model, reporter)
+    m, vocab = load(model, reporter, revision)
     words = _words(m, vocab, rule, ignore_case)
     found = [[[words.find(w, ignore_case) for w in q] for q in section.questions] for section in sections]
     known = [[i for i, f in enumerate(fs) if None not in f] for fs in found]
@@ -401,10 +425,11 @@ def similarity_eval(
     rule: Rule = Rule.space,
     ignore_case: bool = False,
     reporter: Reporter | None = None,
+    revision: str | None = None,
 ) -> PairsEvalResult:
     """Pearson and Spearman correlation of cosine with human scores, as gensim's evaluate_word_pairs."""
     pairs = evaluate.read_pairs(Path(file))
-    m, vocab = load(model, reporter)
+    m, vocab = load(model, reporter, revision)
     words = _words(m, vocab, rule, ignore_case)
     gold, ours = [], []
     for a, b, score in pairs:
@@ -437,11 +462,14 @@ def similarity_eval(
     )
 
 
-def distinct_models(names: list[str], reporter: Reporter | None = None) -> list[str]:
-    """The models asked for with -m, each once: gpt2, small and openai-community/gpt2 are one model."""
+def distinct_models(
+    names: list[str], revision: str | None = None, reporter: Reporter | None = None
+) -> list[str]:
+    """The models asked for with -m, each once (gpt2, small and openai-community/gpt2 are one model), all
+    checked before the first is fetched: a name that is no model, a folder given --revision."""
     seen: dict[tuple[str | None, Path | None], str] = {}
     for name in names:
-        ref = registry.resolve(name)
+        ref = registry.resolve(name, revision)
         if (ref.repo, ref.folder) in seen:
             if reporter is not None:
                 reporter.note(f"{name} is {seen[ref.repo, ref.folder]} again: each model is answered once")

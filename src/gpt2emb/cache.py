@@ -18,14 +18,16 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 import numpy as np
 
-from gpt2emb import checkpoint, hub
+from gpt2emb import checkpoint, hub, registry
 from gpt2emb.checkpoint import CheckpointInfo, shape_of
-from gpt2emb.errors import BadModel
+from gpt2emb.errors import BadModel, NotCached, UsageError
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
+from gpt2emb.results import RefreshedRevision
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
@@ -100,8 +102,11 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _resolve_commit(ref: ModelRef, revision: str = "main") -> tuple[str, bool]:
-    """The commit to use and whether it came from our own record (True: no network was needed)."""
+def _resolve_commit(ref: ModelRef) -> tuple[str, bool]:
+    """The commit to use and whether it came from our own record (True: no network was needed).
+
+    A branch or tag is looked up on first use and recorded in refs/; it is looked up again only by
+    `cache refresh`. A whole commit id is itself."""
     if ref.folder is not None:
         if not (ref.folder / "config.json").is_file():
             raise BadModel(
@@ -109,32 +114,47 @@ def _resolve_commit(ref: ModelRef, revision: str = "main") -> tuple[str, bool]:
             )
         return _folder_fingerprint(ref.folder), True
     assert ref.repo is not None
-    ref_file = _repo_dir(ref) / "refs" / revision
+    if hub.is_full_commit(ref.revision):
+        absent = not (_repo_dir(ref) / ref.revision).is_dir()
+        # offline, the HF cache may still hold that commit's files: only when it does not, say so now
+        if absent and hub.offline() and hub.cached(ref.repo, "config.json", ref.revision) is None:
+            raise NotCached(hub.not_cached(f"{ref.repo} at commit {ref.revision}"))
+        return ref.revision, True
     with contextlib.suppress(OSError):
-        commit = ref_file.read_text().strip()
+        commit = _ref_file(ref, ref.revision).read_text().strip()
         if hub.is_commit_name(commit):
             return commit, True
-    return hub.commit_of(ref.repo, revision), False
+    return hub.commit_of(ref.repo, ref.revision), False
 
 
-def _record_commit(ref: ModelRef, commit: str, revision: str = "main") -> None:
-    if ref.repo is not None:
+def _ref_file(ref: ModelRef, revision: str) -> Path:
+    """refs/<revision>, quoted: a branch such as refs/pr/1 is one file, never a folder."""
+    return _repo_dir(ref) / "refs" / quote(revision, safe="")
+
+
+def _record_commit(ref: ModelRef, commit: str) -> None:
+    if ref.repo is not None and not hub.is_full_commit(ref.revision):
         with contextlib.suppress(OSError):
-            _write_atomic(_repo_dir(ref) / "refs" / revision, commit.encode())
+            _write_atomic(_ref_file(ref, ref.revision), commit.encode())
 
 
 def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
-    """Config and tensor header of a model, cached as one small JSON file per commit."""
+    """Config and tensor header of a model, cached as one small JSON file per commit.
+
+    Without a commit, the one ref.revision names, recorded once the header is read; with one, whoever
+    resolved it records it (open_model, after building the entry)."""
+    known = True
     if commit is None:
-        commit, _ = _resolve_commit(ref)
+        commit, known = _resolve_commit(ref)
     info_file = _repo_dir(ref) / "info" / f"{commit}.json"
-    with contextlib.suppress(*_UNTRUSTED):
-        raw = json.loads(info_file.read_text())
-        return checkpoint.info_from_json(ref, raw)
-    info = checkpoint.read_info(ref, commit)
-    _record_commit(ref, commit)
-    with contextlib.suppress(OSError):
-        _write_atomic(info_file, json.dumps(checkpoint.info_to_json(info)).encode())
+    try:
+        info = checkpoint.info_from_json(ref, json.loads(info_file.read_text()))
+    except _UNTRUSTED:
+        info = checkpoint.read_info(ref, commit)
+        with contextlib.suppress(OSError):
+            _write_atomic(info_file, json.dumps(checkpoint.info_to_json(info)).encode())
+    if not known:
+        _record_commit(ref, commit)
     return info
 
 
@@ -221,10 +241,12 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
     )
 
 
-def open_model(ref: ModelRef, reporter: Reporter | None = None) -> Model:
-    """The model's cache entry, built on first use; afterwards no network and no torch."""
+def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | None = None) -> Model:
+    """The model's cache entry, built on first use; afterwards no network and no torch.
+
+    commit: open that commit, and record it as what ref.revision names (cache refresh)."""
     reporter = reporter or QuietReporter()
-    commit, known = _resolve_commit(ref)
+    commit, known = _resolve_commit(ref) if commit is None else (commit, False)
     entry = _repo_dir(ref) / commit
     if entry.is_dir():
         try:
@@ -304,3 +326,37 @@ def clear(ref: ModelRef | None) -> list[Entry]:
         for sub in ("hub", "local"):
             shutil.rmtree(cache_root() / sub, ignore_errors=True)
     return removed
+
+
+def refresh(ref: ModelRef | None, reporter: Reporter | None = None) -> list[RefreshedRevision]:
+    """Ask the Hub again what each recorded branch or tag of a model (or of every cached model) names.
+
+    Where it moved, the new commit is recorded, and its entry built when the old commit had one; entries of
+    old commits stay (a commit id asked with --revision still opens them) until `cache clear`."""
+    if ref is not None and ref.repo is None:
+        raise UsageError(f"{ref.name} is a local folder: its entry follows its files, nothing to refresh")
+    folders = [_repo_dir(ref)] if ref is not None else sorted((cache_root() / "hub").glob("*"))
+    done = []
+    for folder in folders:
+        repo = folder.name.replace("--", "/", 1)
+        spec = registry.find(repo)
+        model = ModelRef(spec.name if spec else repo, repo=repo, spec=spec)
+        for ref_file in sorted((folder / "refs").glob("[!.]*")):  # not a write in progress
+            at = registry.at_revision(model, unquote(ref_file.name))
+            try:
+                old = ref_file.read_text().strip()
+            except OSError:
+                continue  # removed by a `cache clear` running now
+            try:
+                new = hub.remote_commit(repo, at.revision)
+            except UsageError:  # the branch or tag is gone from the Hub; its commit still opens
+                note = f"{repo} has no {at.revision} any more: {at.name} stays at commit {old[:12]}"
+                (reporter or QuietReporter()).note(note)
+                continue
+            rebuild = new != old and (folder / old).is_dir() and not (folder / new).is_dir()
+            if rebuild:
+                open_model(at, reporter, commit=new)  # records the new commit once its entry is built
+            elif new != old:
+                _record_commit(at, new)
+            done.append(RefreshedRevision(model.name, repo, at.revision, old, new, rebuild))
+    return done

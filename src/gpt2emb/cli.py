@@ -179,6 +179,15 @@ Models = Annotated[
     ),
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")]
+Revision = Annotated[
+    str | None,
+    typer.Option(
+        "--revision",
+        help="A branch, tag or commit id of the Hub model (main when left out); not for a local folder.",
+        metavar="REV",
+        show_default=False,
+    ),
+]
 Exact = Annotated[bool, typer.Option("--exact", help="Take each word as typed, without the leading space.")]
 PoolOpt = Annotated[
     Pool, typer.Option("--pool", help="How a word split into several tokens becomes one vector.")
@@ -233,12 +242,14 @@ def vector(
     full: Annotated[bool, typer.Option("--full", help="Show every number.")] = False,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
+    revision: Revision = None,
     json: Json = False,
 ) -> None:
     """The raw row of wte for each word: its first numbers, norm, mean, std, min and max."""
     from gpt2emb import api
 
-    output.render(api.vector(model, words, exact, pool, output.reporter(json)), json, None if full else dims)
+    result = api.vector(model, words, exact, pool, output.reporter(json), revision)
+    output.render(result, json, None if full else dims)
 
 
 @app.command(
@@ -254,14 +265,15 @@ def neighbors(
     ] = False,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
+    revision: Revision = None,
     json: Json = False,
 ) -> None:
     """The nearest tokens to each word by cosine similarity over all of wte."""
     from gpt2emb import api
 
     results = [
-        api.neighbors(m, words, top, exact, pool, keep_query, output.reporter(json))
-        for m in api.distinct_models(model or [DEFAULT_MODEL], output.reporter(json))
+        api.neighbors(m, words, top, exact, pool, keep_query, output.reporter(json), revision)
+        for m in api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
     ]
     output.render(results[0] if len(results) == 1 else api.compare(results), json)
 
@@ -298,6 +310,7 @@ def analogy(
     errors: Annotated[
         bool, typer.Option("--errors", help="With --eval: list the questions answered wrong.")
     ] = False,
+    revision: Revision = None,
     json: Json = False,
 ) -> None:
     """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
@@ -305,19 +318,19 @@ def analogy(
     With --eval FILE, a whole benchmark file of analogies instead, scored per section."""
     from gpt2emb import api
 
-    models = api.distinct_models(model or [DEFAULT_MODEL], output.reporter(json))
+    models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
     if eval_file is not None:
         if a is not None or len(models) > 1:
             raise UsageError("--eval takes one model and no words A B C")
-        output.render(
-            api.analogy_eval(models[0], eval_file, method, rule, ignore_case, errors, output.reporter(json)),
-            json,
-        )
+        reporter = output.reporter(json)
+        result = api.analogy_eval(models[0], eval_file, method, rule, ignore_case, errors, reporter, revision)
+        output.render(result, json)
         return
     if a is None or b is None or c is None:
         raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
     results = [
-        api.analogy(m, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json)) for m in models
+        api.analogy(m, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json), revision)
+        for m in models
     ]
     output.render(results[0] if len(results) == 1 else api.compare(results), json)
 
@@ -342,6 +355,7 @@ def positions(
             help='Write a figure: heatmap, norms, principal components (needs "gpt2emb\\[plot]").',
         ),
     ] = None,
+    revision: Revision = None,
     json: Json = False,
 ) -> None:
     """Cosine similarity between rows of the position embedding wpe, with each row's norm."""
@@ -350,9 +364,9 @@ def positions(
     if heatmap or png is not None:
         if positions:
             raise UsageError("give positions, or --heatmap/--png for all of them, not both")
-        output.render(api.position_map(model, cells, png, output.reporter(json)), json)
+        output.render(api.position_map(model, cells, png, output.reporter(json), revision), json)
     else:
-        output.render(api.positions(model, positions or [], output.reporter(json)), json)
+        output.render(api.positions(model, positions or [], output.reporter(json), revision), json)
 
 
 @app.command(
@@ -369,6 +383,7 @@ def similarity(
     eval_file: EvalFile = None,
     rule: RuleOpt = Rule.space,
     ignore_case: IgnoreCase = False,
+    revision: Revision = None,
     json: Json = False,
 ) -> None:
     """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
@@ -379,9 +394,10 @@ def similarity(
     if eval_file is not None:
         if words:
             raise UsageError("give words, or --eval FILE, not both")
-        output.render(api.similarity_eval(model, eval_file, rule, ignore_case, output.reporter(json)), json)
+        reporter = output.reporter(json)
+        output.render(api.similarity_eval(model, eval_file, rule, ignore_case, reporter, revision), json)
     else:
-        output.render(api.similarity(model, words or [], exact, pool, output.reporter(json)), json)
+        output.render(api.similarity(model, words or [], exact, pool, output.reporter(json), revision), json)
 
 
 @app.command(
@@ -419,12 +435,13 @@ def tying(
             "--load", help="Also load the real model and compare data_ptr() (downloads all weights)."
         ),
     ] = False,
+    revision: Revision = None,
     json: Json = False,
 ) -> None:
     """Show that the output layer (lm_head) reuses wte: config, a model on the meta device, the header."""
     from gpt2emb import api
 
-    result = api.tying(model, load)
+    result = api.tying(model, load, revision)
     output.render(result, json)
 
 
@@ -444,15 +461,15 @@ def cache_list(json: Json = False) -> None:
     output.render(api.cache_list(), json)
 
 
+def _cached_model(help: str) -> Any:
+    """The optional MODEL of a cache command."""
+    return typer.Argument(help=help, show_default=False, autocompletion=_complete_model)
+
+
 @cache_app.command("clear", epilog="Examples:\n\n  gpt2emb cache clear xl\n\n  gpt2emb cache clear")
 def cache_clear(
     model: Annotated[
-        str | None,
-        typer.Argument(
-            help="Only this model (all of its commits); without it, everything.",
-            show_default=False,
-            autocompletion=_complete_model,
-        ),
+        str | None, _cached_model("Only this model (all of its commits); without it, everything.")
     ] = None,
     json: Json = False,
 ) -> None:
@@ -460,6 +477,23 @@ def cache_clear(
     from gpt2emb import api
 
     output.render(api.cache_clear(model), json)
+
+
+@cache_app.command(
+    "refresh", epilog="Examples:\n\n  gpt2emb cache refresh\n\n  gpt2emb cache refresh gpt2 --json"
+)
+def cache_refresh(
+    model: Annotated[
+        str | None, _cached_model("Only this model; without it, every cached Hub model.")
+    ] = None,
+    json: Json = False,
+) -> None:
+    """Ask the Hub again which commit main (and each other branch or tag used) names; rebuild what moved.
+
+    Otherwise a branch is looked up on first use only, and its commit kept until this or cache clear."""
+    from gpt2emb import api
+
+    output.render(api.cache_refresh(model, output.reporter(json)), json)
 
 
 @cache_app.command("path", epilog='Examples:\n\n  gpt2emb cache path\n\n  du -sh "$(gpt2emb cache path)"')

@@ -48,12 +48,12 @@ def meta_model_ties(config: dict[str, Any]) -> tuple[bool, int]:
     return model.lm_head.weight is model.transformer.wte.weight, int(n_params)
 
 
-def loaded_model_ties(source: str) -> tuple[bool, int, int]:
+def loaded_model_ties(source: str, revision: str | None = None) -> tuple[bool, int, int]:
     """The lab's own proof on the real model: do lm_head and wte share one storage? (data_ptr equality)"""
     from transformers import GPT2LMHeadModel
     from transformers.utils import logging
 
     logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-    model = GPT2LMHeadModel.from_pretrained(source)
+    model = GPT2LMHeadModel.from_pretrained(source, revision=revision or "main")
     a, b = model.lm_head.weight.data_ptr(), model.transformer.wte.weight.data_ptr()
     return a == b, int(a), int(b)

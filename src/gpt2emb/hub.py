@@ -31,6 +31,9 @@ def range_reader(repo: str, filename: str, commit: str) -> ReadRange:
                 "GET", url, headers=wanted, timeout=constants.HF_HUB_DOWNLOAD_TIMEOUT
             ) as response,
         ):
+            if response.status_code == 416:  # a stale CDN answer, or a file changed since its header was read
+                asked = f"bytes {start}-{start + length - 1} of {filename}"
+                raise NetworkError(fetch_failed(repo, f"the server refused to send {asked}"))
             if response.status_code >= 400:
                 response.read()  # the error message is in the body
             hf_raise_for_status(response)
@@ -54,12 +57,18 @@ def range_reader(repo: str, filename: str, commit: str) -> ReadRange:
 
 
 @contextlib.contextmanager
-def errors_of(repo: str) -> Iterator[None]:
-    """Turn huggingface_hub's and httpx's errors into ours, with the fix in the message."""
+def errors_of(
+    repo: str, revision: str = "main", failed: Callable[[str, str], str] | None = None
+) -> Iterator[None]:
+    """Turn huggingface_hub's and httpx's errors into ours, with the fix in the message.
+
+    failed(what, reason) words a failed request; by default, as a first use that fetched nothing."""
     from huggingface_hub import errors
     from huggingface_hub.utils import logging
 
     logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # its retry warnings would break our one-line messages
+    what = labelled(repo, revision)
+    failed = failed or fetch_failed
 
     try:
         yield
@@ -70,20 +79,40 @@ def errors_of(repo: str) -> Iterator[None]:
     except errors.RepositoryNotFoundError:
         raise UnknownModel(f"there is no Hub repo {repo} (if it is private, set HF_TOKEN)") from None
     except errors.RevisionNotFoundError:
-        raise UsageError(f"{repo} has no such revision") from None
+        raise UsageError(
+            f"{repo} has no revision {revision}: give one of its branches, tags or commit ids"
+        ) from None
     except (errors.OfflineModeIsEnabled, errors.LocalEntryNotFoundError):
-        raise NotCached(not_cached(repo)) from None
+        raise NotCached(not_cached(what)) from None
     except errors.HfHubHTTPError as e:
-        raise NetworkError(fetch_failed(repo, str(e).splitlines()[0])) from None
+        raise NetworkError(failed(what, _http_reason(e))) from None
     except OSError as e:
-        raise NetworkError(fetch_failed(repo, str(e) or type(e).__name__)) from None
+        raise NetworkError(failed(what, str(e) or type(e).__name__)) from None
     except ValueError as e:  # huggingface_hub refuses what the server said (a commit id that is a path, ...)
-        raise NetworkError(fetch_failed(repo, f"unusable answer: {str(e).splitlines()[0][:200]}")) from None
+        raise NetworkError(failed(what, f"unusable answer: {str(e).splitlines()[0][:200]}")) from None
     except Exception as e:
         # httpx's transport errors (connection reset, timeouts, a body cut short) do not derive from OSError
         if type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2", "h11"):
-            raise NetworkError(fetch_failed(repo, type(e).__name__)) from None
+            reason = "the server redirected in a loop" if type(e).__name__ == "TooManyRedirects" else None
+            raise NetworkError(failed(what, reason or type(e).__name__)) from None
         raise
+
+
+def _http_reason(e: Exception) -> str:
+    """An HTTP error in a few words: its status and the host that answered (another host than the Hub's may,
+    its CDN), never the URL, whose query may hold a signature."""
+    response = getattr(e, "response", None)
+    if response is None:
+        return str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+    status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+    reason = f"{status} from {response.url.netloc.decode()}"
+    message = getattr(e, "server_message", None)
+    return f"{reason}: {message.strip().splitlines()[0][:200]}" if message and message.strip() else reason
+
+
+def labelled(repo: str, revision: str = "main") -> str:
+    """A repo as messages name it: with the branch or tag a user asked for (a commit id needs none here)."""
+    return repo if revision == "main" or is_full_commit(revision) else f"{repo} at revision {revision}"
 
 
 def fetch_failed(repo: str, reason: str) -> str:
@@ -110,7 +139,7 @@ def file(repo: str, filename: str, revision: str, bar: bool = False) -> Path | N
     from huggingface_hub import errors, hf_hub_download
     from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
 
-    with errors_of(repo), warnings.catch_warnings():
+    with errors_of(repo, revision), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # it warns when HF_HUB_DISABLE_PROGRESS_BARS overrides us
         # a bar for a few kilobytes is noise; a whole pickle checkpoint keeps huggingface_hub's own bar
         with disable_progress_bars("huggingface_hub.http_get") if not bar else contextlib.nullcontext():
@@ -147,11 +176,17 @@ def cached(repo: str, filename: str, commit: str) -> Path | None:
 
 
 _COMMIT = re.compile(r"[0-9a-zA-Z][0-9a-zA-Z_.-]{0,99}")
+_FULL_COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def is_commit_name(commit: str) -> bool:
     """A commit id as we accept it: it names a folder of ours, so it must never be a path."""
     return bool(_COMMIT.fullmatch(commit))
+
+
+def is_full_commit(revision: str) -> bool:
+    """A whole git commit id: it names one commit for ever, so it needs no asking the Hub."""
+    return bool(_FULL_COMMIT.fullmatch(revision))
 
 
 def commit_of(repo: str, revision: str) -> str:
@@ -161,5 +196,23 @@ def commit_of(repo: str, revision: str) -> str:
         raise BadModel(f"{repo} has no config.json: it is not a transformers model")
     commit = config.parent.name if config.parent.parent.name == "snapshots" else revision
     if not is_commit_name(commit):
+        raise BadModel(f"the Hub gave {repo} a commit id that is not one ({commit!r})")
+    return commit
+
+
+def remote_commit(repo: str, revision: str) -> str:
+    """The commit a branch or tag names on the Hub now: asked of the Hub itself, never of the HF cache."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    asking = f"asking the Hub which commit {revision} of {repo} is now"
+
+    def failed(what: str, reason: str) -> str:
+        return f"{asking} failed ({reason}); nothing was changed: check the network and run again"
+
+    if offline():
+        raise NetworkError(f"{asking} needs the network: unset HF_HUB_OFFLINE")
+    with errors_of(repo, revision, failed):
+        commit = get_hf_file_metadata(hf_hub_url(repo, "config.json", revision=revision)).commit_hash
+    if commit is None or not is_commit_name(commit):
         raise BadModel(f"the Hub gave {repo} a commit id that is not one ({commit!r})")
     return commit

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpt2emb.errors import UnknownModel
+from gpt2emb.errors import UnknownModel, UsageError
 
 
 @dataclass(frozen=True)
@@ -38,16 +38,19 @@ MODELS: tuple[ModelSpec, ...] = (
 DEFAULT_MODEL = "gpt2"
 
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+# a branch, tag or commit id as git allows them, kept to what can name a file of ours once quoted
+_REVISION = re.compile(r"(?!.*\.\.)(?!.*//)[A-Za-z0-9_][\w./+-]{0,199}(?<![/.])", re.ASCII)
 
 
 @dataclass(frozen=True)
 class ModelRef:
-    """What a model name points at: a Hub repo (maybe a registry model) or a local folder."""
+    """What a model name points at: a Hub repo (maybe a registry model) at a revision, or a local folder."""
 
-    name: str  # what we show: the registry name, the repo id, or the folder
+    name: str  # what we show: the registry name, the repo id, or the folder; name@revision off main
     repo: str | None = None
     folder: Path | None = None
     spec: ModelSpec | None = None
+    revision: str = "main"  # a branch, tag or commit id of the Hub repo
 
 
 def _names() -> dict[str, ModelSpec]:
@@ -58,21 +61,30 @@ def find(name: str) -> ModelSpec | None:
     return _names().get(name.strip().lower())
 
 
-def resolve(name: str) -> ModelRef:
-    """A registry name or alias, a local folder, or a Hub repo id `owner/name`; anything else is an error."""
+def resolve(name: str, revision: str | None = None) -> ModelRef:
+    """A registry name or alias, a local folder, or a Hub repo id `owner/name`; anything else is an error.
+
+    revision (a branch, tag or commit id; main when None) applies to a Hub repo; a folder has none."""
     if not name.strip():
         raise UnknownModel("an empty model name; give gpt2, medium, large, xl, a Hub repo id or a folder")
+    if revision is not None and not _REVISION.fullmatch(revision):
+        shown_revision = revision if revision.isprintable() else repr(revision)
+        raise UsageError(
+            f"--revision {shown_revision} is not a branch, tag or commit id (letters, digits and . _ - + /)"
+        )
     spec = find(name)
     if spec is not None:
-        return ModelRef(spec.name, repo=spec.repo, spec=spec)
+        return at_revision(ModelRef(spec.name, repo=spec.repo, spec=spec), revision)
     try:
         path = Path(name).expanduser()
     except RuntimeError:  # ~user of a user this machine does not have
         path = Path(name)
     if path.is_dir():
+        if revision is not None:
+            raise UsageError(f"--revision is for Hub models, and {name} is a local folder: leave it out")
         return ModelRef(str(path), folder=path.resolve())
     if _REPO_ID.fullmatch(name) and ".." not in name:
-        return ModelRef(name, repo=name)
+        return at_revision(ModelRef(name, repo=name), revision)
     close = difflib.get_close_matches(name.lower(), list(_names()), n=1, cutoff=0.6)
     hint = (
         f"did you mean {_names()[close[0]].name}?"
@@ -84,3 +96,10 @@ def resolve(name: str) -> ModelRef:
         f"{shown} is not a model I know; {hint} "
         "(a Hub repo is written owner/name, a local model is a folder with config.json)"
     )
+
+
+def at_revision(ref: ModelRef, revision: str | None) -> ModelRef:
+    """A Hub model at a revision, named name@revision unless it is main."""
+    if revision is None or revision == "main":
+        return ref
+    return ModelRef(f"{ref.name}@{revision}", ref.repo, ref.folder, ref.spec, revision)

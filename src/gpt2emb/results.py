@@ -187,6 +187,24 @@ class CachePath:
 
 
 @dataclass(frozen=True)
+class RefreshedRevision:
+    model: str
+    repo: str
+    revision: str  # a branch or tag; commit ids asked with --revision never move
+    old_commit: str
+    new_commit: str
+    rebuilt: bool  # an entry of new_commit was built (the old commit had one)
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """`cache refresh`: each recorded branch or tag asked of the Hub again."""
+
+    root: str
+    revisions: tuple[RefreshedRevision, ...]
+
+
+@dataclass(frozen=True)
 class ModelRow:
     name: str
     repo: str

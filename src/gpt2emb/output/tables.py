@@ -23,6 +23,7 @@ from gpt2emb.results import (
     NeighborsResult,
     PairsEvalResult,
     PositionsResult,
+    RefreshResult,
     SimilarityResult,
     SizesResult,
     Token,
@@ -271,6 +272,20 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
         if not rows:
             return Text(f"nothing to remove in {result.root}")
     return _table(title, "model commit size> path", rows)
+
+
+@view.register
+def _(result: RefreshResult, dims: int | None) -> RenderableType:
+    if not result.revisions:
+        return Text(f"nothing to refresh in {result.root} (a model is cached on first use)")
+    rows = []
+    for r in result.revisions:
+        moved = r.new_commit != r.old_commit
+        status = "rebuilt" if r.rebuilt else "moved" if moved else "up to date"
+        rows.append([r.model, r.revision, r.old_commit[:12], r.new_commit[:12] if moved else "", status])
+    n_moved = sum(r.new_commit != r.old_commit for r in result.revisions)
+    title = f"asked the Hub about {len(rows)} revision{'s' if len(rows) != 1 else ''}: {n_moved} moved"
+    return _table(title, "model revision commit new status", rows)
 
 
 @view.register
