@@ -39,6 +39,8 @@ from gpt2emb.results import (
     TyingResult,
     VectorItem,
     VectorResult,
+    VerifiedEntry,
+    VerifyResult,
     Word,
 )
 from gpt2emb.sizes import param_counts
@@ -103,6 +105,7 @@ def vector(
                 **ops.vector_stats(v),
             )
         )
+    m.check_rows(t.id for item in items for t in item.tokens)
     return VectorResult(m.name, tuple(items))
 
 
@@ -123,6 +126,7 @@ def neighbors(
         best = ops.top_k(row, k, () if keep_query else q.ids)
         found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
         items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
+    m.check_rows(i for item in items for i in (*(t.id for t in item.tokens), *(n.id for n in item.neighbors)))
     return NeighborsResult(m.name, k, tuple(items))
 
 
@@ -151,6 +155,7 @@ def analogy(
         for i in q.ids
     )
     notes = tuple(q.note for q in (qa, qb, qc) if q.note)
+    m.check_rows([*input_ids, *(r.id for r in results)])
     return AnalogyResult(m.name, f"{a} - {b} + {c}", method.value, keep_inputs, results, inputs, notes)
 
 
@@ -195,6 +200,7 @@ def positions(model: str, specs: list[str], reporter: Reporter | None = None) ->
     m, _ = load(model, reporter)
     chosen = parse_positions(spans, m.shape.n_positions)
     matrix, norms = ops.cosine_matrix(m.wpe[chosen])
+    m.check_rows(positions=chosen)
     return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix))
 
 
@@ -209,6 +215,7 @@ def position_map(
 
         plot.check_available()  # before any download
     m, _ = load(model, reporter)
+    m.check_rows(positions=range(m.shape.n_positions))  # every row is used, before a figure is written
     full, norms = ops.cosine_matrix(m.wpe)
     cells = min(cells, m.shape.n_positions)
     if png is not None:
@@ -232,6 +239,7 @@ def similarity(
     queries = _queries(vocab, words, exact, pool)
     matrix, norms = ops.cosine_matrix(np.stack([ops.query_vector(m.wte, q) for q in queries]))
     items = tuple(Word(q.word, _tokens(vocab, q), q.pool.value, q.note) for q in queries)
+    m.check_rows(t.id for item in items for t in item.tokens)
     return SimilarityResult(m.name, items, _floats(norms), tuple(_floats(r) for r in matrix))
 
 
@@ -301,6 +309,25 @@ def cache_clear(model: str | None) -> CacheResult:
     return _cache_result("clear", cache.clear(registry.resolve(model) if model else None))
 
 
+def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | None = None) -> VerifyResult:
+    """Every byte of every cached entry (or one model's) against its checksums; with repair, rebuild."""
+    found = cache.verify(registry.resolve(model) if model else None, repair, reporter)
+    rows = tuple(
+        VerifiedEntry(
+            v.entry.name,
+            v.entry.repo,
+            v.entry.commit,
+            str(v.entry.path),
+            v.ok,
+            v.damaged,
+            v.problem,
+            v.repaired,
+        )
+        for v in found
+    )
+    return VerifyResult(str(cache.cache_root()), repair, rows, sum(v.entry.size for v in found))
+
+
 def cache_path() -> CachePath:
     return CachePath(str(cache.cache_root()))
 
@@ -351,6 +378,7 @@ def analogy_eval(
     )
     # every section in one pass: the batches stay full
     raw = np.asarray(m.wte[words.ids], dtype=np.float32)
+    m.check_rows(words.ids)  # every word's row is a candidate answer
     predicted = evaluate.analogy_answers(raw, words, abcd[:, :3], method, ignore_case)
     same = words.group if ignore_case else np.arange(len(words.words))
     right = (predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])
@@ -398,15 +426,17 @@ def similarity_eval(
     pairs = evaluate.read_pairs(Path(file))
     m, vocab = load(model, reporter)
     words = _words(m, vocab, rule, ignore_case)
-    gold, ours = [], []
+    gold, ours, used = [], [], []
     for a, b, score in pairs:
         ia, ib = words.find(a, ignore_case), words.find(b, ignore_case)
         if ia is not None and ib is not None:
+            used += [words.ids[ia], words.ids[ib]]
             va, vb = (np.asarray(m.wte[words.ids[i]], dtype=np.float64) for i in (ia, ib))
             gold.append(score)
             ours.append(float(va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb))))
     if len(gold) < 2:
         raise UsageError(f"fewer than two pairs of {file} are single tokens under the {rule.value} rule")
+    m.check_rows(used)
     g, o = np.array(gold), np.array(ours)
     skipped = len(pairs) - len(gold)
     return PairsEvalResult(

@@ -28,6 +28,7 @@ from gpt2emb.results import (
     Token,
     TyingResult,
     VectorResult,
+    VerifyResult,
 )
 from gpt2emb.tokens import quote as tok
 
@@ -271,6 +272,22 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
         if not rows:
             return Text(f"nothing to remove in {result.root}")
     return _table(title, "model commit size> path", rows)
+
+
+@view.register
+def _(result: VerifyResult, dims: int | None) -> RenderableType:
+    if not result.entries:
+        return Text(f"nothing cached in {result.root}: nothing to verify")
+    state = {True: Text("ok", style="green"), False: Text("damaged", style="red")}
+    rows = [
+        [e.name, e.commit[:12], Text(e.repaired, style="green") if e.repaired else state[e.ok], e.problem]
+        for e in result.entries
+    ]
+    bad = sum(not e.ok for e in result.entries)
+    title = f"verified {_entries(len(rows))} ({_mb(result.total_bytes)}) in {result.root}: " + (
+        f"{bad} damaged" if bad else "all ok"
+    )
+    return _table(title, "model commit state problem", rows)
 
 
 @view.register
