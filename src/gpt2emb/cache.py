@@ -205,7 +205,7 @@ def _write(path: Path, content: bytes | np.ndarray) -> str:
     with path.open("wb") as raw:
         f = _HashingFile(raw)
         if isinstance(content, np.ndarray):
-            np.lib.format.write_array(f, content, allow_pickle=False)
+            np.save(f, content, allow_pickle=False)  # any object with write() will do
         else:
             f.write(content)
     return f.sha256.hexdigest()
