@@ -178,6 +178,14 @@ Models = Annotated[
         show_default=False,
     ),
 ]
+CachedModel = Annotated[
+    str | None,
+    typer.Argument(
+        help="Only this model (all of its commits); without it, everything.",
+        show_default=False,
+        autocompletion=_complete_model,
+    ),
+]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")]
 Exact = Annotated[bool, typer.Option("--exact", help="Take each word as typed, without the leading space.")]
 PoolOpt = Annotated[
@@ -445,14 +453,7 @@ def cache_list(json: Json = False) -> None:
 
 @cache_app.command("clear", epilog="Examples:\n\n  gpt2emb cache clear xl\n\n  gpt2emb cache clear")
 def cache_clear(
-    model: Annotated[
-        str | None,
-        typer.Argument(
-            help="Only this model (all of its commits); without it, everything.",
-            show_default=False,
-            autocompletion=_complete_model,
-        ),
-    ] = None,
+    model: CachedModel = None,
     json: Json = False,
 ) -> None:
     """Remove cached embeddings (the Hugging Face cache is left alone); the next use fetches them again."""
@@ -467,14 +468,7 @@ def cache_clear(
     "gpt2emb cache verify --json | jq '.entries[] | select(.ok | not)'",
 )
 def cache_verify(
-    model: Annotated[
-        str | None,
-        typer.Argument(
-            help="Only this model's entries (all of its commits); without it, every entry.",
-            show_default=False,
-            autocompletion=_complete_model,
-        ),
-    ] = None,
+    model: CachedModel = None,
     repair: Annotated[
         bool,
         typer.Option(

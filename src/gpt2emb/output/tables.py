@@ -284,9 +284,9 @@ def _(result: VerifyResult, dims: int | None) -> RenderableType:
         for e in result.entries
     ]
     bad = sum(not e.ok for e in result.entries)
-    title = f"verified {_entries(len(rows))} ({_mb(result.total_bytes)}) in {result.root}: " + (
-        f"{bad} damaged" if bad else "all ok"
-    )
+    rebuilt = sum(e.repaired == "rebuilt" for e in result.entries)
+    verdict = (f"{bad} damaged" if bad else "all ok") + (f", {rebuilt} rebuilt" if rebuilt else "")
+    title = f"verified {_entries(len(rows))} ({_mb(result.total_bytes)}) in {result.root}: {verdict}"
     return _table(title, "model commit state problem", rows)
 
 
