@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 import numpy as np
 
@@ -66,21 +66,26 @@ class Model:
         A command calls this with every row it used or shows, before anything is printed: damage to other
         rows is left to `cache verify`, which reads every byte.
         """
-        tokens = list(dict.fromkeys(int(i) for i in tokens))
-        for array, table, ids in (("wte", self.wte_crc, tokens), ("wpe", self.wpe_crc, positions)):
-            rows = self.wte if array == "wte" else self.wpe
-            for i in ids:
-                if zlib.crc32(rows[i]) != table[i]:
-                    self._damaged(f"row {i} of {array}.npy does not match its checksum")
-        if tokens:
-            fresh = np.linalg.norm(np.asarray(self.wte[tokens], dtype=np.float64), axis=1)
-            stored = np.asarray(self.wte_norm[tokens], dtype=np.float64)
-            off = ~(np.abs(stored - fresh) <= NORM_RTOL * fresh)  # ~: a NaN is off too
-            if off.any():
-                i = tokens[int(np.argmax(off))]
-                self._damaged(f"the norm of row {i} in wte_norm.npy does not match the row")
+        self._check("wte", self.wte, self.wte_crc, list(dict.fromkeys(int(i) for i in tokens)), self.wte_norm)
+        self._check("wpe", self.wpe, self.wpe_crc, list(dict.fromkeys(int(i) for i in positions)), None)
 
-    def _damaged(self, problem: str) -> None:
+    def _check(
+        self, name: str, array: np.ndarray, crcs: np.ndarray, ids: list[int], norms: np.ndarray | None
+    ) -> None:
+        for start in range(0, len(ids), 1024):  # a bounded copy at a time, however many rows an --eval uses
+            chunk = ids[start : start + 1024]
+            rows = np.asarray(array[chunk])
+            found = np.fromiter((zlib.crc32(row) for row in rows), dtype=np.uint32, count=len(chunk))
+            bad = np.flatnonzero(found != crcs[chunk])
+            if len(bad):
+                self._damaged(f"row {chunk[bad[0]]} of {name}.npy does not match its checksum")
+            if norms is not None:
+                fresh = np.linalg.norm(rows.astype(np.float64), axis=1)
+                bad = np.flatnonzero(~(np.abs(norms[chunk] - fresh) <= NORM_RTOL * fresh))  # NaN is bad too
+                if len(bad):
+                    self._damaged(f"the norm of row {chunk[bad[0]]} in wte_norm.npy does not match the row")
+
+    def _damaged(self, problem: str) -> NoReturn:
         raise DamagedEntry(
             f"the cache entry of {self.name} ({self.commit[:12]}) is damaged: {problem}; "
             "run gpt2emb cache verify --repair"
