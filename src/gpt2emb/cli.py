@@ -437,7 +437,7 @@ def tying(
 
 cache_app = typer.Typer(
     cls=App,
-    help="Where gpt2emb keeps the embeddings it fetched, and how to free the space.",
+    help="Where gpt2emb keeps the embeddings it fetched, how to check them and how to free the space.",
     no_args_is_help=True,
 )
 app.add_typer(cache_app, name="cache")
