@@ -9,8 +9,10 @@ are covered whole by those blocks, so these tests use a bigger fixture: the tiny
 import dataclasses
 import hashlib
 import json
+import os
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +22,7 @@ from gpt2emb import api, cache, registry
 
 from conftest import COMMIT, run_cli
 from fakehub import FakeHub, Repo
-from tinymodel import Tiny, hub_files
+from tinymodel import Tiny, hub_files, save_local
 
 BIG = "test/big"
 ROWS = 32_768
@@ -280,3 +282,21 @@ def test_verify_one_model_reads_every_byte_with_progress(big: cache.Model, hub: 
     assert seen.bars == [("verifying the cache", result.total_bytes)]
     assert seen.done == result.total_bytes
     assert [e.name for e in api.cache_verify(None).entries] == ["gpt2", BIG]
+
+
+def test_a_local_folder_entry_is_rebuilt_from_the_folder_or_removed_when_it_changed(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    folder = save_local(tiny, tmp_path / "model")
+    m = cache.open_model(registry.resolve(str(folder)))
+    damage_wpe_byte(m)
+    assert run_cli("positions", str(POS), "-m", str(folder)).exit_code == 6
+    assert verify("--repair")["entries"][0]["repaired"] == "rebuilt"
+    assert run_cli("positions", str(POS), "-m", str(folder)).exit_code == 0
+
+    damage_wpe_byte(m)
+    os.utime(folder / "config.json", ns=(0, 0))  # the folder changed: the entry can no longer be made again
+    (entry,) = verify("--repair")["entries"]
+    assert (entry["ok"], entry["damaged"], entry["repaired"]) == (True, ["wpe.npy"], "removed")
+    assert not m.path.exists()
+    assert verify()["entries"] == []

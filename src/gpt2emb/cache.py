@@ -484,7 +484,8 @@ def _repair(damaged: Verified, reporter: Reporter) -> Verified:
         shutil.rmtree(aside, ignore_errors=True)
         os.replace(entry.path, aside)
         try:
-            _build(source, checkpoint_info(source, entry.commit), entry.path, reporter)
+            # not checkpoint_info: it records the commit as the one "main" means, and this may be an older one
+            _build(source, checkpoint.read_info(source, entry.commit), entry.path, reporter)
         except BaseException as e:
             os.replace(aside, entry.path)  # offline, a damaged entry still answers from its sound rows
             if not isinstance(e, Gpt2embError | OSError):
