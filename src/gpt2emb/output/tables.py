@@ -29,6 +29,7 @@ from gpt2emb.results import (
     Token,
     TyingResult,
     VectorResult,
+    VerifyResult,
 )
 from gpt2emb.tokens import quote as tok
 
@@ -286,6 +287,22 @@ def _(result: RefreshResult, dims: int | None) -> RenderableType:
     n_moved = sum(r.new_commit != r.old_commit for r in result.revisions)
     title = f"asked the Hub about {len(rows)} revision{'s' if len(rows) != 1 else ''}: {n_moved} moved"
     return _table(title, "model revision commit new status", rows)
+
+
+@view.register
+def _(result: VerifyResult, dims: int | None) -> RenderableType:
+    if not result.entries:
+        return Text(f"nothing cached in {result.root}: nothing to verify")
+    state = {True: Text("ok", style="green"), False: Text("damaged", style="red")}
+    rows = [
+        [e.name, e.commit[:12], Text(e.repaired, style="green") if e.repaired else state[e.ok], e.problem]
+        for e in result.entries
+    ]
+    bad = sum(not e.ok for e in result.entries)
+    rebuilt = sum(e.repaired == "rebuilt" for e in result.entries)
+    verdict = (f"{bad} damaged" if bad else "all ok") + (f", {rebuilt} rebuilt" if rebuilt else "")
+    title = f"verified {_entries(len(rows))} ({_mb(result.total_bytes)}) in {result.root}: {verdict}"
+    return _table(title, "model commit state problem", rows)
 
 
 @view.register
