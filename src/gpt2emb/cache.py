@@ -83,7 +83,9 @@ class Model:
                 self._damaged(f"row {chunk[bad[0]]} of {name}.npy does not match its checksum")
             if norms is not None:
                 fresh = np.linalg.norm(rows.astype(np.float64), axis=1)
-                bad = np.flatnonzero(~(np.abs(norms[chunk] - fresh) <= NORM_RTOL * fresh))  # NaN is bad too
+                # a NaN stored for a finite row is damage; a row that holds NaN has a NaN norm, as built
+                same = np.isclose(norms[chunk], fresh, rtol=NORM_RTOL, atol=0.0, equal_nan=True)
+                bad = np.flatnonzero(~same)
                 if len(bad):
                     self._damaged(f"the norm of row {chunk[bad[0]]} in wte_norm.npy does not match the row")
 
