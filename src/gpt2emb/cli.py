@@ -1,4 +1,4 @@
-"""The command line: parse, call the core (api.py, sizes.py), hand the result to output.py.
+"""The command line: parse, call the core (api.py, sizes.py), hand the result to output/.
 
 The one error boundary is App.main: every failure becomes a one-line message (JSON with --json) and an exit
 code, never a traceback. Heavy modules are imported inside the commands, so --help stays instant.

@@ -1,4 +1,4 @@
-"""Frozen dataclasses of plain values: the contract between the core and output.py.
+"""Frozen dataclasses of plain values: the contract between the core and output/.
 
 The JSON document of a command is `asdict` of its result, so field names here are the JSON interface.
 """
