@@ -43,6 +43,7 @@ class App(TyperGroup):
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         as_json = "--json" in argv
+        output.prepare_streams()  # a cp1252 or ascii stdout shows escapes, never fails
         if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         code: int
