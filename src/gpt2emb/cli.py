@@ -54,9 +54,10 @@ class App(TyperGroup):
             output.error(e.message, e.kind, e.code, as_json)
             code = e.code
         except typer.TyperException as e:  # click's usage errors: bad option, missing argument
-            command = next((a for a in argv if a in COMMANDS), "")
-            hint = " (see: " + " ".join(filter(None, ["gpt2emb", command, "--help"])) + ")"
-            output.error(e.format_message() + hint, "usage", ExitCode.USAGE, as_json)
+            if type(e).__name__ != "NoArgsIsHelpError":  # that one has shown the help: nothing to add
+                command = next((a for a in argv if a in COMMANDS), "")
+                hint = " (see: " + " ".join(filter(None, ["gpt2emb", command, "--help"])) + ")"
+                output.error(e.format_message() + hint, "usage", ExitCode.USAGE, as_json)
             code = getattr(e, "exit_code", ExitCode.USAGE)
         except typer.Abort:
             code = ExitCode.INTERRUPTED
