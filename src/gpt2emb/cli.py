@@ -468,7 +468,9 @@ def context(
     word: Annotated[
         str,
         typer.Argument(
-            help="The word, as inside running text: bank is the token ' bank'.", show_default=False
+            help="The word, as inside running text: bank is the token ' bank'.",
+            metavar="WORD",
+            show_default=False,
         ),
     ],
     sentences: Annotated[
