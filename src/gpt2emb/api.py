@@ -454,7 +454,7 @@ def context(
             for a, b in itertools.combinations(range(len(vectors)), 2)
         )
         layers.append(ContextLayer(layer, pairs, tuple(ops.cosine(v, static) for v in vectors)))
-    shown = quote(vocab.token(q.ids[0]) if len(q.ids) == 1 else " " + word.strip())
+    shown = _pieces(vocab, q.ids)
     notes = [
         q.note,
         *(
@@ -476,6 +476,10 @@ def context(
     )
 
 
+def _pieces(vocab: Vocab, ids: tuple[int, ...]) -> str:
+    return " + ".join(quote(vocab.token(i)) for i in ids)
+
+
 def _find(vocab: Vocab, q: Query, sentence: str, n: int, n_positions: int) -> ContextSentence:
     """Where the word's tokens stand in a sentence: whole tokens, not the start of a longer word."""
     tokens = _encode(vocab, sentence, n_positions, f"sentence {n}")
@@ -488,10 +492,10 @@ def _find(vocab: Vocab, q: Query, sentence: str, n: int, n_positions: int) -> Co
     ]
     if not starts:
         shown = " ".join(quote(t.token) for t in tokens[:16]) + (" ..." if len(tokens) > 16 else "")
-        pieces = " + ".join(quote(vocab.token(i)) for i in q.ids)
         raise UsageError(
-            f"{pieces} is not in sentence {n} ({quote(sentence[:80])}), whose tokens are {shown}: the word "
-            "counts with a space before it, in the same case, and not as part of a longer word"
+            f"{_pieces(vocab, q.ids)} is not in sentence {n} ({quote(sentence[:80])}), whose tokens are "
+            f"{shown}: the word counts with a space before it, in the same case, and not as part of a "
+            "longer word"
         )
     return ContextSentence(sentence, tokens, tuple(range(starts[0], starts[0] + k)), len(starts))
 
