@@ -10,9 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from gpt2emb import cache, checkpoint, evaluate, ops, registry
+from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Method, Pool, Rule
-from gpt2emb.errors import BadModel, UsageError
-from gpt2emb.report import Reporter
+from gpt2emb.errors import UsageError
+from gpt2emb.registry import ModelRef
+from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results import (
     AnalogyEvalResult,
     AnalogyInput,
@@ -22,7 +24,12 @@ from gpt2emb.results import (
     CacheResult,
     Check,
     CompareResult,
+    ContextLayer,
+    ContextPair,
+    ContextResult,
+    ContextSentence,
     Failure,
+    GradientResult,
     HeatmapResult,
     ModelRow,
     ModelsResult,
@@ -31,10 +38,12 @@ from gpt2emb.results import (
     NeighborsResult,
     Overlap,
     PairsEvalResult,
+    PathGradient,
     PositionsResult,
     Ranked,
     RefreshResult,
     SectionScore,
+    SentenceToken,
     SimilarityResult,
     Token,
     TyingResult,
@@ -45,7 +54,7 @@ from gpt2emb.results import (
     Word,
 )
 from gpt2emb.sizes import param_counts
-from gpt2emb.tokens import Query, Vocab, check_word
+from gpt2emb.tokens import Query, Vocab, check_word, quote
 
 
 def load(
@@ -273,9 +282,20 @@ def _floats(values: np.ndarray) -> tuple[float, ...]:
     return tuple(float(x) for x in values)
 
 
-def tying(model: str, load_model: bool = False, revision: str | None = None) -> TyingResult:
+def tying(
+    model: str,
+    load_model: bool = False,
+    revision: str | None = None,
+    grad: str | None = None,
+    reporter: Reporter | None = None,
+) -> TyingResult:
+    """How lm_head reuses wte: config, a model on the meta device, the header; load_model adds data_ptr() on
+    the loaded model, grad the gradient of the language-model loss on a text by each of wte's two uses."""
     from gpt2emb import heavy
 
+    if grad is not None and not grad:
+        raise UsageError("--grad needs a text of at least two tokens, as in: tying --grad 'the cat sat'")
+    reporter = reporter or QuietReporter()
     ref = registry.resolve(model, revision)
     info = cache.checkpoint_info(ref)
     shape = checkpoint.shape_of(info.config, ref.name)
@@ -305,11 +325,16 @@ def tying(model: str, load_model: bool = False, revision: str | None = None) -> 
                 ),
             )
         )
+    if grad is not None and not (tie and same):
+        raise UsageError(
+            f"{ref.name} is not tied (see: gpt2emb tying -m {model}): its output layer has a matrix of its "
+            "own, so no gradient of it reaches wte; --grad needs a tied model"
+        )
+    gradient = None
+    if grad is not None:
+        gradient = _gradient(ref, info, grad, reporter)
     if load_model:
-        source = str(ref.folder) if ref.folder is not None else ref.repo
-        if source is None:
-            raise BadModel(f"{ref.name} has no source to load")
-        equal, pa, pb = heavy.loaded_model_ties(source, info.commit if ref.repo is not None else None)
+        equal, pa, pb = heavy.loaded_model_ties(_weights_folder(ref, info, reporter))
         checks.append(
             Check(
                 "loaded_model",
@@ -319,7 +344,168 @@ def tying(model: str, load_model: bool = False, revision: str | None = None) -> 
             )
         )
     tied = all(c.passed for c in checks)
-    return TyingResult(ref.name, tied, saved if tied else 0, tuple(checks))
+    return TyingResult(ref.name, tied, saved if tied else 0, tuple(checks), gradient)
+
+
+def _weights_folder(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Path:
+    """The folder to load the whole model from. What is not on this machine yet is fetched into the HF cache,
+    its size said first; offline, that is refused."""
+    missing = checkpoint.missing_weights(ref, info)
+    if missing:
+        reporter.note(
+            f"this runs the whole of {ref.name}: fetching all its weights once into the Hugging Face cache, "
+            f"{sum(missing.values()) / 1e6:,.1f} MB ({', '.join(missing)})"
+        )
+    return checkpoint.weights_folder(ref, info)
+
+
+def _open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> tuple[cache.Model, Vocab]:
+    """The cache entry of a model about to run whole. When it is not built yet, the weights are fetched first
+    and it is built from them, so nothing is fetched twice; otherwise they are fetched only once the input has
+    been checked against its tokenizer."""
+    if not cache.has_entry(ref, info.commit):
+        _weights_folder(ref, info, reporter)
+    m = cache.open_model(ref, reporter, info.commit)
+    return m, Vocab(m.path, m.shape.vocab_size)
+
+
+def _encode(vocab: Vocab, text: str, n_positions: int, what: str) -> tuple[SentenceToken, ...]:
+    """A text's tokens as the model receives them (as typed: no space added), refused when too long."""
+    ids = vocab.encode(text)
+    if len(ids) > n_positions:
+        raise UsageError(
+            f"{what} has {len(ids)} tokens, and position {n_positions} does not exist: the model learned "
+            f"{n_positions} positions, 0 to {n_positions - 1}; shorten it"
+        )
+    return tuple(SentenceToken(p, i, vocab.token(i)) for p, i in enumerate(ids))
+
+
+def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter) -> GradientResult:
+    from gpt2emb import heavy
+
+    m, vocab = _open_for_whole(ref, info, reporter)
+    tokens = _encode(vocab, text, m.shape.n_positions, f"--grad {quote(text[:40])}")
+    if len(tokens) < 2:
+        raise UsageError(
+            f"--grad {quote(text)} is {len(tokens)} token: the loss predicts each next token from the ones "
+            "before, so the text needs at least two; give a longer text"
+        )
+    ids = tuple(t.id for t in tokens)
+    loss, by_input, by_output, tied = heavy.lm_gradients(_weights_folder(ref, info, reporter), ids)
+
+    def touched(g: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(np.any(g != 0, axis=1))
+
+    rows_in, rows_out = touched(by_input), touched(by_output)
+    shared = np.intersect1d(rows_in, rows_out)
+    tied_norm = ops.norm(tied.ravel())
+    difference = ops.norm((by_input.astype(np.float64) + by_output - tied).ravel())
+    relative = difference / tied_norm if tied_norm > 0 else (0.0 if difference == 0 else None)
+    notes = []
+    if len(rows_in) < len(set(ids)):
+        notes.append(
+            f"the input path touches {len(rows_in)} of the text's {len(set(ids))} distinct tokens: the last "
+            "position predicts nothing inside the text, so its token's row gets nothing by that path unless "
+            "it occurs earlier"
+        )
+    return GradientResult(
+        text,
+        loss,
+        PathGradient(ops.norm(by_input.ravel()), len(rows_in)),
+        PathGradient(ops.norm(by_output.ravel()), len(rows_out)),
+        ops.cosine(by_input[shared].ravel(), by_output[shared].ravel()) if len(shared) else None,
+        difference <= 1e-5 * tied_norm,
+        tokens,
+        len(shared),
+        tied_norm,
+        relative,
+        tuple(notes),
+    )
+
+
+def context(
+    word: str,
+    sentences: list[str],
+    model: str = registry.DEFAULT_MODEL,
+    pool: Pool = Pool.mean,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> ContextResult:
+    """Static against contextual: the word's vector in each sentence, at every layer of the model, compared
+    between sentences and with the word's row of wte."""
+    from gpt2emb import heavy
+
+    if len(sentences) < 2:
+        raise UsageError(
+            "give a word and at least two sentences that hold it, as in: "
+            'context bank "I sat on the river bank" "I paid at the bank"'
+        )
+    check_word(word, exact=False)
+    for n, sentence in enumerate(sentences, 1):
+        if not sentence.strip():
+            raise UsageError(f"sentence {n} is empty; give a sentence that holds {word!r}")
+    reporter = reporter or QuietReporter()
+    ref = registry.resolve(model, revision)
+    info = cache.checkpoint_info(ref)
+    m, vocab = _open_for_whole(ref, info, reporter)
+    q = vocab.query(word, False, pool)
+    found = [_find(vocab, q, s, n, m.shape.n_positions) for n, s in enumerate(sentences, 1)]
+    states = heavy.hidden_states(
+        _weights_folder(ref, info, reporter), [tuple(t.id for t in f.tokens) for f in found]
+    )
+    static = ops.query_vector(m.wte, q)
+    layers = []
+    for layer in range(len(states[0])):
+        vectors = [ops.pooled(h[layer, list(f.at)], q.pool) for h, f in zip(states, found, strict=True)]
+        pairs = tuple(
+            ContextPair(a, b, ops.cosine(vectors[a], vectors[b]))
+            for a, b in itertools.combinations(range(len(vectors)), 2)
+        )
+        layers.append(ContextLayer(layer, pairs, tuple(ops.cosine(v, static) for v in vectors)))
+    shown = _pieces(vocab, q.ids)
+    notes = [
+        q.note,
+        *(
+            f"{shown} occurs {f.occurrences} times in sentence {n}; using the first, at position {f.at[0]}"
+            for n, f in enumerate(found, 1)
+            if f.occurrences > 1
+        ),
+        "layer 0 is h0 = wte[token] + wpe[position]: there the word's vectors differ only by their position "
+        "rows (at the same position they are equal)",
+    ]
+    return ContextResult(
+        m.name,
+        word,
+        tuple(found),
+        tuple(layers),
+        _tokens(vocab, q),
+        q.pool.value,
+        tuple(n for n in notes if n),
+    )
+
+
+def _pieces(vocab: Vocab, ids: tuple[int, ...]) -> str:
+    return " + ".join(quote(vocab.token(i)) for i in ids)
+
+
+def _find(vocab: Vocab, q: Query, sentence: str, n: int, n_positions: int) -> ContextSentence:
+    """Where the word's tokens stand in a sentence: whole tokens, not the start of a longer word."""
+    tokens = _encode(vocab, sentence, n_positions, f"sentence {n}")
+    ids, k = [t.id for t in tokens], len(q.ids)
+    starts = [
+        p
+        for p in range(len(ids) - k + 1)
+        if tuple(ids[p : p + k]) == q.ids
+        and (p + k == len(ids) or not tokens[p + k].token[:1].isalnum())  # " bank" + "ing" is not " bank"
+    ]
+    if not starts:
+        shown = " ".join(quote(t.token) for t in tokens[:16]) + (" ..." if len(tokens) > 16 else "")
+        raise UsageError(
+            f"{_pieces(vocab, q.ids)} is not in sentence {n} ({quote(sentence[:80])}), whose tokens are "
+            f"{shown}: the word counts with a space before it, in the same case, and not as part of a "
+            "longer word"
+        )
+    return ContextSentence(sentence, tokens, tuple(range(starts[0], starts[0] + k)), len(starts))
 
 
 def _cache_result(action: str, found: list[cache.Entry]) -> CacheResult:

@@ -343,6 +343,11 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
     )
 
 
+def has_entry(ref: ModelRef, commit: str) -> bool:
+    """Whether the entry of a commit is built (opening it still checks it)."""
+    return (_repo_dir(ref) / commit).is_dir()
+
+
 def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | None = None) -> Model:
     """The model's cache entry, built on first use; afterwards no network and no torch.
 

@@ -379,3 +379,56 @@ def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> tuple
             read_tensor(_reader(ref, info.commit, wte.file), wte, task),
             read_tensor(_reader(ref, info.commit, wpe.file), wpe, task),
         )
+
+
+# ---------------------------------------------------------------- the whole checkpoint, to run the model
+
+
+def _gone(ref: ModelRef, commit: str, filename: str) -> BadModel:
+    return BadModel(
+        f"the Hub no longer serves {filename} of {ref.repo} at commit {commit[:12]}: the commit may be gone"
+    )
+
+
+def weight_files(info: CheckpointInfo) -> list[str]:
+    """Every file that transformers reads the model's weights from."""
+    if info.weights_file == INDEX:
+        return [INDEX, *sorted({t.file for t in info.tensors.values()})]
+    return [info.weights_file]
+
+
+def missing_weights(ref: ModelRef, info: CheckpointInfo) -> dict[str, int]:
+    """The weight files not on this machine yet, with their sizes: what running the whole model fetches.
+
+    Offline, a missing file is NotCached: gpt2emb's own cache holds only wte and wpe."""
+    if ref.folder is not None:
+        return {}
+    assert ref.repo is not None
+    missing = [f for f in weight_files(info) if hub.cached(ref.repo, f, info.commit) is None]
+    if missing and hub.offline():
+        raise NotCached(
+            f"this runs the whole of {ref.name}, and its weights ({', '.join(missing)}) are not in the "
+            "Hugging Face cache while HF_HUB_OFFLINE is set: run once with the network to fetch them"
+        )
+    sizes = {}
+    for f in missing:
+        size = hub.size(ref.repo, f, info.commit)
+        if size is None:
+            raise _gone(ref, info.commit, f)
+        sizes[f] = size
+    return sizes
+
+
+def weights_folder(ref: ModelRef, info: CheckpointInfo) -> Path:
+    """A folder on this machine holding the config and every weight file: the model's own folder, or the HF
+    cache's snapshot of the commit, into which whatever is missing is fetched (with huggingface_hub's bar)."""
+    if ref.folder is not None:
+        return ref.folder
+    folder = None
+    for f in ("config.json", *weight_files(info)):
+        path = source_file(ref, info.commit, f)
+        if path is None:
+            raise _gone(ref, info.commit, f)
+        folder = path.parent  # the same snapshot folder for every file of one commit
+    assert folder is not None
+    return folder

@@ -428,7 +428,10 @@ def sizes(
         raise BadModel("a figure disagrees with the checkpoint on the Hub (see the table)")
 
 
-@app.command(epilog="Examples:\n\n  gpt2emb tying\n\n  gpt2emb tying -m xl --json\n\n  gpt2emb tying --load")
+@app.command(
+    epilog="Examples:\n\n  gpt2emb tying\n\n  gpt2emb tying -m xl --json\n\n  gpt2emb tying --load\n\n"
+    '  gpt2emb tying --grad "The cat sat on the mat"'
+)
 def tying(
     model: Model = DEFAULT_MODEL,
     load: Annotated[
@@ -437,14 +440,59 @@ def tying(
             "--load", help="Also load the real model and compare data_ptr() (downloads all weights)."
         ),
     ] = False,
+    grad: Annotated[
+        str | None,
+        typer.Option(
+            "--grad",
+            help="Exercise 4: one forward and backward pass of the language-model loss on TEXT, with the "
+            "gradient reaching wte by the input lookup and by the output layer shown apart (downloads all "
+            "weights).",
+            metavar="TEXT",
+            show_default=False,
+        ),
+    ] = None,
     revision: Revision = None,
     json: Json = False,
 ) -> None:
     """Show that the output layer (lm_head) reuses wte: config, a model on the meta device, the header."""
     from gpt2emb import api
 
-    result = api.tying(model, load, revision)
+    result = api.tying(model, load, revision, grad, output.reporter(json))
     output.render(result, json)
+
+
+@app.command(
+    epilog='Examples:\n\n  gpt2emb context bank "I sat on the river bank" "I paid at the bank"\n\n'
+    '  gpt2emb context banco "Sentei no banco da praça" "Fui ao banco pagar a conta"\n\n'
+    '  gpt2emb context bank "the river bank" "the bank manager" -m medium --json'
+)
+def context(
+    word: Annotated[
+        str,
+        typer.Argument(
+            help="The word, as inside running text: bank is the token ' bank'.",
+            metavar="WORD",
+            show_default=False,
+        ),
+    ],
+    sentences: Annotated[
+        list[str],
+        typer.Argument(
+            help="Two or more sentences that hold the word.", metavar="SENTENCE", show_default=False
+        ),
+    ],
+    model: Model = DEFAULT_MODEL,
+    pool: PoolOpt = Pool.mean,
+    revision: Revision = None,
+    json: Json = False,
+) -> None:
+    """Static against contextual: WORD's vector in each SENTENCE at every layer, from h0 (wte + wpe) to the
+    last hidden state, compared between sentences and with WORD's row of wte.
+
+    It runs the whole model with transformers: the first use fetches all of its weights."""
+    from gpt2emb import api
+
+    output.render(api.context(word, sentences, model, pool, output.reporter(json), revision), json)
 
 
 cache_app = typer.Typer(
@@ -545,7 +593,10 @@ def models(json: Json = False) -> None:
     output.render(api.models(), json)
 
 
-COMMANDS = ("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "cache", "models")
+COMMANDS = (
+    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "context", "cache"),
+    "models",
+)
 
 
 def main() -> None:

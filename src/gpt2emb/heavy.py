@@ -1,4 +1,9 @@
-"""Everything that needs torch or transformers, imported only when a command really needs them."""
+"""Everything that needs torch or transformers, imported only when a command really needs them.
+
+Functions here take plain inputs (paths, token ids) and return numpy arrays or plain values. _classes is the
+one place that names GPT-2's transformers classes; the rest reaches wte and the output layer through
+transformers' generic accessors (get_input_embeddings, get_output_embeddings).
+"""
 
 from __future__ import annotations
 
@@ -33,27 +38,82 @@ def load_bin_embeddings(
     return found[0], found[1]
 
 
-def meta_model_ties(config: dict[str, Any]) -> tuple[bool, int]:
-    """GPT2LMHeadModel built on the meta device (no memory, no weights): is lm_head.weight wte.weight?"""
+def _classes() -> tuple[Any, Any, Any]:
+    """GPT-2's config, base model and language model classes (the families issue moves this into a module)."""
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2Model
+    from transformers.utils import logging
+
+    # its load reports (buffers it drops, generation settings) are not about embeddings, and its bar for
+    # turning loaded tensors into parameters would follow huggingface_hub's download bar (left as it is)
+    logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    logging.set_tqdm_hook(lambda factory, args, kwargs: factory(*args, **{**kwargs, "disable": True}))
+    return GPT2Config, GPT2Model, GPT2LMHeadModel
+
+
+def _load(folder: Path, language_model: bool) -> Any:
+    """The whole model from a folder on this machine (nothing fetched here), in float32, in eval mode."""
     import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
-    from transformers.utils import logging
 
-    # its config warnings are about text generation, not embeddings
-    logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    _, base, lm = _classes()
+    model = (lm if language_model else base).from_pretrained(folder, dtype=torch.float32)
+    return model.eval()
 
+
+def _tied(model: Any) -> bool:
+    return bool(model.get_output_embeddings().weight is model.get_input_embeddings().weight)
+
+
+def meta_model_ties(config: dict[str, Any]) -> tuple[bool, int]:
+    """The language model built on the meta device (no memory, no weights): is its output layer wte?"""
+    import torch
+
+    config_class, _, lm = _classes()
     with torch.device("meta"):
-        model = GPT2LMHeadModel(GPT2Config(**config))
+        model = lm(config_class(**config))
     n_params = sum(p.numel() for p in model.parameters())
-    return model.lm_head.weight is model.transformer.wte.weight, int(n_params)
+    return _tied(model), int(n_params)
 
 
-def loaded_model_ties(source: str, revision: str | None = None) -> tuple[bool, int, int]:
-    """The lab's own proof on the real model: do lm_head and wte share one storage? (data_ptr equality)"""
-    from transformers import GPT2LMHeadModel
-    from transformers.utils import logging
-
-    logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-    model = GPT2LMHeadModel.from_pretrained(source, revision=revision or "main")
-    a, b = model.lm_head.weight.data_ptr(), model.transformer.wte.weight.data_ptr()
+def loaded_model_ties(folder: Path) -> tuple[bool, int, int]:
+    """The lab's own proof on the real model: do the output layer and wte share one storage? (data_ptr)"""
+    model = _load(folder, language_model=True)
+    a = model.get_output_embeddings().weight.data_ptr()
+    b = model.get_input_embeddings().weight.data_ptr()
     return a == b, int(a), int(b)
+
+
+def hidden_states(folder: Path, inputs: list[tuple[int, ...]]) -> list[np.ndarray]:
+    """Each input's hidden states as transformers returns them, shape (n_layer + 1, tokens, d): h0 (the input
+    of the first block), the output of each block, the last one after the final layer norm."""
+    import torch
+
+    model = _load(folder, language_model=False)
+    found = []
+    with torch.inference_mode():
+        for ids in inputs:
+            states = model(torch.tensor([ids]), output_hidden_states=True).hidden_states
+            found.append(torch.stack(states)[:, 0].numpy())
+    return found
+
+
+def lm_gradients(folder: Path, ids: tuple[int, ...]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """One forward and backward pass of the language-model loss on ids (labels = ids: the mean next-token
+    cross-entropy), twice: on the tied model, and with the output layer given its own copy of wte, so that the
+    gradient of each use of wte lands in its own matrix.
+
+    Returns the loss and three gradients of wte's shape: by the input lookup, by the output layer, and the
+    tied model's (which autograd makes the sum of both uses)."""
+    import torch
+
+    model = _load(folder, language_model=True)
+    if not _tied(model):
+        raise BadModel("the loaded model's output layer does not reuse wte: it is not tied")
+    wte, head = model.get_input_embeddings(), model.get_output_embeddings()
+    x = torch.tensor([ids])
+    loss = model(x, labels=x).loss
+    loss.backward()
+    tied = wte.weight.grad.numpy().copy()
+    wte.weight.grad = None
+    head.weight = torch.nn.Parameter(wte.weight.detach().clone())  # untied: the same values, its own gradient
+    model(x, labels=x).loss.backward()
+    return float(loss.item()), wte.weight.grad.numpy(), head.weight.grad.numpy(), tied

@@ -12,8 +12,12 @@ from gpt2emb.tokens import Query
 
 
 def query_vector(wte: np.ndarray, query: Query) -> np.ndarray:
-    rows: np.ndarray = np.asarray(wte[list(query.ids)], dtype=np.float32)
-    if query.pool is Pool.first or len(query.ids) == 1:
+    return pooled(np.asarray(wte[list(query.ids)], dtype=np.float32), query.pool)
+
+
+def pooled(rows: np.ndarray, pool: Pool) -> np.ndarray:
+    """One vector for a word's rows (its pieces'): the first row, or their mean."""
+    if pool is Pool.first or len(rows) == 1:
         return np.array(rows[0])
     return np.asarray(rows.mean(axis=0), dtype=np.float32)
 
@@ -43,6 +47,12 @@ def dots(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def norm(v: np.ndarray) -> float:
     return float(np.sqrt(dots(v, v)[0]))
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float | None:
+    """The cosine of two vectors from them alone, in float64; None when either is all zeros (no direction)."""
+    scale = norm(a) * norm(b)
+    return float(dots(a, b)[0] / scale) if scale > 0 else None
 
 
 def cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:

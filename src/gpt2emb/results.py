@@ -155,11 +155,81 @@ class Check:
 
 
 @dataclass(frozen=True)
+class SentenceToken:
+    """A token of a text as the model receives it."""
+
+    position: int
+    id: int
+    token: str
+
+
+@dataclass(frozen=True)
+class PathGradient:
+    """The gradient reaching wte by one path."""
+
+    norm: float
+    rows: int  # rows of wte it touches (not all zeros)
+
+
+@dataclass(frozen=True)
+class GradientResult:
+    """`tying --grad TEXT`: the language-model loss on TEXT, its gradient reaching wte by each path."""
+
+    text: str
+    loss: float  # the mean next-token cross-entropy over TEXT
+    input_path: PathGradient  # the input lookup: only rows of TEXT's tokens
+    output_path: PathGradient  # the output layer: every row
+    cosine_on_shared_rows: float | None  # of the two gradients, on the rows both touch; None: none, or zeros
+    sum_matches_tied: bool  # input + output = the tied model's gradient, to 1e-5 relative
+    tokens: tuple[SentenceToken, ...]
+    shared_rows: int
+    tied_norm: float
+    relative_difference: float | None  # |input + output - tied| / |tied|; None when tied is all zeros
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TyingResult:
     model: str
     tied: bool
     saved_params: int
     checks: tuple[Check, ...]
+    gradient: GradientResult | None = None  # only with --grad
+
+
+@dataclass(frozen=True)
+class ContextSentence:
+    text: str
+    tokens: tuple[SentenceToken, ...]
+    at: tuple[int, ...]  # the positions of the word's tokens, at its first occurrence
+    occurrences: int
+
+
+@dataclass(frozen=True)
+class ContextPair:
+    a: int  # 0-based indexes into the sentences
+    b: int
+    cosine: float | None  # None when either vector is all zeros
+
+
+@dataclass(frozen=True)
+class ContextLayer:
+    layer: int  # 0 is h0 = wte + wpe; n_layer is the last hidden state, after the final layer norm
+    pairs: tuple[ContextPair, ...]
+    static: tuple[float | None, ...]  # per sentence: the cosine with the word's row of wte
+
+
+@dataclass(frozen=True)
+class ContextResult:
+    """`context WORD SENTENCE...`: the word's vector in each sentence, layer by layer."""
+
+    model: str
+    word: str
+    sentences: tuple[ContextSentence, ...]
+    layers: tuple[ContextLayer, ...]
+    word_tokens: tuple[Token, ...]
+    pool: str
+    notes: tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from gpt2emb.results import (
     CachePath,
     CacheResult,
     CompareResult,
+    ContextResult,
+    GradientResult,
     HeatmapResult,
     ModelsResult,
     NeighborsResult,
@@ -376,13 +378,94 @@ def _(result: SizesResult, dims: int | None) -> RenderableType:
     return _table("GPT-2 sizes: wte is the largest single piece in all four", columns, rows)
 
 
+_MARK = {True: Text("yes", style="green"), False: Text("no", style="red")}
+
+
 @view.register
 def _(result: TyingResult, dims: int | None) -> RenderableType:
     verdict = "tied: lm_head reuses wte" if result.tied else "not tied"
-    mark = {True: Text("yes", style="green"), False: Text("no", style="red")}
-    rows = [[c.name, mark[c.passed], c.detail] for c in result.checks]
+    rows = [[c.name, _MARK[c.passed], c.detail] for c in result.checks]
     saved = f"tying saves {result.saved_params:,} parameters (vocab x d_model)" if result.tied else ""
-    return _table(f"{result.model}: {verdict}", "check _ detail", rows, caption=saved)
+    checks = _table(f"{result.model}: {verdict}", "check _ detail", rows, caption=saved)
+    return checks if result.gradient is None else Group(checks, _gradient(result.gradient))
+
+
+def _maybe(x: float | None, digits: int = 4) -> str:
+    """A value that may be undefined (a cosine of a zero vector): '-'."""
+    return "-" if x is None else _num(x, digits)
+
+
+def _gradient(g: GradientResult) -> RenderableType:
+    tokens = " ".join(tok(t.token) for t in g.tokens[:MAX_PIECES_SHOWN])
+    tokens += f" ... ({len(g.tokens)} tokens)" if len(g.tokens) > MAX_PIECES_SHOWN else ""
+    vocab = g.output_path.rows  # the output layer touches every row
+    rows = [
+        [Text("input lookup (wte[ids])"), f"{g.input_path.norm:.6g}", f"{g.input_path.rows} of {vocab}"],
+        [
+            Text("output layer (lm_head = wte)"),
+            f"{g.output_path.norm:.6g}",
+            f"{g.output_path.rows} of {vocab}",
+        ],
+        [Text("tied model (both uses)"), f"{g.tied_norm:.6g}", ""],
+    ]
+    title = f"gradient of the loss on {tokens} (mean next-token cross-entropy {g.loss:.4f}) reaching wte"
+    difference = "-" if g.relative_difference is None else f"{g.relative_difference:.1e}"
+    return Group(
+        Text(""),
+        _table(title, "path norm> rows>", rows),
+        Text(f"cosine of the two on the {g.shared_rows} rows both touch: {_maybe(g.cosine_on_shared_rows)}"),
+        Text.assemble(
+            "input + output = the tied model's gradient (to 1e-5 relative): ",
+            _MARK[g.sum_matches_tied],
+            f" (relative difference {difference})",
+        ),
+        *_notes(list(g.notes)),
+    )
+
+
+@view.register
+def _(result: ContextResult, dims: int | None) -> RenderableType:
+    word = " + ".join(tok(t.token) for t in result.word_tokens)
+    sentences = [
+        [
+            str(n),
+            Text(" ".join(f"[{tok(t.token)}]" if t.position in s.at else tok(t.token) for t in s.tokens)),
+            " ".join(str(p) for p in s.at),
+        ]
+        for n, s in enumerate(result.sentences, 1)
+    ]
+    last = len(result.layers) - 1
+    pairs = [f"{p.a + 1} vs {p.b + 1}>" for p in result.layers[0].pairs]
+    statics = [f"{n} vs wte>" for n in range(1, len(result.sentences) + 1)]
+    rows = [
+        [
+            "0 (h0)"
+            if x.layer == 0
+            else f"{x.layer} (last, after ln_f)"
+            if x.layer == last
+            else str(x.layer),
+            *(_maybe(p.cosine) for p in x.pairs),
+            *(_maybe(c) for c in x.static),
+        ]
+        for x in result.layers
+    ]
+    undefined = any(p.cosine is None for x in result.layers for p in x.pairs) or any(
+        c is None for x in result.layers for c in x.static
+    )
+    notes = [*result.notes, "- is a vector of zeros: it has no direction, so no cosine" if undefined else ""]
+    return Group(
+        _table(
+            f"{word} in {result.model}: the sentences, as tokens (the word's in [ ])",
+            "_> tokens at>",
+            sentences,
+        ),
+        _table(
+            f"cosine of {word}'s vectors, between sentences and with its static row (wte), layer by layer",
+            ["layer", *pairs, *statics],
+            rows,
+        ),
+        *_notes(notes),
+    )
 
 
 def print_view(result: Any, dims: int | None) -> None:
