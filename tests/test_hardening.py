@@ -311,7 +311,8 @@ def test_a_cached_model_keeps_working_whatever_the_hub_does(
     hub.requests.clear()
     asked = run_cli("cache", "refresh", "--json")
     assert hub.requests, "the run never reached the Hub, so the fault never fired"
-    assert asked.exit_code == 5 and asked.stdout == "", asked.output
+    assert asked.exit_code == 5, asked.output
+    assert [f["code"] for f in json.loads(asked.stdout)["failed"]] == [5]
     assert len(asked.stderr.splitlines()) == 1 and "failed" in json.loads(asked.stderr)["error"]["message"]
     hub.requests.clear()
     again = run_cli("analogy", "king", "man", "woman", "--json")

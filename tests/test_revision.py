@@ -222,10 +222,21 @@ def test_refresh_needs_the_hub(hub: FakeHub, caches: dict[str, Path], offline: N
     caches["cache"].joinpath("hub", "openai-community--gpt2", "refs").mkdir(parents=True)
     caches["cache"].joinpath("hub", "openai-community--gpt2", "refs", "main").write_text(COMMIT)
     result = run_cli("cache", "refresh", "--json")
-    assert result.exit_code == 5 and result.stdout == ""
-    assert json.loads(result.stderr)["error"]["message"] == (
-        f"asking the Hub which commit main of {REPO} is now needs the network: unset HF_HUB_OFFLINE"
-    )
+    message = f"asking the Hub which commit main of {REPO} is now needs the network: unset HF_HUB_OFFLINE"
+    assert result.exit_code == 4  # offline, as everywhere else
+    assert json.loads(result.stdout)["failed"] == [{"model": "gpt2", "message": message, "code": 4}]
+    assert json.loads(result.stderr)["error"]["message"] == message
+
+
+def test_refresh_asks_every_repo_even_when_one_is_gone(hub: FakeHub, caches: dict[str, Path]) -> None:
+    assert run_cli("neighbors", "cat").exit_code == 0
+    gone = caches["cache"].joinpath("hub", "aaa--gone", "refs")  # sorts before gpt2
+    gone.mkdir(parents=True)
+    gone.joinpath("main").write_text("a" * 40)
+    result = run_cli("cache", "refresh", "--json")
+    doc = json.loads(result.stdout)
+    assert [(r["model"], r["revision"]) for r in doc["revisions"]] == [("gpt2", "main")]  # still asked
+    assert [f["model"] for f in doc["failed"]] == ["aaa/gone"] and result.exit_code == 3
 
 
 def test_refresh_a_folder_is_usage(tiny: Tiny, tmp_path: Path) -> None:

@@ -42,7 +42,10 @@ def test_a_model_with_nan_rows_still_gives_strict_json(tiny: Tiny, tmp_path: Pat
     doc = strict_json(result.stdout)
     item = doc["items"][0]  # type: ignore[index]
     assert item["vector"] == [None] * 32 and item["norm"] is None and item["max"] is None
-    assert doc["notes"] == ["37 values are not finite numbers and are shown as null"]  # 32 numbers, 5 stats
+    assert doc["notes"] == [  # 32 numbers, 5 stats
+        "37 values are not a finite number (the model's rows hold NaN or infinite values there) "
+        "and shown as null"
+    ]
 
 
 def test_a_zero_vector_has_no_direction(tiny: Tiny, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 from gpt2emb import cache, checkpoint, evaluate, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Method, Pool, Rule
-from gpt2emb.errors import UsageError
+from gpt2emb.errors import BadModel, UsageError
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results import (
@@ -91,8 +91,13 @@ def _open(
 
 
 def _direction(wte: np.ndarray, q: Query) -> np.ndarray:
-    """The query's vector, refused when it is all zeros: a cosine needs a direction."""
+    """The query's vector, refused when it is all zeros (a cosine needs a direction) or not all numbers."""
     v = ops.query_vector(wte, q)
+    if not np.isfinite(v).all():
+        raise BadModel(
+            f"the vector of {q.word!r} holds NaN or infinite values: this model's row for it is broken, "
+            "so it has no cosine with anything; use another model"
+        )
     if not v.any():
         raise UsageError(
             f"the vector of {q.word!r} is all zeros: it has no direction, so it has no cosine with anything"
@@ -522,8 +527,8 @@ def cache_clear(model: str | None) -> CacheResult:
 
 
 def cache_refresh(model: str | None, reporter: Reporter | None = None) -> RefreshResult:
-    done = cache.refresh(registry.resolve(model) if model else None, reporter)
-    return RefreshResult(str(cache.cache_root()), tuple(done))
+    done, failed = cache.refresh(registry.resolve(model) if model else None, reporter)
+    return RefreshResult(str(cache.cache_root()), tuple(done), tuple(failed))
 
 
 def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | None = None) -> VerifyResult:
@@ -650,9 +655,8 @@ def similarity_eval(
         ia, ib = words.find(a, ignore_case), words.find(b, ignore_case)
         if ia is not None and ib is not None:
             used += [words.ids[ia], words.ids[ib]]
-            va, vb = (np.asarray(m.wte[words.ids[i]], dtype=np.float64) for i in (ia, ib))
             gold.append(score)
-            ours.append(float(va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb))))
+            ours.append(float(ops.cosines(m.wte[words.ids[ia]], m.wte[words.ids[ib]])[0]))
     if len(gold) < 2:
         raise UsageError(f"fewer than two pairs of {file} are single tokens under the {rule.value} rule")
     m.check_rows(used)
@@ -661,7 +665,7 @@ def similarity_eval(
     notes = [
         f"pearson and spearman are undefined: every {what} is the same"
         for what, values in (("human score", g), ("cosine", o))
-        if np.all(values == values[0])
+        if evaluate.constant(values)
     ]
     return PairsEvalResult(
         m.name,

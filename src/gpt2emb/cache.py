@@ -32,7 +32,7 @@ from gpt2emb.checkpoint import CheckpointInfo, shape_of
 from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter, Task
-from gpt2emb.results import RefreshedRevision
+from gpt2emb.results import RefreshedRevision, RefreshFailure
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
@@ -254,6 +254,13 @@ def _manifest_digest(manifest: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
+def _row_norms(wte: np.ndarray) -> np.ndarray:
+    """Each row's norm, summed in float64 (in float32 the squares of tiny or huge rows under- or overflow),
+    a block of rows at a time so that no float64 copy of the whole table is made."""
+    blocks = [np.linalg.norm(wte[i : i + 4096].astype(np.float64), axis=1) for i in range(0, len(wte), 4096)]
+    return np.concatenate(blocks).astype(np.float32) if blocks else np.zeros(0, np.float32)
+
+
 def _build(ref: ModelRef, info: CheckpointInfo, dest: Path, reporter: Reporter) -> None:
     shape = shape_of(info.config, ref.name)
     tokenizer = checkpoint.tokenizer_json(ref, info.commit)
@@ -268,7 +275,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, dest: Path, reporter: Reporter) 
         contents: dict[str, bytes | np.ndarray] = {
             "wte.npy": wte,
             "wpe.npy": wpe,
-            "wte_norm.npy": np.linalg.norm(wte, axis=1).astype(np.float32),
+            "wte_norm.npy": _row_norms(wte),
             "wte_crc.npy": _row_crcs(wte),
             "wpe_crc.npy": _row_crcs(wpe),
             "config.json": json.dumps(info.config).encode(),
@@ -442,37 +449,50 @@ def clear(ref: ModelRef | None) -> list[Entry]:
     return removed
 
 
-def refresh(ref: ModelRef | None, reporter: Reporter | None = None) -> list[RefreshedRevision]:
+def refresh(
+    ref: ModelRef | None, reporter: Reporter | None = None
+) -> tuple[list[RefreshedRevision], list[RefreshFailure]]:
     """Ask the Hub again what each recorded branch or tag of a model (or of every cached model) names.
 
     Where it moved, the new commit is recorded, and its entry built when the old commit had one; entries of
-    old commits stay (a commit id asked with --revision still opens them) until `cache clear`."""
+    old commits stay (a commit id asked with --revision still opens them) until `cache clear`. A repo that
+    cannot be asked (gone, private, the Hub failing) is a failure of its own: the others are still asked."""
     if ref is not None and ref.repo is None:
         raise UsageError(f"{ref.name} is a local folder: its entry follows its files, nothing to refresh")
     folders = [_repo_dir(ref)] if ref is not None else sorted((cache_root() / "hub").glob("*"))
-    done = []
+    done: list[RefreshedRevision] = []
+    failed: list[RefreshFailure] = []
     for folder in folders:
         repo = folder.name.replace("--", "/", 1)
         spec = registry.find(repo)
         model = ModelRef(spec.name if spec else repo, repo=repo, spec=spec)
-        for ref_file in sorted((folder / "refs").glob("[!.]*")):  # not a write in progress
-            at = registry.at_revision(model, unquote(ref_file.name))
-            try:
-                old = ref_file.read_text().strip()
-            except OSError:
-                continue  # removed by a `cache clear` running now
-            try:
-                new = hub.remote_commit(repo, at.revision)
-            except UsageError:  # the branch or tag is gone from the Hub; its commit still opens
-                note = f"{repo} has no {at.revision} any more: {at.name} stays at commit {old[:12]}"
-                (reporter or QuietReporter()).note(note)
-                continue
-            rebuild = new != old and (folder / old).is_dir() and not (folder / new).is_dir()
-            if rebuild:
-                open_model(at, reporter, commit=new)  # records the new commit once its entry is built
-            elif new != old:
-                _record_commit(at, new)
-            done.append(RefreshedRevision(model.name, repo, at.revision, old, new, rebuild))
+        try:
+            done += _refresh_repo(folder, model, reporter)
+        except Gpt2embError as e:
+            failed.append(RefreshFailure(model.name, e.message, e.code))
+    return done, failed
+
+
+def _refresh_repo(folder: Path, model: ModelRef, reporter: Reporter | None) -> list[RefreshedRevision]:
+    repo, done = folder.name.replace("--", "/", 1), []
+    for ref_file in sorted((folder / "refs").glob("[!.]*")):  # not a write in progress
+        at = registry.at_revision(model, unquote(ref_file.name))
+        try:
+            old = ref_file.read_text().strip()
+        except OSError:
+            continue  # removed by a `cache clear` running now
+        try:
+            new = hub.remote_commit(repo, at.revision)
+        except UsageError:  # the branch or tag is gone from the Hub; its commit still opens
+            note = f"{repo} has no {at.revision} any more: {at.name} stays at commit {old[:12]}"
+            (reporter or QuietReporter()).note(note)
+            continue
+        rebuild = new != old and (folder / old).is_dir() and not (folder / new).is_dir()
+        if rebuild:
+            open_model(at, reporter, commit=new)  # records the new commit once its entry is built
+        elif new != old:
+            _record_commit(at, new)
+        done.append(RefreshedRevision(model.name, repo, at.revision, old, new, rebuild))
     return done
 
 

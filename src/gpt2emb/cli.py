@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 
 from gpt2emb import output
 from gpt2emb.choices import DType, Method, Pool, Rule
-from gpt2emb.errors import BadModel, DamagedEntry, ExitCode, Gpt2embError, UsageError
+from gpt2emb.errors import BadModel, DamagedEntry, ExitCode, Gpt2embError, UsageError, error_for
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
 
 
@@ -574,7 +574,11 @@ def cache_refresh(
     Otherwise a branch is looked up on first use only, and its commit kept until this or cache clear."""
     from gpt2emb import api
 
-    output.render(api.cache_refresh(model, output.reporter(json)), json)
+    result = api.cache_refresh(model, output.reporter(json))
+    output.render(result, json)
+    if result.failed:  # the exit code of the first failure, once every other repo was asked
+        first = result.failed[0]
+        raise error_for(first.code, first.message)  # the message names the repo
 
 
 @cache_app.command("path", epilog='Examples:\n\n  gpt2emb cache path\n\n  du -sh "$(gpt2emb cache path)"')

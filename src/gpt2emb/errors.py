@@ -52,6 +52,12 @@ class BadModel(Gpt2embError):
     kind = "bad_model"
 
 
+def error_for(code: int, message: str) -> Gpt2embError:
+    """The project exception that exits with this code (for a failure reported after other results)."""
+    kinds = (UsageError, UnknownModel, NotCached, NetworkError, BadModel)
+    return next((k(message) for k in kinds if k.code == code), Gpt2embError(message))
+
+
 class DamagedEntry(BadModel):
     """A cache entry whose bytes no longer match the checksums written with it."""
 

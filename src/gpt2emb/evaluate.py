@@ -172,8 +172,15 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
     return pearson(_ranks(x), _ranks(y))
 
 
+def constant(x: np.ndarray) -> bool:
+    """One value repeated: no correlation with it is defined."""
+    return bool(np.ptp(np.asarray(x, dtype=np.float64)) == 0)
+
+
 def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
     """None when undefined: one of the two lists holds a single value repeated."""
+    if constant(x) or constant(y):
+        return None  # the mean taken away in floating point may leave a tiny non-zero spread: not a value
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     x, y = x - x.mean(), y - y.mean()
     denom = float(np.sqrt((x * x).sum() * (y * y).sum()))

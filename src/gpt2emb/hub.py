@@ -210,7 +210,7 @@ def remote_commit(repo: str, revision: str) -> str:
         return f"{asking} failed ({reason}); nothing was changed: check the network and run again"
 
     if offline():
-        raise NetworkError(f"{asking} needs the network: unset HF_HUB_OFFLINE")
+        raise NotCached(f"{asking} needs the network: unset HF_HUB_OFFLINE")
     with errors_of(repo, revision, failed):
         commit = get_hf_file_metadata(hf_hub_url(repo, "config.json", revision=revision)).commit_hash
     if commit is None or not is_commit_name(commit):

@@ -33,8 +33,13 @@ _U32 = 2.0**-24  # float32's unit roundoff
 
 def _slack(d: int) -> float:
     """A bound on |fast cosine - exact cosine| for d-dimensional float32 rows (Higham's gamma_d for the dot
-    product and again for each norm, plus the divisions), doubled for safety: about 2e-4 for d = 768."""
+    product and again for each norm, plus the divisions), doubled for safety: 3.7e-4 for d = 768. It holds
+    while no product under- or overflows float32: rows and queries of a norm outside _SAFE get no bound."""
     return 8 * (d + 2) * _U32
+
+
+_SAFE = (2.0**-40, 2.0**40)  # norms whose products stay far from float32's subnormals and its overflow
+_CHUNK = 4096  # rows scored exactly at a time: memory stays bounded however large k is
 
 
 def dots(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -56,11 +61,13 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float | None:
 
 
 def cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Cosine of each row with v (0 where a norm is 0), computed as `dots` is: per row, never per batch."""
+    """Cosine of each row with v, computed as `dots` is: per row, never per batch. 0 where a norm is 0 (a zero
+    row points nowhere), NaN where a row or v holds NaN or inf (shown as null)."""
     rows64 = np.array(rows, dtype=np.float64, ndmin=2)
     denom = np.sqrt((rows64 * rows64).sum(axis=1)) * norm(v)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         result: np.ndarray = np.where(denom > 0, dots(rows64, v) / denom, 0.0)
+        result[~np.isfinite(denom)] = np.nan
     return result
 
 
@@ -72,43 +79,65 @@ class Ranking:
     hi: np.ndarray
     exact: Callable[[np.ndarray], np.ndarray]
 
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """lo and hi in float64, a bound that is NaN (a row holding NaN or inf) widened to all numbers."""
+        lo, hi = np.array(self.lo, dtype=np.float64), np.array(self.hi, dtype=np.float64)
+        lo[np.isnan(lo)], hi[np.isnan(hi)] = -np.inf, np.inf
+        return lo, hi
+
+    def scores(self, ids: np.ndarray) -> np.ndarray:
+        """Exact scores of some rows, a bounded number at a time (NaN: a broken row, below any number)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        parts = [self.exact(ids[i : i + _CHUNK]) for i in range(0, len(ids), _CHUNK)]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
     def top(self, k: int, exclude: tuple[int, ...] = ()) -> list[tuple[int, float]]:
         """The k best (id, exact score) pairs, best first, ties broken by the smaller id; excluded ids never
         appear. Every row that could belong is scored exactly, so the answer is that of the exact scores."""
-        lo = np.array(self.lo, dtype=np.float64)
-        if exclude:
-            lo[list(exclude)] = -np.inf
-        k = min(k, int(np.isfinite(lo).sum()))
+        lo, hi = self.bounds()
+        allowed = np.ones(len(lo), dtype=bool)
+        allowed[list(exclude)] = False
+        k = min(k, int(allowed.sum()))
         if k <= 0:
             return []
-        kth = np.partition(lo, len(lo) - k)[len(lo) - k]  # the k-th largest lower bound
-        candidates = np.flatnonzero((self.hi >= kth) & np.isfinite(lo))
-        exact = self.exact(candidates)
-        order = np.lexsort((candidates, -exact))[:k]
+        kth = np.partition(lo[allowed], int(allowed.sum()) - k)[int(allowed.sum()) - k]  # k-th largest lo
+        candidates = np.flatnonzero((hi >= kth) & allowed)
+        exact = self.scores(candidates)
+        order = np.lexsort((candidates, -np.nan_to_num(exact, nan=-np.inf)))[:k]
         return [(int(candidates[i]), float(exact[i])) for i in order]
 
     def rank(self, i: int) -> tuple[int, float]:
         """Row i's exact score and 1-based place among all rows (those scoring strictly higher come first)."""
-        score = float(self.exact(np.array([i]))[0])
-        surely_above = int((self.lo > score).sum())
-        unsure = np.flatnonzero((self.lo <= score) & (self.hi > score))
-        return surely_above + int((self.exact(unsure) > score).sum()) + 1, score
+        score = float(self.scores(np.array([i]))[0])
+        lo, hi = self.bounds()
+        surely_above = int((lo > score).sum())
+        unsure = np.flatnonzero((lo <= score) & (hi > score))
+        return surely_above + int((self.scores(unsure) > score).sum()) + 1, score
 
 
 def cosine_rankings(wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]) -> list[Ranking]:
     """Each vector's cosine with every row of wte: one matrix pass for all, then exact where it counts."""
     stacked = np.stack(vectors).astype(np.float32)
-    fast = (wte @ stacked.T).T  # (len(vectors), rows)
-    q_norms = np.linalg.norm(stacked, axis=1)
-    denom = norms[None, :] * q_norms[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):  # a row of NaN, inf or extreme scale gets no bound, not a warning
+        fast = (wte @ stacked.T).T  # (len(vectors), rows)
+        q_norms = np.array([norm(v) for v in stacked])
+        denom = norms[None, :] * q_norms[:, None]
         fast = np.where(denom > 0, fast / denom, 0.0)
-    slack = _slack(wte.shape[1])
+        slack = np.where(_safe(norms)[None, :] & _safe(q_norms)[:, None], _slack(wte.shape[1]), np.inf)
 
     def exact_for(v: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         return lambda ids: cosines(wte[ids], v)
 
-    return [Ranking(row - slack, row + slack, exact_for(v)) for row, v in zip(fast, vectors, strict=True)]
+    return [
+        Ranking(row - room, row + room, exact_for(v))
+        for row, room, v in zip(fast, slack, vectors, strict=True)
+    ]
+
+
+def _safe(norms: np.ndarray) -> np.ndarray:
+    """Norms whose rows the fast float32 pass scores within _slack (zero rows too: they score 0 exactly)."""
+    result: np.ndarray = (norms == 0) | ((norms >= _SAFE[0]) & (norms <= _SAFE[1]))
+    return result
 
 
 def analogy_ranking(
@@ -182,7 +211,7 @@ def principal_components(rows: np.ndarray, k: int) -> np.ndarray:
 def vector_stats(v: np.ndarray) -> dict[str, float]:
     v64 = v.astype(np.float64)
     return {
-        "norm": float(np.linalg.norm(v64)),
+        "norm": norm(v64),  # the norm every cosine here divides by
         "mean": float(v64.mean()),
         "std": float(v64.std()),
         "min": float(v64.min()),

@@ -294,6 +294,14 @@ class RefreshResult:
 
     root: str
     revisions: tuple[RefreshedRevision, ...]
+    failed: tuple[RefreshFailure, ...] = ()  # repos that could not be asked; the others were refreshed
+
+
+@dataclass(frozen=True)
+class RefreshFailure:
+    model: str
+    message: str
+    code: int  # the exit code this failure alone would give
 
 
 @dataclass(frozen=True)

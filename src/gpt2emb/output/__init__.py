@@ -79,7 +79,11 @@ def strict(doc: dict[str, Any]) -> dict[str, Any]:
 
     doc = clean(doc)
     if found:
-        doc["notes"] = [*doc.get("notes", []), f"{found} values are not finite numbers and are shown as null"]
+        doc["notes"] = [
+            *doc.get("notes", []),
+            f"{found} value{'s are' if found > 1 else ' is'} not a finite number (the model's rows hold "
+            "NaN or infinite values there) and shown as null",
+        ]
     return doc
 
 
