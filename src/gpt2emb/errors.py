@@ -52,6 +52,13 @@ class BadModel(Gpt2embError):
     kind = "bad_model"
 
 
+class InUse(Gpt2embError):
+    """Cache entries that could not be removed: on Windows, a file that a program maps or holds open."""
+
+    code = ExitCode.BAD_MODEL
+    kind = "in_use"
+
+
 class DamagedEntry(BadModel):
     """A cache entry whose bytes no longer match the checksums written with it."""
 
