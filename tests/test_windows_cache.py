@@ -232,6 +232,8 @@ def test_a_damaged_entry_in_use_is_rebuilt_beside_it(
     assert [n["token"] for n in json.loads(result.stdout)["items"][0]["neighbors"]] == TOP3
     assert "cannot be trusted" in json.loads(result.stderr)["note"]
     assert folders(caches) == [COMMIT, f"{COMMIT}+1"]  # the old one could not go: the new one is beside it
+    # a copy that was replaced never comes back: where Windows lets its manifest go, it is no entry at all
+    assert (m.path / "manifest.json").exists() == (windows.rule == "folder")
     live = live_folder(caches, f"{COMMIT}+1")
     assert listed() == [live]
     assert [(e["path"], e["ok"]) for e in as_json("cache", "verify")["entries"]] == [(live, True)]
@@ -239,8 +241,6 @@ def test_a_damaged_entry_in_use_is_rebuilt_beside_it(
     assert str(again.path) == live and again.commit == COMMIT
     np.testing.assert_array_equal(again.wte, tiny.wte)
     del again
-    # a copy that was replaced never comes back: where Windows lets its manifest go, it is no entry at all
-    assert (m.path / "manifest.json").exists() == (windows.rule == "folder")
 
     doc = cleared(6)  # the old copy is still mapped here
     assert [e["path"] for e in doc["entries"]] == [live]
