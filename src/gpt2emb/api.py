@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import re
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from gpt2emb.results import (
     Failure,
     GradientResult,
     HeatmapResult,
+    KeptEntry,
     ModelRow,
     ModelsResult,
     Neighbor,
@@ -513,9 +515,12 @@ def _find(vocab: Vocab, q: Query, sentence: str, n: int, n_positions: int) -> Co
     return ContextSentence(sentence, tokens, tuple(range(starts[0], starts[0] + k)), len(starts))
 
 
-def _cache_result(action: str, found: list[cache.Entry]) -> CacheResult:
+def _cache_result(action: str, found: list[cache.Entry], kept: Iterable[cache.Kept] = ()) -> CacheResult:
     rows = tuple(CacheEntry(e.name, e.repo, e.commit, str(e.path), e.size) for e in found)
-    return CacheResult(action, str(cache.cache_root()), rows, sum(e.size for e in found))
+    held = tuple(
+        KeptEntry(k.entry.name, k.entry.repo, k.entry.commit, str(k.entry.path), k.reason) for k in kept
+    )
+    return CacheResult(action, str(cache.cache_root()), rows, sum(e.size for e in found), held)
 
 
 def cache_list() -> CacheResult:
@@ -523,7 +528,8 @@ def cache_list() -> CacheResult:
 
 
 def cache_clear(model: str | None) -> CacheResult:
-    return _cache_result("clear", cache.clear(registry.resolve(model) if model else None))
+    """Remove what can be removed; what cannot (in use) is in `kept`, whole."""
+    return _cache_result("clear", *cache.clear(registry.resolve(model) if model else None))
 
 
 def cache_refresh(model: str | None, reporter: Reporter | None = None) -> RefreshResult:

@@ -2,7 +2,10 @@
 
 An entry is one folder per repo and commit (or local folder and file fingerprint) holding wte.npy, wpe.npy,
 the row norms of wte, a CRC-32 of every row of wte and wpe, the config and the tokenizer. It is built in a
-temporary folder under a file lock and renamed into place, so an entry that exists is complete.
+temporary folder under a file lock and renamed into place, so an entry that exists is complete. An entry is
+never changed, renamed or written over once in place: on Windows a file that a process has mapped can be
+neither removed nor replaced, so a rebuilt entry goes beside an old one that cannot be removed (`<commit>+1`,
+...), and the newest is the one used; the old one is removed when no process holds it any more.
 manifest.json records, per file, a sampled checksum (checked on every open: cheap, catches a truncated or
 swapped file) and a full SHA-256 (checked by `cache verify`); the row checksums let a command check the
 rows it shows before it prints them.
@@ -37,6 +40,7 @@ from gpt2emb.results import RefreshedRevision, RefreshFailure
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
 _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
+GENERATION = "+"  # `<commit>+1`: a commit id never holds one
 FORMAT = 3  # bump whenever the files of an entry change: older entries are then rebuilt
 ARRAYS = ("wte", "wpe", "wte_norm", "wte_crc", "wpe_crc")
 TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
@@ -117,6 +121,47 @@ def _repo_dir(ref: ModelRef) -> Path:
     return root / "hub" / ref.repo.replace("/", "--")
 
 
+def _parents(ref: ModelRef | None) -> list[Path]:
+    """The folders that hold entries: one model's, or every model's."""
+    if ref is not None:
+        return [_repo_dir(ref)]
+    root = cache_root()
+    return sorted(p for sub in ("hub", "local") for p in (root / sub).glob("*") if p.is_dir())
+
+
+def _generations(parent: Path) -> dict[str, list[Path]]:
+    """The entry folders of a model by commit, oldest first: `<commit>`, then `<commit>+1`, `<commit>+2`, ...
+
+    A later one is made only when a rebuild could not remove the earlier ones (on Windows, while mapped)."""
+    found: dict[str, list[tuple[int, Path]]] = {}
+    with contextlib.suppress(OSError), os.scandir(parent) as children:
+        for child in children:
+            commit, plus, n = child.name.partition(GENERATION)
+            if child.name.startswith(".") or child.name in ("refs", "info") or (plus and not n.isdecimal()):
+                continue  # a build in progress, our records, or not ours
+            if child.is_dir():
+                found.setdefault(commit, []).append((int(n or 0), Path(child.path)))
+    return {commit: [path for _, path in sorted(found[commit])] for commit in sorted(found)}
+
+
+def _live(folders: list[Path]) -> Path | None:
+    """The folder in use among a commit's: the newest that holds a manifest (without one, it is no entry)."""
+    return next((f for f in reversed(folders) if (f / "manifest.json").is_file()), None)
+
+
+def _lives(parent: Path) -> list[Path]:
+    """The live entry folder of each commit of a model."""
+    return sorted(f for folders in _generations(parent).values() if (f := _live(folders)) is not None)
+
+
+def _commit_of(folder: Path) -> str:
+    return folder.name.partition(GENERATION)[0]
+
+
+def _size(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+
+
 def _folder_fingerprint(folder: Path) -> str:
     parts = []
     for name in (
@@ -159,7 +204,7 @@ def _resolve_commit(ref: ModelRef) -> tuple[str, bool]:
         return _folder_fingerprint(ref.folder), True
     assert ref.repo is not None
     if hub.is_full_commit(ref.revision):
-        absent = not (_repo_dir(ref) / ref.revision).is_dir()
+        absent = _live(_generations(_repo_dir(ref)).get(ref.revision, [])) is None
         # offline, the HF cache may still hold that commit's files: only when it does not, say so now
         if absent and hub.offline() and hub.cached(ref.repo, "config.json", ref.revision) is None:
             raise NotCached(hub.not_cached(f"{ref.repo} at commit {ref.revision}"))
@@ -261,15 +306,18 @@ def _row_norms(wte: np.ndarray) -> np.ndarray:
     return np.concatenate(blocks).astype(np.float32) if blocks else np.zeros(0, np.float32)
 
 
-def _build(ref: ModelRef, info: CheckpointInfo, dest: Path, reporter: Reporter) -> None:
+def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter) -> Path:
+    """Build the entry of info.commit in a temporary folder and move it into place; returns where it went.
+
+    Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
     shape = shape_of(info.config, ref.name)
     tokenizer = checkpoint.tokenizer_json(ref, info.commit)
     vocab = json.loads(tokenizer)["model"]["vocab"]
     wte, wpe = checkpoint.embeddings(ref, info, reporter)
     for key, array in (("wte", wte), ("wpe", wpe)):
         checkpoint.check_shape(ref.name, key, array.shape, shape)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.tmp-"))
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{info.commit}.tmp-"))
     try:
         wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (wte, wpe))
         contents: dict[str, bytes | np.ndarray] = {
@@ -296,9 +344,50 @@ def _build(ref: ModelRef, info: CheckpointInfo, dest: Path, reporter: Reporter) 
         }
         manifest["sha256_self"] = _manifest_digest(manifest)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-        os.replace(tmp, dest)
+        return _install(tmp, parent, info.commit)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)  # nothing is left of it once it is in place
+
+
+def _install(tmp: Path, parent: Path, commit: str) -> Path:
+    """Put a complete entry in place of the commit's folders: each is removed first where it can be, and
+    the new one takes the next name after those that stay (in use on Windows), which makes it the live one."""
+    for leftover in parent.glob(f".{commit}.tmp-*"):  # builds that were killed: never mapped, never reported
+        if leftover != tmp:
+            shutil.rmtree(leftover, ignore_errors=True)
+    staying = [f for f in _generations(parent).get(commit, []) if _remove(f, whole=False)]
+    n = int(staying[-1].name.partition(GENERATION)[2] or 0) + 1 if staying else 0
+    dest = parent / (f"{commit}{GENERATION}{n}" if n else commit)
+    os.replace(tmp, dest)  # onto a name that is free: a folder never replaces another
+    return dest
+
+
+def _remove(folder: Path, whole: bool) -> str:
+    """Remove an entry folder; returns why it could not be ("" once it is gone).
+
+    Windows refuses to remove a file that a process has mapped or open. whole (a live entry): the arrays go
+    first, in the order an open maps them, so an entry in use stays whole and goes on answering. Otherwise
+    (a copy that was replaced) the manifest goes first: what stays is no entry any more, and a process
+    still using it keeps its files."""
+    manifest = folder / "manifest.json"
+    arrays = [folder / f"{a}.npy" for a in ARRAYS]
+    try:
+        rest = sorted(set(folder.iterdir()) - {manifest, *arrays})
+        for f in [*arrays, *rest, manifest] if whole else [manifest, *arrays, *rest]:
+            f.unlink(missing_ok=True)
+        folder.rmdir()
+    except FileNotFoundError:
+        return ""  # removed by another process meanwhile
+    except OSError as e:
+        return _why(e)
+    return ""
+
+
+def _why(e: OSError) -> str:
+    """Why a file could not be removed, in words."""
+    # Windows: ERROR_ACCESS_DENIED (5) for a mapped file or a folder holding one, ERROR_SHARING_VIOLATION (32)
+    # for an open one; a POSIX system removes both, so a PermissionError there has another cause
+    return "in use" if getattr(e, "winerror", None) in (5, 32) else e.strerror or str(e)
 
 
 class _OtherVersion(ValueError):
@@ -361,14 +450,20 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     commit: open that commit, and record it as what ref.revision names (cache refresh)."""
     reporter = reporter or QuietReporter()
     commit, known = _resolve_commit(ref) if commit is None else (commit, False)
-    entry = _repo_dir(ref) / commit
-    if entry.is_dir():
+    parent = _repo_dir(ref)
+    folders = _generations(parent).get(commit, [])
+    entry = _live(folders)
+    if entry is not None:
         try:
-            return _open_entry(ref, entry)
+            model = _open_entry(ref, entry)
         except _UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({e}); rebuilding it")
+        else:
+            if len(folders) > 1:
+                _sweep(parent, commit)
+            return model
     try:
-        model = _build_locked(ref, commit, entry, reporter)
+        model = _build_locked(ref, commit, reporter)
     except OSError as e:
         if e.errno not in _CANNOT_WRITE:
             raise
@@ -376,38 +471,48 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         reporter.note(
             f"cannot write the cache in {cache_root()} ({e.strerror}); working without it this time"
         )
-        entry = Path(tempfile.mkdtemp(prefix="gpt2emb-")) / commit
-        atexit.register(shutil.rmtree, entry.parent, True)
-        _build(ref, checkpoint.read_info(ref, commit), entry, reporter)
-        return _open_entry(ref, entry)
+        parent = Path(tempfile.mkdtemp(prefix="gpt2emb-"))
+        atexit.register(shutil.rmtree, parent, True)
+        return _open_entry(ref, _build(ref, checkpoint.read_info(ref, commit), parent, reporter))
     if not known:
         _record_commit(ref, commit)
     return model
 
 
 @contextlib.contextmanager
-def _locked(entry: Path) -> Iterator[None]:
-    """Hold an entry's file lock: processes started together build it once, and never during a repair."""
+def _locked(parent: Path, commit: str, blocking: bool = True) -> Iterator[None]:
+    """Hold a commit's file lock: processes started together build its entry once, and never during a repair.
+    Not blocking: filelock.Timeout when another process holds it."""
     from filelock import FileLock
 
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(entry.parent / f"{entry.name}.lock")):
+    parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(parent / f"{commit}.lock"), blocking=blocking):
         yield
 
 
-def _build_locked(ref: ModelRef, commit: str, entry: Path, reporter: Reporter) -> Model:
+def _build_locked(ref: ModelRef, commit: str, reporter: Reporter) -> Model:
     """Build the entry under its file lock, unless another process built it while we waited."""
-    with _locked(entry):
-        if entry.is_dir():  # another process may have built it while we waited
-            try:
+    parent = _repo_dir(ref)
+    with _locked(parent, commit):
+        entry = _live(_generations(parent).get(commit, []))
+        if entry is not None:  # another process may have built it while we waited
+            with contextlib.suppress(*_UNTRUSTED):
                 return _open_entry(ref, entry)
-            except _UNTRUSTED:
-                shutil.rmtree(entry, ignore_errors=True)
-        # leftovers of builds that were killed: holding the lock, nobody else is building
-        for leftover in entry.parent.glob(f".{commit}.tmp-*"):
-            shutil.rmtree(leftover, ignore_errors=True)
-        _build(ref, checkpoint_info(ref, commit), entry, reporter)
+        entry = _build(ref, checkpoint_info(ref, commit), parent, reporter)
     return _open_entry(ref, entry)
+
+
+def _sweep(parent: Path, commit: str) -> None:
+    """Remove the replaced copies of an entry that were in use when it was rebuilt, if they are not now;
+    skipped while another process holds the lock (it may be putting a new entry in place)."""
+    from filelock import Timeout
+
+    with contextlib.suppress(Timeout), _locked(parent, commit, blocking=False):
+        folders = _generations(parent).get(commit, [])
+        live = _live(folders)
+        for folder in folders:
+            if folder != live:
+                _remove(folder, whole=False)
 
 
 # ---------------------------------------------------------------- looking after the cache
@@ -422,31 +527,61 @@ class Entry:
     size: int  # bytes on disk
 
 
+@dataclass(frozen=True)
+class Kept:
+    """An entry folder `cache clear` could not remove, and why ("in use": on Windows, a process maps it)."""
+
+    entry: Entry
+    reason: str
+
+
 def entries() -> list[Entry]:
-    """Every complete entry in the cache, as its manifest describes it."""
+    """Every live entry in the cache, as its manifest describes it."""
     found = []
-    for manifest in sorted(cache_root().glob("*/*/*/manifest.json")):
+    for entry in (e for parent in _parents(None) for e in _lives(parent)):
         try:
-            meta = json.loads(manifest.read_text())
-            size = sum(f.stat().st_size for f in manifest.parent.iterdir() if f.is_file())
-            found.append(Entry(meta["name"], meta.get("repo"), meta["commit"], manifest.parent, size))
+            meta = json.loads((entry / "manifest.json").read_text())
+            found.append(Entry(meta["name"], meta.get("repo"), meta["commit"], entry, _size(entry)))
         except _UNTRUSTED:
-            continue  # being written or removed right now, or not ours
+            continue  # being removed right now, or not ours
     return found
 
 
-def clear(ref: ModelRef | None) -> list[Entry]:
-    """Remove the entries of one model (every commit of it), or the whole cache; returns what was removed."""
-    folder = _repo_dir(ref) if ref is not None else None
-    removed = [e for e in entries() if folder is None or e.path.parent == folder]
-    for e in removed:
-        shutil.rmtree(e.path, ignore_errors=True)
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)  # its refs and checkpoint headers too
-    else:
+def clear(ref: ModelRef | None) -> tuple[list[Entry], list[Kept]]:
+    """Remove the entries of one model (every commit of it), or the whole cache: returns the entry folders
+    removed, and those that stay with the reason (an entry in use stays whole, and goes on answering)."""
+    removed, kept = [], []
+    for parent in _parents(ref):
+        for folders in _generations(parent).values():
+            live = _live(folders)
+            for folder in folders:  # replaced copies first: one that stays must not become the live one
+                entry = _describe(folder)
+                reason = _remove(folder, whole=folder == live)
+                if reason:
+                    kept.append(Kept(entry, reason))
+                else:
+                    removed.append(entry)
+        for child in parent.glob("*"):  # its refs, checkpoint headers, locks, killed builds: never mapped
+            if child.is_dir() and (child.name in ("refs", "info") or child.name.startswith(".")):
+                shutil.rmtree(child, ignore_errors=True)
+            elif child.is_file():
+                with contextlib.suppress(OSError):
+                    child.unlink()
+        with contextlib.suppress(OSError):
+            parent.rmdir()  # not while it holds an entry that stays
+    if ref is None:
         for sub in ("hub", "local"):
-            shutil.rmtree(cache_root() / sub, ignore_errors=True)
-    return removed
+            with contextlib.suppress(OSError):
+                (cache_root() / sub).rmdir()
+    return removed, kept
+
+
+def _describe(folder: Path) -> Entry:
+    """An entry folder as its manifest describes it or, when it cannot, as where it lies does."""
+    size = _size(folder)
+    with contextlib.suppress(*_UNTRUSTED):
+        return _entry_of(folder, json.loads((folder / "manifest.json").read_text()), size)
+    return _entry_of(folder, None, size)
 
 
 def refresh(
@@ -487,7 +622,8 @@ def _refresh_repo(folder: Path, model: ModelRef, reporter: Reporter | None) -> l
             note = f"{repo} has no {at.revision} any more: {at.name} stays at commit {old[:12]}"
             (reporter or QuietReporter()).note(note)
             continue
-        rebuild = new != old and (folder / old).is_dir() and not (folder / new).is_dir()
+        built = {commit for commit, folders in _generations(folder).items() if _live(folders)}
+        rebuild = new != old and old in built and new not in built
         if rebuild:
             open_model(at, reporter, commit=new)  # records the new commit once its entry is built
         elif new != old:
@@ -514,10 +650,8 @@ def verify(ref: ModelRef | None, repair: bool = False, reporter: Reporter | None
     """Read every file of every entry (or of one model's) against the SHA-256 recorded when it was built;
     with repair, rebuild each entry that is damaged or was written by another version."""
     reporter = reporter or QuietReporter()
-    root = _repo_dir(ref) if ref is not None else cache_root()
-    folders = sorted({p.parent for name in ("manifest.json", "wte.npy") for p in root.glob(f"**/{name}")})
-    folders = [f for f in folders if not f.name.startswith(".")]  # a build in progress is not an entry yet
-    sizes = {f: sum(p.stat().st_size for p in f.iterdir() if p.is_file()) for f in folders}
+    folders = [entry for parent in _parents(ref) for entry in _lives(parent)]
+    sizes = {f: _size(f) for f in folders}
     with reporter.progress("verifying the cache", sum(sizes.values())) as task:
         checked = [_verify_entry(f, sizes[f], task) for f in folders]
     if repair:
@@ -545,9 +679,8 @@ def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> Entry:
         return Entry(manifest["name"], manifest["repo"], manifest["commit"], path, size)
     repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
     spec = registry.find(repo) if repo is not None else None
-    return Entry(
-        spec.name if spec else repo or f"a local folder ({path.parent.name})", repo, path.name, path, size
-    )
+    name = spec.name if spec else repo or f"a local folder ({path.parent.name})"
+    return Entry(name, repo, _commit_of(path), path, size)
 
 
 def _sha256(path: Path, task: Task) -> str | None:
@@ -563,26 +696,23 @@ def _sha256(path: Path, task: Task) -> str | None:
 
 
 def _repair(damaged: Verified, reporter: Reporter) -> Verified:
-    """Rebuild a damaged entry from its source at the same commit; the damaged one is kept if that fails."""
+    """Rebuild a damaged entry from its source at the same commit, beside it; the damaged one is kept if that
+    fails (offline, it still answers from its sound rows), and removed once the new one is in place."""
     entry = damaged.entry
     source = _source(entry)
     if source is None:
-        shutil.rmtree(entry.path, ignore_errors=True)
+        reason = _remove(entry.path, whole=False)
+        if reason:
+            reporter.note(f"could not remove the cache entry of {entry.name} ({entry.commit[:12]}): {reason}")
+            return damaged
         return replace(damaged, repaired="removed")
-    with _locked(entry.path):
-        aside = entry.path.with_name(f".{entry.commit}.tmp-damaged")  # removed by the next build if we die
-        shutil.rmtree(aside, ignore_errors=True)
-        os.replace(entry.path, aside)
+    with _locked(entry.path.parent, entry.commit):
         try:
             # not checkpoint_info: it records the commit as the one "main" means, and this may be an older one
-            _build(source, checkpoint.read_info(source, entry.commit), entry.path, reporter)
-        except BaseException as e:
-            os.replace(aside, entry.path)  # offline, a damaged entry still answers from its sound rows
-            if not isinstance(e, Gpt2embError | OSError):
-                raise
+            _build(source, checkpoint.read_info(source, entry.commit), entry.path.parent, reporter)
+        except (Gpt2embError, OSError) as e:
             reporter.note(f"could not rebuild the cache entry of {entry.name} ({entry.commit[:12]}): {e}")
             return damaged
-        shutil.rmtree(aside, ignore_errors=True)
     return replace(damaged, repaired="rebuilt")
 
 

@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 
 from gpt2emb import output
 from gpt2emb.choices import DType, Method, Pool, Rule
-from gpt2emb.errors import BadModel, DamagedEntry, ExitCode, Gpt2embError, UsageError, error_for
+from gpt2emb.errors import BadModel, DamagedEntry, ExitCode, Gpt2embError, InUse, UsageError, error_for
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
 
 
@@ -523,10 +523,17 @@ def cache_clear(
     ] = None,
     json: Json = False,
 ) -> None:
-    """Remove cached embeddings (the Hugging Face cache is left alone); the next use fetches them again."""
+    """Remove cached embeddings (the Hugging Face cache is left alone); the next use fetches them again.
+
+    Exits 6 when one could not be removed (on Windows: in use by a program); it then stays whole."""
     from gpt2emb import api
 
-    output.render(api.cache_clear(model), json)
+    result = api.cache_clear(model)
+    output.render(result, json)
+    if result.kept:
+        held = ", ".join(f"{k.name} ({k.commit[:12]}): {k.reason}" for k in result.kept)
+        again = f"gpt2emb cache clear {model}" if model else "gpt2emb cache clear"
+        raise InUse(f"could not remove {held}; close the programs using it, then run {again} again")
 
 
 @cache_app.command(

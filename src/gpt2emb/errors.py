@@ -58,6 +58,13 @@ def error_for(code: int, message: str) -> Gpt2embError:
     return next((k(message) for k in kinds if k.code == code), Gpt2embError(message))
 
 
+class InUse(Gpt2embError):
+    """Cache entries that could not be removed: on Windows, a file that a program maps or holds open."""
+
+    code = ExitCode.BAD_MODEL
+    kind = "in_use"
+
+
 class DamagedEntry(BadModel):
     """A cache entry whose bytes no longer match the checksums written with it."""
 

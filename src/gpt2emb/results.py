@@ -242,13 +242,23 @@ class CacheEntry:
 
 
 @dataclass(frozen=True)
+class KeptEntry:
+    name: str
+    repo: str | None
+    commit: str
+    path: str
+    reason: str  # why it could not be removed: "in use" (on Windows, a program has it open)
+
+
+@dataclass(frozen=True)
 class CacheResult:
-    """`cache list` (what is there) or `cache clear` (what was removed)."""
+    """`cache list` (what is there) or `cache clear` (what was removed, and what could not be)."""
 
     action: str  # "list" or "clear"
     root: str
     entries: tuple[CacheEntry, ...]
     total_bytes: int
+    kept: tuple[KeptEntry, ...] = ()  # clear: still there, whole
 
 
 @dataclass(frozen=True)

@@ -296,6 +296,12 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
             return Text(f"{title} (a model is cached on first use)")
     else:
         title = f"removed {_entries(len(rows))}, {_mb(result.total_bytes)}, from {result.root}"
+        kept = [[k.name, k.commit[:12], k.reason, k.path] for k in result.kept]
+        if kept:
+            nothing = Text(f"removed nothing from {result.root}")
+            removed = _table(title, "model commit size> path", rows) if rows else nothing
+            title = f"could not remove {_entries(len(kept))}, left whole"
+            return Group(removed, Text(""), _table(title, "model commit why path", kept))
         if not rows:
             return Text(f"nothing to remove in {result.root}")
     return _table(title, "model commit size> path", rows)
