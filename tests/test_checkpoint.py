@@ -123,6 +123,16 @@ def _lie_wpe_shape(h: Header, d: bytes) -> bytes:
     return st_file(h, d)
 
 
+def _lie_overlap(h: Header, d: bytes) -> bytes:
+    h["ln_f.bias"]["data_offsets"] = list(h["ln_f.weight"]["data_offsets"])  # the same bytes twice
+    return st_file(h, d)
+
+
+def _lie_metadata(h: Header, d: bytes) -> bytes:
+    h["__metadata__"] = 5  # safetensors' metadata is an object of strings
+    return st_file(h, d)
+
+
 def _expected(kind: str, label: str, h: Header, d: bytes, size: int, vocab: int) -> str:
     base = size - len(d)  # where the data starts
     c_attn = h["h.0.attn.c_attn.weight"]["data_offsets"]
@@ -137,6 +147,9 @@ def _expected(kind: str, label: str, h: Header, d: bytes, size: int, vocab: int)
         "not define",
         "offsets past the end": f"tensor ln_f.bias's data_offsets [{len(d)}, {len(d) + 128}] are not a byte "
         f"range inside the file ({size - base:,} bytes of data after the header)",
+        "overlapping tensors": "tensors ln_f.weight and ln_f.bias share bytes "
+        f"{h['ln_f.weight']['data_offsets']}",
+        "metadata not an object": "its header's __metadata__ is not a JSON object of strings",
         "shape vs byte range": f"tensor h.0.attn.c_attn.weight is F32 [32, 95], which takes 12,160 bytes, "
         f"but its data_offsets {c_attn} hold 12,288",
     }
@@ -160,6 +173,8 @@ LIES: dict[str, Callable[[Header, bytes], bytes]] = {
     "unknown dtype": _lie_unknown_dtype,
     "offsets past the end": _lie_past_end,
     "shape vs byte range": _lie_shape,
+    "overlapping tensors": _lie_overlap,
+    "metadata not an object": _lie_metadata,
     "wte as I64": _lie_wte_i64,
     "wte rank": _lie_wte_rank,
     "wpe shape": _lie_wpe_shape,

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,11 +46,19 @@ print(json.dumps(bad))
 """
 
 
-def _kernels() -> list[str]:
-    """OpenBLAS kernels this CPU can run: SkylakeX needs AVX-512, which not every machine of our kind has."""
+def _kernels() -> list[Any]:
+    """OpenBLAS kernels, each skipped (with the reason) where this CPU cannot run it."""
     flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
-    kernels = ["Haswell", "Sandybridge", "Nehalem"] if " avx2" in flags else ["Nehalem"]
-    return kernels + (["SkylakeX"] if " avx512f" in flags else [])
+    needs = {"Haswell": "avx2", "SkylakeX": "avx512f", "Sandybridge": "avx", "Nehalem": "sse4_2"}
+    return [
+        pytest.param(
+            kernel,
+            marks=pytest.mark.skipif(
+                f" {flag}" not in flags, reason=f"this CPU has no {flag.upper()}: {kernel} cannot run here"
+            ),
+        )
+        for kernel, flag in needs.items()
+    ]
 
 
 def test_a_words_neighbors_do_not_depend_on_the_other_words(hub: FakeHub) -> None:

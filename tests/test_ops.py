@@ -91,3 +91,58 @@ def test_add_is_the_labs_raw_arithmetic(hub: FakeHub, tiny: Tiny) -> None:
     best = np.argsort(-scores, kind="stable")[:5]
     assert [r["id"] for r in doc["results"]] == list(best)
     assert [r["score"] for r in doc["results"]] == pytest.approx(list(scores[best]), abs=1e-12)
+
+
+def test_the_fast_bounds_hold_the_exact_scores_for_hard_rows() -> None:
+    """lo <= exact <= hi for rows that cancel, rows of extreme scale, rows of NaN and inf, at d = 1600,
+    for plain cosines and for 3cosmul; and the top k is the exact one."""
+    rng = np.random.default_rng(11)
+    d = 1600
+    base = rng.standard_normal((400, d)).astype(np.float32)
+    q = rng.standard_normal(d).astype(np.float32)
+    # close calls: cosines within 1e-8 of each other, below float32's resolution near 1
+    base[:50] = (q + 1e-4 * rng.standard_normal((50, d))).astype(np.float32)
+    base[50:60] *= np.float32(1e-22)  # squares underflow float32
+    base[60] = q * np.float32(1e37)  # its norm overflows float32 (inf): no fast score, yet it is the best row
+    base[61:70] *= np.float32(1e19)  # squares overflow float32
+    base[70] = np.nan
+    base[71, 0] = np.inf
+    base[72] = 0.0
+    with np.errstate(over="ignore"):  # as the cache stores it: the norm of row 60 is inf in float32
+        norms = np.linalg.norm(base.astype(np.float64), axis=1).astype(np.float32)
+    (ranking,) = ops.cosine_rankings(base, norms, [q])
+    lo, hi = ranking.bounds()
+    exact = ranking.scores(np.arange(len(base)))
+    finite = np.isfinite(exact)
+    assert ((lo[finite] <= exact[finite]) & (exact[finite] <= hi[finite])).all()
+    k = 60
+    best = ranking.top(k)
+    expected = sorted(np.flatnonzero(finite), key=lambda i: (-exact[i], i))[:k]
+    assert [i for i, _ in best] == expected and len(best) == k and best[0][0] == 60
+    tiny = base[50:60] * np.float32(1e-3)  # query and rows tiny: their products underflow float32
+    (small,) = ops.cosine_rankings(
+        tiny, np.linalg.norm(tiny.astype(np.float64), axis=1).astype(np.float32), [q * np.float32(1e-22)]
+    )
+    exact_small = small.scores(np.arange(10))
+    assert [i for i, _ in small.top(3)] == sorted(range(10), key=lambda i: (-exact_small[i], i))[:3]
+    a, b = base[100], base[101]
+    cosmul = ops.analogy_ranking(base, norms, a, b, q, Method.cosmul)
+    lo, hi = cosmul.bounds()
+    exact = cosmul.scores(np.arange(len(base)))
+    finite = np.isfinite(exact)
+    assert ((lo[finite] <= exact[finite]) & (exact[finite] <= hi[finite])).all()
+    assert len(cosmul.top(k)) == k
+
+
+def test_a_broken_row_never_hides_the_others() -> None:
+    wte = np.eye(6, 4, dtype=np.float32)
+    wte[3] = [1.0, 1.0, 0.0, 0.0]
+    wte[4] = [np.inf, 0.0, 0.0, 0.0]
+    wte[5] = np.nan
+    norms = np.linalg.norm(wte.astype(np.float64), axis=1).astype(np.float32)
+    (ranking,) = ops.cosine_rankings(wte, norms, [np.array([1.0, 0.0, 0.0, 0.0], np.float32)])
+    best = ranking.top(1)
+    assert best == [(0, 1.0)]  # not emptied by the rows whose fast score is NaN
+    ids = [i for i, _ in ranking.top(6)]
+    assert ids[:4] == [0, 3, 1, 2] and sorted(ids[4:]) == [4, 5]  # broken rows last, scored NaN
+    assert ranking.rank(3)[0] == 2

@@ -33,6 +33,13 @@ def test_constant_human_scores_give_null_with_the_reason(hub: FakeHub, tmp_path:
     assert "undefined" in table.stdout and "every human score is the same" in table.stdout
 
 
+def test_nearly_constant_scores_are_undefined_too(hub: FakeHub, tmp_path: Path) -> None:
+    pairs = tmp_path / "flat.tsv"  # 7.35 three times: the mean taken away in floating point leaves 1e-16s
+    pairs.write_text("king\tqueen\t7.35\ncat\tdog\t7.35\nman\twoman\t7.35\n")
+    doc = strict_json(run_cli("similarity", "--eval", str(pairs), "--json").stdout)
+    assert doc["pearson"] is None and doc["spearman"] is None
+
+
 def test_a_model_with_nan_rows_still_gives_strict_json(tiny: Tiny, tmp_path: Path) -> None:
     wte = tiny.wte.copy()
     wte[tiny.id("cat")] = np.nan

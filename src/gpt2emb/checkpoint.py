@@ -5,6 +5,7 @@ A checkpoint is a local folder or a Hub repo at one commit; nothing here caches 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -114,6 +115,8 @@ def parse_header(read: ReadRange, size: int, filename: str, label: str) -> dict[
     base, tensors = 8 + n, {}
     for key, v in header.items():
         if key == "__metadata__":
+            if not (isinstance(v, dict) and all(isinstance(x, str) for x in v.values())):
+                raise damaged(label, "its header's __metadata__ is not a JSON object of strings")
             continue
         name = f"tensor {_shown(key)}"
         v = v if isinstance(v, dict) else {}
@@ -144,6 +147,11 @@ def parse_header(read: ReadRange, size: int, filename: str, label: str) -> dict[
                 f"hold {b - a:,}",
             )
         tensors[key] = TensorInfo(dtype, tuple(shape), base + a, base + b, filename)
+    spans = sorted(((t.start, t.end, k) for k, t in tensors.items() if t.end > t.start), key=lambda s: s[:2])
+    for (_, end, first), (start, _, second) in itertools.pairwise(spans):
+        if start < end:  # two tensors on the same bytes: writing one would change the other
+            ranges = [tensors[first].start - base, tensors[first].end - base]
+            raise damaged(label, f"tensors {_shown(first)} and {_shown(second)} share bytes {ranges}")
     return tensors
 
 
