@@ -572,11 +572,17 @@ def _table_geometry(shape: ops.TableShape, row: Callable[[int, float], Any]) -> 
     )
 
 
-def _reading(name: str, d: int, cross: CrossGeometry) -> str:
+def _reading(name: str, d: int, cross: CrossGeometry, tables: dict[str, TableGeometry]) -> str:
     """One sentence that reads the content-against-position figures."""
     mean, top, chance = cross.mean_abs_cosine, cross.max_abs_cosine, cross.random_mean_abs_cosine
     if mean is None or top is None:
-        return "wte or wpe has no row that is not all zeros, so content and position have no angle to read."
+        empty = [k for k, t in tables.items() if t.zero_rows == t.rows]
+        why = (
+            f"every row of {' and '.join(empty)} is zeros"
+            if empty
+            else "a row holds numbers that are not finite"
+        )
+        return f"{why}, so content and position have no angle to read."
     ratio = mean / chance
     figures = (
         f"a wte row and a wpe row of {name} meet at a mean |cosine| of {mean:.3f}, {ratio:.1f} times what "
@@ -613,4 +619,4 @@ def geometry(model: str, reporter: Reporter | None = None, revision: str | None 
         RANDOM_FORMULA,
         c.pairs,
     )
-    return GeometryResult(m.name, d, wte, wpe, cross, _reading(m.name, d, cross))
+    return GeometryResult(m.name, d, wte, wpe, cross, _reading(m.name, d, cross, {"wte": wte, "wpe": wpe}))
