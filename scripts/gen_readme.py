@@ -23,7 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 COMMANDS = (
-    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying"),
+    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "input", "geometry"),
     *("models", "cache list", "cache clear", "cache refresh", "cache path"),
 )
 EXAMPLES = (
