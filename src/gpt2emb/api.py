@@ -604,9 +604,10 @@ def geometry(model: str, reporter: Reporter | None = None, revision: str | None 
     wte row with every wpe row next to what random directions would give."""
     m, vocab = load(model, reporter, revision)
     d = m.shape.d_model
-    wte = _table_geometry(ops.table_shape(m.wte), lambda i, n: TokenNorm(i, vocab.token(i), n))
+    wte_shape = ops.table_shape(m.wte)
+    wte = _table_geometry(wte_shape, lambda i, n: TokenNorm(i, vocab.token(i), n))
     wpe = _table_geometry(ops.table_shape(m.wpe), PositionNorm)
-    c = ops.cross_cosines(m.wte, m.wpe)
+    c = ops.cross_cosines(m.wte, m.wpe, wte_shape.norms)
     pair = None
     if c.argmax is not None and c.max_cosine is not None:
         i, p = c.argmax

@@ -288,25 +288,40 @@ def _unit64(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x[kept] / norm_x[kept, None], kept
 
 
-def cross_cosines(a: np.ndarray, b: np.ndarray) -> CrossCosines:
-    """All len(a) x len(b) cosines by float32 matrix products over blocks of a's rows (so memory stays at a
-    block, whatever len(a)), summed in float64. The largest is then found exactly: every row of a whose fast
-    maximum comes within twice the float32 error bound of the overall fast maximum is scored again in
-    float64, so the pair and value shown are those of the exact cosines (ties: the smaller indexes)."""
-    unit_b, kept_b = _unit64(b)
-    fast_b = unit_b.astype(np.float32)
-    n, d = a.shape
-    row_max = np.full(n, -np.inf)
-    total, pairs = 0.0, 0
-    steps = _blocks(n, max(d, len(kept_b)))
+def row_norms(rows: np.ndarray) -> np.ndarray:
+    """Each row's norm in float64, a block at a time."""
+    norms = np.empty(len(rows))
+    steps = _blocks(len(rows), rows.shape[1])
     for start in steps:
-        unit_a, kept_a = _unit64(a[start : start + steps.step])
-        if not len(unit_a) or not len(kept_b):
-            continue
-        fast = np.abs(unit_a.astype(np.float32) @ fast_b.T)
+        x = np.asarray(rows[start : start + steps.step], dtype=np.float64)
+        norms[start : start + len(x)] = np.sqrt((x * x).sum(axis=1))
+    return norms
+
+
+def cross_cosines(a: np.ndarray, b: np.ndarray, norms_a: np.ndarray | None = None) -> CrossCosines:
+    """All len(a) x len(b) cosines by float32 matrix products over blocks of a's rows (so memory stays at a
+    block, whatever len(a)), summed in float64; norms_a, a's row norms, when they are known already. The
+    largest is then found exactly: every row of a whose fast maximum comes within twice the float32 error
+    bound of the overall fast maximum is scored again in float64, so the pair and value shown are those of
+    the exact cosines (ties: the smaller indexes)."""
+    unit_b, kept_b = _unit64(b)
+    fast_b = unit_b.astype(np.float32).T
+    n, d = a.shape
+    norms_a = row_norms(a) if norms_a is None else norms_a
+    live = norms_a != 0
+    with np.errstate(divide="ignore"):
+        scale = np.where(live, 1 / norms_a, 0.0).astype(np.float32)  # a zero row's cosines count as none
+    row_max = np.full(n, -np.inf)
+    total = 0.0
+    pairs = int(live.sum()) * len(kept_b)
+    steps = _blocks(n, max(d, len(kept_b)))
+    for start in steps if pairs else ():
+        end = min(n, start + steps.step)
+        fast = np.asarray(a[start:end], dtype=np.float32) @ fast_b  # the rows scaled after: fewer numbers
+        np.abs(fast, out=fast)
+        fast *= scale[start:end, None]
         total += float(fast.sum(dtype=np.float64))
-        pairs += fast.size
-        row_max[start + kept_a] = fast.max(axis=1)
+        row_max[start:end] = np.where(live[start:end], fast.max(axis=1), -np.inf)
     if not pairs:
         return CrossCosines(0, None, None, None, None)
     best = float(row_max.max())
