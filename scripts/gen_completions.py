@@ -1,4 +1,5 @@
-"""Write completions/gpt2emb.{bash,zsh,fish} from the app itself (tests/test_completions.py checks them)."""
+"""Write completions/ for bash, zsh, fish and PowerShell from the app itself (tests/test_completions.py
+checks them)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SHELLS = {"bash": "gpt2emb.bash", "zsh": "_gpt2emb", "fish": "gpt2emb.fish"}
+SHELLS = {"bash": "gpt2emb.bash", "zsh": "_gpt2emb", "fish": "gpt2emb.fish", "powershell": "gpt2emb.ps1"}
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 COMMANDS = (
     *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "input", "geometry"),
-    *("models", "cache list", "cache clear", "cache refresh", "cache path"),
+    *("models", "cache list", "cache verify", "cache clear", "cache refresh", "cache path"),
 )
 EXAMPLES = (
     "gpt2emb analogy king man woman -k 5",
@@ -43,6 +43,7 @@ EXAMPLES = (
     "gpt2emb similarity --eval pairs.tsv",
     "gpt2emb neighbors cat -m gpt2 -m someone/gpt2-noisy -k 3",
     "gpt2emb cache list",
+    "gpt2emb cache verify",
     "gpt2emb positions 1024",
 )
 PLAIN = {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}

@@ -86,9 +86,17 @@ def run_json(*args: str) -> Any:
     return json.loads(result.stdout)
 
 
-def run_process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the installed gpt2emb console script in a real process."""
+def run_process(
+    *args: str, env: dict[str, str] | None = None, encoding: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed gpt2emb console script in a real process; its output is decoded with `encoding`
+    (strictly: a byte the encoding cannot decode fails the test), the locale's when None."""
     exe = Path(sys.executable).with_name("gpt2emb")
     return subprocess.run(
-        [str(exe), *args], capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=120
+        [str(exe), *args],
+        capture_output=True,
+        text=True,
+        encoding=encoding,
+        env={**os.environ, **(env or {})},
+        timeout=120,
     )

@@ -384,3 +384,10 @@ def test_help_shows_every_option_text_whole() -> None:
             text = getattr(param, "help", None)
             if text:
                 assert " ".join(text.replace("\\[", "[").split()) in shown, (path, text)
+
+
+@pytest.mark.parametrize("args", [(), ("cache",)])
+def test_no_command_shows_the_help_and_nothing_else(args: tuple[str, ...]) -> None:
+    result = run_process(*args)
+    assert result.returncode == 2 and "Usage: gpt2emb" in result.stdout + result.stderr
+    assert "gpt2emb: " not in result.stderr  # no empty error line after the help

@@ -305,10 +305,17 @@ def test_a_cached_model_keeps_working_whatever_the_hub_does(
 ) -> None:
     first = run_cli("analogy", "king", "man", "woman", "--json")
     assert first.exit_code == 0
-    hub.fault = lambda method, path: fault
+    repo = hub.repos["openai-community/gpt2"]
+    repo.push("f" * 40, repo.files)  # main moved: a refresh must ask, and then fetch the new commit
+    hub.fault = lambda method, path: fault  # a cut spares HEAD (no body): then the fetch is what fails
+    hub.requests.clear()
+    asked = run_cli("cache", "refresh", "--json")
+    assert hub.requests, "the run never reached the Hub, so the fault never fired"
+    assert asked.exit_code == 5 and asked.stdout == "", asked.output
+    assert len(asked.stderr.splitlines()) == 1 and "failed" in json.loads(asked.stderr)["error"]["message"]
     hub.requests.clear()
     again = run_cli("analogy", "king", "man", "woman", "--json")
-    assert again.exit_code == 0 and again.stdout == first.stdout
+    assert again.exit_code == 0 and again.stdout == first.stdout  # the entry and its commit are kept
     assert hub.requests == []  # a warm command does not even ask
 
 

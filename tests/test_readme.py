@@ -18,3 +18,13 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert install_and_run.endswith("gpt2emb analogy king man woman")
     assert install_and_test.endswith("pytest")
     assert install_and_test in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_development_map_names_every_module() -> None:
+    text = README.read_text()
+    section = text[text.index("## Development") : text.index("## Command reference")]
+    package = ROOT / "src" / "gpt2emb"
+    modules = [p.name for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")]
+    missing = [m for m in modules if f"  {m} " not in section]
+    assert len(modules) > 10 and missing == [], f"README's development map lacks {missing}"
+    assert "output/" in section and "output.py" not in text  # no stale module names

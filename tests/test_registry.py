@@ -59,3 +59,21 @@ def test_unknown_names_say_what_was_meant(name: str, hint: str) -> None:
 def test_names_that_could_escape_are_not_repo_ids(name: str) -> None:
     with pytest.raises(UnknownModel):
         registry.resolve(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["C:\\models\\my-gpt2", "C:/models/my-gpt2", "models\\my-gpt2", "\\\\server\\share\\m", "./m", "/no/m"],
+)
+def test_a_path_that_does_not_exist_is_no_such_folder(name: str) -> None:
+    """Not 'not a model I know' nor a Hub repo: a Windows path on any system, or a path of this one."""
+    with pytest.raises(UnknownModel) as err:
+        registry.resolve(name)
+    assert err.value.message.startswith(f"no such folder: {name}; give the folder that holds")
+    assert err.value.code == ExitCode.UNKNOWN_MODEL
+
+
+def test_a_file_is_not_a_model_folder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(UnknownModel, match=r"config\.json is a file, not a folder"):
+        registry.resolve(str(tmp_path / "config.json"))

@@ -52,6 +52,8 @@ from gpt2emb.results import (
     TyingResult,
     VectorItem,
     VectorResult,
+    VerifiedEntry,
+    VerifyResult,
     Word,
 )
 from gpt2emb.sizes import param_counts
@@ -134,6 +136,7 @@ def vector(
                 **ops.vector_stats(v),
             )
         )
+    m.check_rows(t.id for item in items for t in item.tokens)
     return VectorResult(m.name, tuple(items))
 
 
@@ -155,6 +158,7 @@ def neighbors(
         best = ranking.top(k, () if keep_query else q.ids)
         found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
         items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
+    m.check_rows(i for item in items for i in (*(t.id for t in item.tokens), *(n.id for n in item.neighbors)))
     return NeighborsResult(m.name, k, tuple(items))
 
 
@@ -182,6 +186,7 @@ def analogy(
         AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i)) for q in (qa, qb, qc) for i in q.ids
     )
     notes = tuple(q.note for q in (qa, qb, qc) if q.note)
+    m.check_rows([*input_ids, *(r.id for r in results)])
     return AnalogyResult(m.name, f"{a} - {b} + {c}", method.value, keep_inputs, results, inputs, notes)
 
 
@@ -228,6 +233,7 @@ def positions(
     m, _ = load(model, reporter, revision)
     chosen = parse_positions(spans, m.shape.n_positions)
     matrix, norms = ops.cosine_matrix(m.wpe[chosen])
+    m.check_rows(positions=chosen)
     return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix))
 
 
@@ -246,6 +252,7 @@ def position_map(
 
         plot.check_available()  # before any download
     m, _ = load(model, reporter, revision)
+    m.check_rows(positions=range(m.shape.n_positions))  # every row is used, before a figure is written
     full, norms = ops.all_cosines(m.wpe)
     cells = min(cells, m.shape.n_positions)
     if png is not None:
@@ -270,6 +277,7 @@ def similarity(
     queries = _queries(vocab, words, exact, pool)
     matrix, norms = ops.cosine_matrix(np.stack([_direction(m.wte, q) for q in queries]))
     items = tuple(Word(q.word, _tokens(vocab, q), q.pool.value, q.note) for q in queries)
+    m.check_rows(t.id for item in items for t in item.tokens)
     return SimilarityResult(m.name, items, _floats(norms), tuple(_floats(r) for r in matrix))
 
 
@@ -344,6 +352,25 @@ def cache_refresh(model: str | None, reporter: Reporter | None = None) -> Refres
     return RefreshResult(str(cache.cache_root()), tuple(done))
 
 
+def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | None = None) -> VerifyResult:
+    """Every byte of every cached entry (or one model's) against its checksums; with repair, rebuild."""
+    found = cache.verify(registry.resolve(model) if model else None, repair, reporter)
+    rows = tuple(
+        VerifiedEntry(
+            v.entry.name,
+            v.entry.repo,
+            v.entry.commit,
+            str(v.entry.path),
+            v.ok,
+            v.damaged,
+            v.problem,
+            v.repaired,
+        )
+        for v in found
+    )
+    return VerifyResult(str(cache.cache_root()), repair, rows, sum(v.entry.size for v in found))
+
+
 def cache_path() -> CachePath:
     return CachePath(str(cache.cache_root()))
 
@@ -395,6 +422,7 @@ def analogy_eval(
     )
     # every section in one pass: the batches stay full
     raw = np.asarray(m.wte[words.ids], dtype=np.float32)
+    m.check_rows(words.ids)  # every word's row is a candidate answer
     predicted = evaluate.analogy_answers(raw, words, abcd[:, :3], method, ignore_case)
     same = words.group if ignore_case else np.arange(len(words.words))
     right = (predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])
@@ -443,15 +471,17 @@ def similarity_eval(
     pairs = evaluate.read_pairs(Path(file))
     m, vocab = load(model, reporter, revision)
     words = _words(m, vocab, rule, ignore_case)
-    gold, ours = [], []
+    gold, ours, used = [], [], []
     for a, b, score in pairs:
         ia, ib = words.find(a, ignore_case), words.find(b, ignore_case)
         if ia is not None and ib is not None:
+            used += [words.ids[ia], words.ids[ib]]
             va, vb = (np.asarray(m.wte[words.ids[i]], dtype=np.float64) for i in (ia, ib))
             gold.append(score)
             ours.append(float(va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb))))
     if len(gold) < 2:
         raise UsageError(f"fewer than two pairs of {file} are single tokens under the {rule.value} rule")
+    m.check_rows(used)
     g, o = np.array(gold), np.array(ours)
     skipped = len(pairs) - len(gold)
     notes = [
@@ -548,6 +578,7 @@ def model_input(
             zip(kept, rows.wte_norm, rows.wpe_norm, rows.h0_norm, rows.cos_wte_wpe, strict=True)
         )
     )
+    m.check_rows(kept, range(len(kept)))
     h0 = tuple(_floats(r) for r in rows.h0) if full else None
     return InputResult(m.name, text, len(kept), m.shape.d_model, tokens, h0, len(ids), limit, tuple(notes))
 
@@ -603,6 +634,7 @@ def geometry(model: str, reporter: Reporter | None = None, revision: str | None 
     """The shape of wte and of wpe (norms, mean cosine, principal components), and the cosine of every
     wte row with every wpe row next to what random directions would give."""
     m, vocab = load(model, reporter, revision)
+    m.check_rows(range(len(m.wte)), range(len(m.wpe)))  # every row is used
     d = m.shape.d_model
     wte_shape = ops.table_shape(m.wte)
     wte = _table_geometry(wte_shape, lambda i, n: TokenNorm(i, vocab.token(i), n))

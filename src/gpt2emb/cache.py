@@ -1,9 +1,11 @@
 """gpt2emb's cache: which commit a model name means, entries built under a lock, opened memory-mapped.
 
 An entry is one folder per repo and commit (or local folder and file fingerprint) holding wte.npy, wpe.npy,
-the row norms of wte, the config and the tokenizer. It is built in a temporary folder under a file lock and
-renamed into place, so an entry that exists is complete; manifest.json records sizes and sampled checksums
-so that a damaged entry is noticed on open and rebuilt.
+the row norms of wte, a CRC-32 of every row of wte and wpe, the config and the tokenizer. It is built in a
+temporary folder under a file lock and renamed into place, so an entry that exists is complete.
+manifest.json records, per file, a sampled checksum (checked on every open: cheap, catches a truncated or
+swapped file) and a full SHA-256 (checked by `cache verify`); the row checksums let a command check the
+rows it shows before it prints them.
 """
 
 from __future__ import annotations
@@ -16,25 +18,32 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, BinaryIO, NoReturn
 from urllib.parse import quote, unquote
 
 import numpy as np
 
 from gpt2emb import checkpoint, hub, registry
 from gpt2emb.checkpoint import CheckpointInfo, shape_of
-from gpt2emb.errors import BadModel, NotCached, UsageError
+from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.registry import ModelRef, Shape
-from gpt2emb.report import QuietReporter, Reporter
+from gpt2emb.report import QuietReporter, Reporter, Task
 from gpt2emb.results import RefreshedRevision
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
 _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
-FORMAT = 2  # bump whenever the files of an entry change: older entries are then rebuilt
-ARRAYS = ("wte", "wpe", "wte_norm")
+FORMAT = 3  # bump whenever the files of an entry change: older entries are then rebuilt
+ARRAYS = ("wte", "wpe", "wte_norm", "wte_crc", "wpe_crc")
 TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
+# A stored norm may differ from the norm recomputed in float64 by float32 rounding: about 1e-7 relative per
+# step of a sum of at most a few thousand squares, far below this; a damaged norm that is off by less than
+# this changes no digit a command prints (cache verify still finds it).
+NORM_RTOL = 1e-5
 
 
 @dataclass(frozen=True)
@@ -50,6 +59,41 @@ class Model:
     wte: np.ndarray
     wpe: np.ndarray
     wte_norm: np.ndarray
+    wte_crc: np.ndarray  # CRC-32 of each row's bytes, written with the entry
+    wpe_crc: np.ndarray
+
+    def check_rows(self, tokens: Iterable[int] = (), positions: Iterable[int] = ()) -> None:
+        """Refuse (DamagedEntry) unless these rows of wte, with their stored norms, and of wpe are as built.
+
+        A command calls this with every row it used or shows, before anything is printed: damage to other
+        rows is left to `cache verify`, which reads every byte.
+        """
+        self._check("wte", self.wte, self.wte_crc, list(dict.fromkeys(int(i) for i in tokens)), self.wte_norm)
+        self._check("wpe", self.wpe, self.wpe_crc, list(dict.fromkeys(int(i) for i in positions)), None)
+
+    def _check(
+        self, name: str, array: np.ndarray, crcs: np.ndarray, ids: list[int], norms: np.ndarray | None
+    ) -> None:
+        for start in range(0, len(ids), 1024):  # a bounded copy at a time, however many rows an --eval uses
+            chunk = ids[start : start + 1024]
+            rows = np.asarray(array[chunk])
+            found = np.fromiter((zlib.crc32(row) for row in rows), dtype=np.uint32, count=len(chunk))
+            bad = np.flatnonzero(found != crcs[chunk])
+            if len(bad):
+                self._damaged(f"row {chunk[bad[0]]} of {name}.npy does not match its checksum")
+            if norms is not None:
+                fresh = np.linalg.norm(rows.astype(np.float64), axis=1)
+                # a NaN stored for a finite row is damage; a row that holds NaN has a NaN norm, as built
+                same = np.isclose(norms[chunk], fresh, rtol=NORM_RTOL, atol=0.0, equal_nan=True)
+                bad = np.flatnonzero(~same)
+                if len(bad):
+                    self._damaged(f"the norm of row {chunk[bad[0]]} in wte_norm.npy does not match the row")
+
+    def _damaged(self, problem: str) -> NoReturn:
+        raise DamagedEntry(
+            f"the cache entry of {self.name} ({self.commit[:12]}) is damaged: {problem}; "
+            "run gpt2emb cache verify --repair"
+        )
 
 
 def cache_root() -> Path:
@@ -178,6 +222,38 @@ def _fingerprint(path: Path) -> str:
     return h.hexdigest()[:32]
 
 
+class _HashingFile:
+    """A file being written that hashes the bytes on their way to disk: the full checksum needs no re-read."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self._f, self.sha256 = f, hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.sha256.update(data)
+        return self._f.write(data)
+
+
+def _write(path: Path, content: bytes | np.ndarray) -> str:
+    """Write one file of an entry; returns the SHA-256 of what was written."""
+    with path.open("wb") as raw:
+        f = _HashingFile(raw)
+        if isinstance(content, np.ndarray):
+            np.save(f, content, allow_pickle=False)  # any object with write() will do
+        else:
+            f.write(content)
+    return f.sha256.hexdigest()
+
+
+def _row_crcs(rows: np.ndarray) -> np.ndarray:
+    return np.fromiter((zlib.crc32(r) for r in rows), dtype=np.uint32, count=len(rows))
+
+
+def _manifest_digest(manifest: dict[str, Any]) -> str:
+    """The SHA-256 of the manifest's own fields (all but this one): a damaged manifest is noticed too."""
+    body = {k: v for k, v in manifest.items() if k != "sha256_self"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
 def _build(ref: ModelRef, info: CheckpointInfo, dest: Path, reporter: Reporter) -> None:
     shape = shape_of(info.config, ref.name)
     tokenizer = checkpoint.tokenizer_json(ref, info.commit)
@@ -188,45 +264,69 @@ def _build(ref: ModelRef, info: CheckpointInfo, dest: Path, reporter: Reporter) 
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}.tmp-"))
     try:
-        norm = np.linalg.norm(wte, axis=1).astype(np.float32)
-        for array_name, array in (("wte", wte), ("wpe", wpe), ("wte_norm", norm)):
-            np.save(tmp / f"{array_name}.npy", np.ascontiguousarray(array, dtype=np.float32))
-        (tmp / "config.json").write_text(json.dumps(info.config))
-        (tmp / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
-        (tmp / "pieces.txt").write_text(_pieces_text(vocab), encoding="utf-8")
-        files = [f"{a}.npy" for a in ARRAYS] + list(TEXT_FILES)
-        manifest = {
+        wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (wte, wpe))
+        contents: dict[str, bytes | np.ndarray] = {
+            "wte.npy": wte,
+            "wpe.npy": wpe,
+            "wte_norm.npy": np.linalg.norm(wte, axis=1).astype(np.float32),
+            "wte_crc.npy": _row_crcs(wte),
+            "wpe_crc.npy": _row_crcs(wpe),
+            "config.json": json.dumps(info.config).encode(),
+            "tokenizer.json": tokenizer.encode(),
+            "pieces.txt": _pieces_text(vocab).encode(),
+        }
+        sha256 = {f: _write(tmp / f, content) for f, content in contents.items()}
+        manifest: dict[str, Any] = {
             "format": FORMAT,
             "name": ref.name,
             "repo": ref.repo,
+            "folder": None if ref.folder is None else str(ref.folder),
             "commit": info.commit,
             "shape": shape.__dict__,
             "tied": bool(info.config.get("tie_word_embeddings", True)),
-            "files": {f: _fingerprint(tmp / f) for f in files},
+            "files": {f: _fingerprint(tmp / f) for f in contents},
+            "sha256": sha256,
         }
+        manifest["sha256_self"] = _manifest_digest(manifest)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
         os.replace(tmp, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+class _OtherVersion(ValueError):
+    pass
+
+
+def _read_manifest(entry: Path) -> dict[str, Any]:
+    """The manifest of an entry of this version; raises ValueError or OSError when it cannot be trusted."""
+    manifest: dict[str, Any] = json.loads((entry / "manifest.json").read_text())
+    if not isinstance(manifest, dict):
+        raise ValueError("manifest.json is damaged: it is not a JSON object")
+    if manifest.get("format") != FORMAT:
+        raise _OtherVersion("it was written by another version of gpt2emb")
+    if manifest.get("sha256_self") != _manifest_digest(manifest):
+        raise ValueError("manifest.json is damaged: it does not match its checksum")
+    return manifest
+
+
 def _open_entry(ref: ModelRef, entry: Path) -> Model:
     """Open an entry, checking it against its manifest; raises ValueError or OSError when it is damaged."""
-    manifest = json.loads((entry / "manifest.json").read_text())
-    if manifest.get("format") != FORMAT:
-        raise ValueError("it was written by another version of gpt2emb")
+    manifest = _read_manifest(entry)
     for f, fp in manifest["files"].items():
         if _fingerprint(entry / f) != fp:
             raise ValueError(f"{f} is damaged: it does not match its checksum")
     shape = Shape(**manifest["shape"])
     arrays = {a: np.load(entry / f"{a}.npy", mmap_mode="r", allow_pickle=False) for a in ARRAYS}
     expected = {
-        "wte": (shape.vocab_size, shape.d_model),
-        "wpe": (shape.n_positions, shape.d_model),
-        "wte_norm": (shape.vocab_size,),
+        "wte": ((shape.vocab_size, shape.d_model), np.float32),
+        "wpe": ((shape.n_positions, shape.d_model), np.float32),
+        "wte_norm": ((shape.vocab_size,), np.float32),
+        "wte_crc": ((shape.vocab_size,), np.uint32),
+        "wpe_crc": ((shape.n_positions,), np.uint32),
     }
-    for a, want in expected.items():
-        if arrays[a].shape != want or arrays[a].dtype != np.float32:
+    for a, (want, dtype) in expected.items():
+        if arrays[a].shape != want or arrays[a].dtype != dtype:
             raise ValueError(f"{a}.npy is damaged: its shape is {arrays[a].shape}, not {want}")
     return Model(
         ref.name,
@@ -238,6 +338,8 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
         arrays["wte"],
         arrays["wpe"],
         arrays["wte_norm"],
+        arrays["wte_crc"],
+        arrays["wpe_crc"],
     )
 
 
@@ -271,12 +373,19 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     return model
 
 
-def _build_locked(ref: ModelRef, commit: str, entry: Path, reporter: Reporter) -> Model:
-    """Build the entry under a file lock, so that processes started together build it once."""
+@contextlib.contextmanager
+def _locked(entry: Path) -> Iterator[None]:
+    """Hold an entry's file lock: processes started together build it once, and never during a repair."""
     from filelock import FileLock
 
     entry.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(entry.parent / f"{commit}.lock")):
+    with FileLock(str(entry.parent / f"{entry.name}.lock")):
+        yield
+
+
+def _build_locked(ref: ModelRef, commit: str, entry: Path, reporter: Reporter) -> Model:
+    """Build the entry under its file lock, unless another process built it while we waited."""
+    with _locked(entry):
         if entry.is_dir():  # another process may have built it while we waited
             try:
                 return _open_entry(ref, entry)
@@ -360,3 +469,105 @@ def refresh(ref: ModelRef | None, reporter: Reporter | None = None) -> list[Refr
                 _record_commit(at, new)
             done.append(RefreshedRevision(model.name, repo, at.revision, old, new, rebuild))
     return done
+
+
+@dataclass(frozen=True)
+class Verified:
+    """One entry read in full against its checksums by `cache verify`."""
+
+    entry: Entry
+    damaged: tuple[str, ...]  # files that do not match their SHA-256
+    problem: str  # what is wrong, in words; "" when the entry is sound
+    repaired: str = ""  # "rebuilt", or "removed" when its source is gone (the next use builds it anew)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem or bool(self.repaired)
+
+
+def verify(ref: ModelRef | None, repair: bool = False, reporter: Reporter | None = None) -> list[Verified]:
+    """Read every file of every entry (or of one model's) against the SHA-256 recorded when it was built;
+    with repair, rebuild each entry that is damaged or was written by another version."""
+    reporter = reporter or QuietReporter()
+    root = _repo_dir(ref) if ref is not None else cache_root()
+    folders = sorted({p.parent for name in ("manifest.json", "wte.npy") for p in root.glob(f"**/{name}")})
+    folders = [f for f in folders if not f.name.startswith(".")]  # a build in progress is not an entry yet
+    sizes = {f: sum(p.stat().st_size for p in f.iterdir() if p.is_file()) for f in folders}
+    with reporter.progress("verifying the cache", sum(sizes.values())) as task:
+        checked = [_verify_entry(f, sizes[f], task) for f in folders]
+    if repair:
+        checked = [_repair(v, reporter) if v.problem else v for v in checked]
+    return checked
+
+
+def _verify_entry(path: Path, size: int, task: Task) -> Verified:
+    try:
+        manifest = _read_manifest(path)
+        task.advance((path / "manifest.json").stat().st_size)
+    except _OtherVersion as e:
+        return Verified(_entry_of(path, None, size), (), str(e))
+    except _UNTRUSTED:
+        return Verified(_entry_of(path, None, size), ("manifest.json",), "manifest.json is damaged")
+    damaged = tuple(f for f, digest in manifest["sha256"].items() if _sha256(path / f, task) != digest)
+    verb = "does not match its checksum" if len(damaged) == 1 else "do not match their checksums"
+    problem = f"{', '.join(damaged)} {verb}"
+    return Verified(_entry_of(path, manifest, size), damaged, problem if damaged else "")
+
+
+def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> Entry:
+    """What an entry folder holds, from its manifest or, when that is damaged, from where it lies."""
+    if manifest is not None:
+        return Entry(manifest["name"], manifest["repo"], manifest["commit"], path, size)
+    repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
+    spec = registry.find(repo) if repo is not None else None
+    return Entry(
+        spec.name if spec else repo or f"a local folder ({path.parent.name})", repo, path.name, path, size
+    )
+
+
+def _sha256(path: Path, task: Task) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+                task.advance(len(chunk))
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _repair(damaged: Verified, reporter: Reporter) -> Verified:
+    """Rebuild a damaged entry from its source at the same commit; the damaged one is kept if that fails."""
+    entry = damaged.entry
+    source = _source(entry)
+    if source is None:
+        shutil.rmtree(entry.path, ignore_errors=True)
+        return replace(damaged, repaired="removed")
+    with _locked(entry.path):
+        aside = entry.path.with_name(f".{entry.commit}.tmp-damaged")  # removed by the next build if we die
+        shutil.rmtree(aside, ignore_errors=True)
+        os.replace(entry.path, aside)
+        try:
+            # not checkpoint_info: it records the commit as the one "main" means, and this may be an older one
+            _build(source, checkpoint.read_info(source, entry.commit), entry.path, reporter)
+        except BaseException as e:
+            os.replace(aside, entry.path)  # offline, a damaged entry still answers from its sound rows
+            if not isinstance(e, Gpt2embError | OSError):
+                raise
+            reporter.note(f"could not rebuild the cache entry of {entry.name} ({entry.commit[:12]}): {e}")
+            return damaged
+        shutil.rmtree(aside, ignore_errors=True)
+    return replace(damaged, repaired="rebuilt")
+
+
+def _source(entry: Entry) -> ModelRef | None:
+    """Where an entry can be rebuilt from: its Hub repo at its commit, or its local folder if unchanged."""
+    if entry.repo is not None:
+        spec = registry.find(entry.repo)
+        return ModelRef(spec.name if spec else entry.repo, repo=entry.repo, spec=spec)
+    with contextlib.suppress(*_UNTRUSTED):
+        folder = Path(json.loads((entry.path / "manifest.json").read_text())["folder"])
+        if folder.is_dir() and _folder_fingerprint(folder) == entry.commit:
+            return ModelRef(entry.name, folder=folder)
+    return None

@@ -1,4 +1,4 @@
-"""The command line: parse, call the core (api.py, sizes.py), hand the result to output.py.
+"""The command line: parse, call the core (api.py, sizes.py), hand the result to output/.
 
 The one error boundary is App.main: every failure becomes a one-line message (JSON with --json) and an exit
 code, never a traceback. Heavy modules are imported inside the commands, so --help stays instant.
@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 
 from gpt2emb import output
 from gpt2emb.choices import DType, Method, Pool, Rule
-from gpt2emb.errors import BadModel, ExitCode, Gpt2embError, UsageError
+from gpt2emb.errors import BadModel, DamagedEntry, ExitCode, Gpt2embError, UsageError
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
 
 
@@ -43,6 +43,7 @@ class App(TyperGroup):
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         as_json = "--json" in argv
+        output.prepare_streams()  # a cp1252 or ascii stdout shows escapes, never fails
         if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         code: int
@@ -53,9 +54,10 @@ class App(TyperGroup):
             output.error(e.message, e.kind, e.code, as_json)
             code = e.code
         except typer.TyperException as e:  # click's usage errors: bad option, missing argument
-            command = next((a for a in argv if a in COMMANDS), "")
-            hint = " (see: " + " ".join(filter(None, ["gpt2emb", command, "--help"])) + ")"
-            output.error(e.format_message() + hint, "usage", ExitCode.USAGE, as_json)
+            if type(e).__name__ != "NoArgsIsHelpError":  # that one has shown the help: nothing to add
+                command = next((a for a in argv if a in COMMANDS), "")
+                hint = " (see: " + " ".join(filter(None, ["gpt2emb", command, "--help"])) + ")"
+                output.error(e.format_message() + hint, "usage", ExitCode.USAGE, as_json)
             code = getattr(e, "exit_code", ExitCode.USAGE)
         except typer.Abort:
             code = ExitCode.INTERRUPTED
@@ -447,7 +449,7 @@ def tying(
 
 cache_app = typer.Typer(
     cls=App,
-    help="Where gpt2emb keeps the embeddings it fetched, and how to free the space.",
+    help="Where gpt2emb keeps the embeddings it fetched, how to check them and how to free the space.",
     no_args_is_help=True,
 )
 app.add_typer(cache_app, name="cache")
@@ -477,6 +479,37 @@ def cache_clear(
     from gpt2emb import api
 
     output.render(api.cache_clear(model), json)
+
+
+@cache_app.command(
+    "verify",
+    epilog="Examples:\n\n  gpt2emb cache verify\n\n  gpt2emb cache verify xl --repair\n\n  "
+    "gpt2emb cache verify --json | jq '.entries[] | select(.ok | not)'",
+)
+def cache_verify(
+    model: Annotated[
+        str | None, _cached_model("Only this model (all of its commits); without it, every entry.")
+    ] = None,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Rebuild each damaged entry from its source (the Hub or the folder), same commit.",
+        ),
+    ] = False,
+    json: Json = False,
+) -> None:
+    """Read every byte of the cached embeddings against the checksums written with them: ok or damaged.
+
+    Exits 6 while an entry is damaged (after --repair: one that could not be rebuilt)."""
+    from gpt2emb import api
+
+    result = api.cache_verify(model, repair, output.reporter(json))
+    output.render(result, json)
+    bad = [f"{e.name} ({e.commit[:12]})" for e in result.entries if not e.ok]
+    if bad:
+        fix = "see the notes above, then run" if repair else "run"
+        raise DamagedEntry(f"damaged in the cache: {', '.join(bad)}; {fix} gpt2emb cache verify --repair")
 
 
 @cache_app.command(

@@ -50,3 +50,9 @@ class NetworkError(Gpt2embError):
 class BadModel(Gpt2embError):
     code = ExitCode.BAD_MODEL
     kind = "bad_model"
+
+
+class DamagedEntry(BadModel):
+    """A cache entry whose bytes no longer match the checksums written with it."""
+
+    kind = "damaged_cache"

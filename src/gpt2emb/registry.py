@@ -38,6 +38,8 @@ MODELS: tuple[ModelSpec, ...] = (
 DEFAULT_MODEL = "gpt2"
 
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+# what only a path looks like: a drive (C:\ or C:/) or a backslash (Windows), a start of /, ./ or ../
+_PATH = re.compile(r"[A-Za-z]:[\\/]|\.{0,2}/|.*\\", re.DOTALL)
 # a branch, tag or commit id as git allows them, kept to what can name a file of ours once quoted
 _REVISION = re.compile(r"(?!.*\.\.)(?!.*//)[A-Za-z0-9_][\w./+-]{0,199}(?<![/.])", re.ASCII)
 
@@ -83,6 +85,10 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
         if revision is not None:
             raise UsageError(f"--revision is for Hub models, and {name} is a local folder: leave it out")
         return ModelRef(str(path), folder=path.resolve())
+    if _PATH.match(name):
+        shown = name if name.isprintable() else repr(name)
+        problem = f"{shown} is a file, not a folder" if path.exists() else f"no such folder: {shown}"
+        raise UnknownModel(f"{problem}; give the folder that holds the model's config.json and weights")
     if _REPO_ID.fullmatch(name) and ".." not in name:
         return at_revision(ModelRef(name, repo=name), revision)
     close = difflib.get_close_matches(name.lower(), list(_names()), n=1, cutoff=0.6)

@@ -1,4 +1,4 @@
-"""Frozen dataclasses of plain values: the contract between the core and output.py.
+"""Frozen dataclasses of plain values: the contract between the core and output/.
 
 The JSON document of a command is `asdict` of its result, so field names here are the JSON interface.
 """
@@ -179,6 +179,28 @@ class CacheResult:
     root: str
     entries: tuple[CacheEntry, ...]
     total_bytes: int
+
+
+@dataclass(frozen=True)
+class VerifiedEntry:
+    name: str
+    repo: str | None
+    commit: str
+    path: str
+    ok: bool  # sound; after --repair, sound now (rebuilt, or removed when its source is gone)
+    damaged: tuple[str, ...]  # files that did not match the SHA-256 recorded when the entry was built
+    problem: str  # what was wrong, in words; "" when nothing was
+    repaired: str  # with --repair: "rebuilt", "removed" (the next use builds it anew), or ""
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """`cache verify`: every byte of each entry read against its checksums."""
+
+    root: str
+    repair: bool
+    entries: tuple[VerifiedEntry, ...]
+    total_bytes: int  # read
 
 
 @dataclass(frozen=True)

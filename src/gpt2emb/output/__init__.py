@@ -1,25 +1,60 @@
 """Everything a person or a script sees. JSON needs no rich, so tables.py (rich) is imported only for tables.
 
 A command's JSON document is `asdict(result)`: the field names in results.py are the JSON interface.
+Any stream encoding works (a Windows pipe writes cp1252): what it cannot carry is written as an escape.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import sys
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TextIO
 
 from gpt2emb.report import QuietReporter, Reporter
 
+ESCAPE = "gpt2emb.escape"
+
+
+def _escape(error: UnicodeError) -> tuple[str, int]:
+    """A character the encoding lacks, as Python writes it in a string: \\u00fc, \\U0001f642. Never \\xfc,
+    which the tables use for a byte of a token that is not a whole character."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    chars = error.object[error.start : error.end]
+    return "".join(f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}" for c in chars), error.end
+
+
+codecs.register_error(ESCAPE, _escape)
+
+
+def carries_all(stream: TextIO) -> bool:
+    """Whether the stream's encoding can write any character (UTF-8, -16, -32), not only a code page."""
+    return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name.startswith("utf")
+
+
+def prepare_streams() -> None:
+    """Write what stdout and stderr cannot encode as escapes instead of failing, for every writer: ours,
+    rich's, click's usage and help. Only the error handler changes: the encoding stays the one the reader
+    expects."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors=ESCAPE)
+
 
 def render(result: Any, as_json: bool, dims: int | None = None) -> None:
-    """Print a result: one JSON document (indented on a terminal), or its table."""
+    """Print a result: one JSON document (indented on a terminal), or its table.
+
+    The JSON is UTF-8 text where stdout is UTF-8, else pure ASCII with \\u escapes: the same document for any
+    parser, whichever code page the reading end assumes."""
     if as_json:
         indent = 2 if sys.stdout.isatty() else None
         doc = strict(asdict(result))
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=indent, allow_nan=False) + "\n")
+        text = json.dumps(doc, ensure_ascii=not carries_all(sys.stdout), indent=indent, allow_nan=False)
+        sys.stdout.write(text + "\n")
         return
     from gpt2emb.output import tables
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import fields, is_dataclass, replace
 from functools import singledispatch
 from typing import Any
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from gpt2emb.output import ESCAPE
 from gpt2emb.results import (
     AnalogyEvalResult,
     AnalogyResult,
@@ -34,6 +36,7 @@ from gpt2emb.results import (
     TokenNorm,
     TyingResult,
     VectorResult,
+    VerifyResult,
 )
 from gpt2emb.tokens import quote as tok
 
@@ -56,9 +59,20 @@ def _num(x: float, digits: int = 4) -> str:
     return shown[1:] if shown.startswith("-") and not float(shown) else shown  # -1e-17 is 0.0000, not -0.0000
 
 
+class _SimpleHead(box.Box):
+    """rich's SIMPLE_HEAD, with '-' where the console cannot carry '─' (rich's own fallback is a full box)."""
+
+    def substitute(self, options: ConsoleOptions, safe: bool = True) -> box.Box:
+        return _ASCII_HEAD if options.ascii_only else self
+
+
+_BOX = _SimpleHead(str(box.SIMPLE_HEAD))
+_ASCII_HEAD = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
+
+
 def _table(title: str, columns: str | list[str], rows: list[list[Any]], caption: str = "") -> Group:
     """A titled table; columns are names (space-separated in a string), a trailing '>' right-aligns one."""
-    table = Table(box=box.SIMPLE_HEAD, caption=caption or None, caption_justify="left")
+    table = Table(box=_BOX, caption=caption or None, caption_justify="left")
     for c in columns.split() if isinstance(columns, str) else columns:
         name = c[:-1] if c.endswith(">") else c
         right = c.endswith(">")  # a number: never cut; text folds onto more lines instead of losing its end
@@ -225,15 +239,28 @@ def _(result: PairsEvalResult, dims: int | None) -> RenderableType:
 
 
 _SHADES = " ░▒▓█"
+_ASCII_SHADES = " .-+#"
 
 
-def _cell(v: float) -> Text:
-    """A cosine in [-1, 1] as two characters: the shade says how high, the colour (blue to red) too."""
+def _cell(v: float) -> tuple[int, str]:
+    """A cosine in [-1, 1] as a shade level (how high) and a colour (blue to red, too)."""
     v = max(-1.0, min(1.0, v))
     level = min(4, int((v + 1) / 2 * 5))
     fade = int(255 * (1 - abs(v)))
     rgb = (255, fade, fade) if v >= 0 else (fade, fade, 255)
-    return Text(_SHADES[level] * 2, style=f"rgb({rgb[0]},{rgb[1]},{rgb[2]})")
+    return level, f"rgb({rgb[0]},{rgb[1]},{rgb[2]})"
+
+
+class _Shaded:
+    """A line of heatmap cells, two characters each; ASCII shades where the console cannot carry ░▒▓█."""
+
+    def __init__(self, before: str, values: Sequence[float], after: str = "") -> None:
+        self.before, self.values, self.after = before, values, after
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        shades = _ASCII_SHADES if options.ascii_only else _SHADES
+        cells = ((shades[level] * 2, style) for level, style in map(_cell, self.values))
+        yield Text.assemble(self.before, *cells, self.after)
 
 
 @view.register
@@ -247,10 +274,8 @@ def _(result: HeatmapResult, dims: int | None) -> RenderableType:
         Text(""),
     ]
     width = len(str(result.n_positions))
-    for i, row in enumerate(result.matrix):
-        label = Text(f"{round(i * result.block):>{width}} ")
-        lines.append(Text.assemble(label, *(_cell(v) for v in row)))
-    legend = Text.assemble(" " * width + " ", "-1 ", *(_cell(v / 4) for v in range(-4, 5)), " +1")
+    lines += [_Shaded(f"{round(i * result.block):>{width}} ", row) for i, row in enumerate(result.matrix)]
+    legend = _Shaded(" " * width + " -1 ", [v / 4 for v in range(-4, 5)], " +1")
     lines += [Text(""), legend]
     if result.png:
         lines.append(Text(f"figure written to {result.png}"))
@@ -291,6 +316,22 @@ def _(result: RefreshResult, dims: int | None) -> RenderableType:
     n_moved = sum(r.new_commit != r.old_commit for r in result.revisions)
     title = f"asked the Hub about {len(rows)} revision{'s' if len(rows) != 1 else ''}: {n_moved} moved"
     return _table(title, "model revision commit new status", rows)
+
+
+@view.register
+def _(result: VerifyResult, dims: int | None) -> RenderableType:
+    if not result.entries:
+        return Text(f"nothing cached in {result.root}: nothing to verify")
+    state = {True: Text("ok", style="green"), False: Text("damaged", style="red")}
+    rows = [
+        [e.name, e.commit[:12], Text(e.repaired, style="green") if e.repaired else state[e.ok], e.problem]
+        for e in result.entries
+    ]
+    bad = sum(not e.ok for e in result.entries)
+    rebuilt = sum(e.repaired == "rebuilt" for e in result.entries)
+    verdict = (f"{bad} damaged" if bad else "all ok") + (f", {rebuilt} rebuilt" if rebuilt else "")
+    title = f"verified {_entries(len(rows))} ({_mb(result.total_bytes)}) in {result.root}: {verdict}"
+    return _table(title, "model commit state problem", rows)
 
 
 @view.register
@@ -447,7 +488,20 @@ def _together(shares: tuple[float | None, ...]) -> float | None:
 
 
 def print_view(result: Any, dims: int | None) -> None:
-    Console(highlight=False, soft_wrap=False).print(view(result, dims))
+    console = Console(highlight=False, soft_wrap=False)
+    console.print(view(_fitted(result, console.encoding), dims))
+
+
+def _fitted(value: Any, encoding: str) -> Any:
+    """A result whose strings hold only what the console's encoding can carry, the rest as escapes: made
+    before the layout, so that columns are measured on what is printed."""
+    if isinstance(value, str):
+        return value.encode(encoding, ESCAPE).decode(encoding)
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: _fitted(getattr(value, f.name), encoding) for f in fields(value)})
+    if isinstance(value, list | tuple):
+        return type(value)(_fitted(v, encoding) for v in value)
+    return value
 
 
 # ---------------------------------------------------------------- notes, progress, errors

@@ -1,0 +1,302 @@
+"""Damage anywhere in a cache entry is found: `cache verify` reads every byte against the SHA-256 written with
+the entry, and a command checks the rows it shows against the per-row CRC-32 table before printing them.
+
+The damage here is always outside the 16 blocks that the sampled checksum reads on every open (asserted:
+the sampled checksum still matches), so only the new checks can find it. The tiny model's wte and wte_norm
+are covered whole by those blocks, so these tests use a bigger fixture: the tiny model with 32,768 rows.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gpt2emb import api, cache, registry
+
+from conftest import COMMIT, run_cli
+from fakehub import FakeHub, Repo
+from tinymodel import Tiny, hub_files, save_local
+
+BIG = "test/big"
+ROWS = 32_768
+TWIN = ROWS // 2  # a row planted as a near copy of " cat": the first neighbour of cat
+POS = 500  # a position row in the middle of wpe
+
+
+@pytest.fixture(scope="module")
+def big_files(tiny: Tiny) -> dict[str, bytes]:
+    rng = np.random.default_rng(7)
+    extra = rng.normal(0.0, 0.1, (ROWS - len(tiny.wte), tiny.wte.shape[1])).astype(np.float32)
+    wte = np.vstack([tiny.wte, extra])
+    cat = tiny.wte[tiny.id("cat")]
+    wte[TWIN] = cat + 0.01 * rng.normal(size=cat.shape).astype(np.float32)
+    return hub_files(dataclasses.replace(tiny, wte=wte, config={**tiny.config, "vocab_size": ROWS}))
+
+
+@pytest.fixture
+def big(hub: FakeHub, big_files: dict[str, bytes]) -> Iterator[cache.Model]:
+    hub.repos[BIG] = Repo(COMMIT, dict(big_files))
+    yield cache.open_model(registry.resolve(BIG))
+
+
+def cli(*args: str) -> Any:
+    return run_cli(*args, "-m", BIG, "--json")
+
+
+def answer(*args: str) -> Any:
+    result = cli(*args)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""  # nothing noticed on open: the damage is outside the sampled blocks
+    return json.loads(result.stdout)
+
+
+def refused(*args: str) -> str:
+    result = cli(*args)
+    assert result.exit_code == 6, result.stdout + result.stderr
+    assert result.stdout == ""  # nothing of the answer is printed
+    error = json.loads(result.stderr)["error"]
+    assert error["type"] == "damaged_cache"
+    return str(error["message"])
+
+
+def verify(*args: str, code: int = 0) -> dict[str, Any]:
+    result = run_cli("cache", "verify", *args, "--json")
+    assert result.exit_code == code, result.stdout + result.stderr
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
+
+
+def overwrite(m: cache.Model, name: str, offset: int, data: bytes) -> None:
+    """Change bytes of an entry's file in place, and check that the sampled checksum cannot see it."""
+    path = m.path / name
+    size = path.stat().st_size
+    for i in range(16):  # the blocks _fingerprint reads
+        start = max(0, (size - 4096) * i // 15)
+        assert offset + len(data) <= start or offset >= start + 4096, "damage inside a sampled block"
+    with path.open("r+b") as f:
+        f.seek(offset)
+        before = f.read(len(data))
+        assert before != data
+        f.seek(offset)
+        f.write(data)
+    manifest = json.loads((m.path / "manifest.json").read_text())
+    assert cache._fingerprint(path) == manifest["files"][name]
+
+
+def row_offset(m: cache.Model, array: str, row: int) -> int:
+    a = getattr(m, array)
+    row_bytes = a.itemsize * (a.shape[1] if a.ndim == 2 else 1)
+    header = (m.path / f"{array}.npy").stat().st_size - row_bytes * a.shape[0]
+    return int(header + row * row_bytes)
+
+
+def flip_byte(m: cache.Model, array: str, row: int) -> None:
+    """One byte in the middle of a row: the lowest byte of a float32, so the value moves by ~1e-7."""
+    offset = row_offset(m, array, row) + 4 * (getattr(m, array).shape[-1] // 2)
+    old = (m.path / f"{array}.npy").read_bytes()[offset]
+    overwrite(m, f"{array}.npy", offset, bytes([old ^ 0x01]))
+
+
+def test_checksums_are_those_of_the_bytes_written(big: cache.Model) -> None:
+    manifest = json.loads((big.path / "manifest.json").read_text())
+    assert manifest["format"] == cache.FORMAT
+    files = sorted(p.name for p in big.path.iterdir() if p.name != "manifest.json")
+    assert sorted(manifest["sha256"]) == files
+    for name, digest in manifest["sha256"].items():
+        assert hashlib.sha256((big.path / name).read_bytes()).hexdigest() == digest
+    for rows, table in ((big.wte, big.wte_crc), (big.wpe, big.wpe_crc)):
+        assert table.dtype == np.uint32 and len(table) == len(rows)
+        for i in (0, len(rows) // 2, len(rows) - 1):
+            assert int(table[i]) == zlib.crc32(np.ascontiguousarray(rows[i]).tobytes())
+
+
+def test_a_sound_cache_verifies(big: cache.Model) -> None:
+    doc = verify()
+    assert [(e["name"], e["commit"], e["ok"], e["damaged"]) for e in doc["entries"]] == [
+        (BIG, COMMIT, True, [])
+    ]
+    assert doc["total_bytes"] == sum(p.stat().st_size for p in big.path.iterdir())
+    assert answer("neighbors", "cat", "-k", "1")["items"][0]["neighbors"][0]["id"] == TWIN
+
+
+WTE_SHOWN = [
+    ("neighbors", "cat", "-k", "1"),  # a neighbour
+    ("analogy", "dog", "dog", "cat", "-k", "1"),  # an analogy result
+    ("analogy", f"id:{TWIN}", "man", "woman", "-k", "1"),  # an analogy input
+    ("vector", f"id:{TWIN}"),  # the query's row
+    ("neighbors", f"id:{TWIN}", "-k", "1"),
+    ("similarity", "cat", f"id:{TWIN}"),
+]
+WTE_NOT_SHOWN = [
+    ("neighbors", "king", "-k", "3"),
+    ("analogy", "king", "man", "woman", "-k", "3"),
+    ("vector", "cat"),
+]
+WPE_SHOWN = [("positions", "0", str(POS)), ("positions", "--heatmap", "--cells", "4")]
+WPE_NOT_SHOWN = [("positions", "0", "1", "2")]
+
+
+def damage_wte_byte(m: cache.Model) -> None:
+    flip_byte(m, "wte", TWIN)
+
+
+def damage_wte_row(m: cache.Model) -> None:  # the issue's case: a row negated in place
+    overwrite(m, "wte.npy", row_offset(m, "wte", TWIN), (-np.asarray(m.wte[TWIN])).tobytes())
+
+
+def damage_wpe_byte(m: cache.Model) -> None:
+    flip_byte(m, "wpe", POS)
+
+
+def damage_wpe_row(m: cache.Model) -> None:  # another position's row in its place
+    overwrite(m, "wpe.npy", row_offset(m, "wpe", POS), np.asarray(m.wpe[0]).tobytes())
+
+
+def damage_norm(m: cache.Model) -> None:  # half the norm: the twin's cosines double, so it is shown
+    half = np.float32(m.wte_norm[TWIN] / 2).tobytes()
+    overwrite(m, "wte_norm.npy", row_offset(m, "wte_norm", TWIN), half)
+
+
+@pytest.mark.parametrize(
+    ("damage", "file", "shown", "not_shown"),
+    [
+        (damage_wte_byte, "wte.npy", WTE_SHOWN, WTE_NOT_SHOWN),
+        (damage_wte_row, "wte.npy", WTE_SHOWN[2:], WTE_NOT_SHOWN),
+        (damage_wpe_byte, "wpe.npy", WPE_SHOWN, WPE_NOT_SHOWN),
+        (damage_wpe_row, "wpe.npy", WPE_SHOWN, WPE_NOT_SHOWN),
+        (damage_norm, "wte_norm.npy", WTE_SHOWN[:2] + WTE_SHOWN[3:], WTE_NOT_SHOWN),
+    ],
+)
+def test_damage_is_found_refused_and_repaired(
+    big: cache.Model, damage: Any, file: str, shown: list[tuple[str, ...]], not_shown: list[tuple[str, ...]]
+) -> None:
+    damage(big)
+    for args in shown:
+        message = refused(*args)
+        assert message.startswith(f"the cache entry of {BIG} ({COMMIT[:12]}) is damaged: ")
+        assert message.endswith("; run gpt2emb cache verify --repair")
+        assert file in message
+    for args in not_shown:
+        answer(*args)
+
+    found = verify(code=6)
+    assert [(e["ok"], e["damaged"], e["repaired"]) for e in found["entries"]] == [(False, [file], "")]
+    result = run_cli("cache", "verify")
+    assert result.exit_code == 6
+    assert "damaged" in result.stdout and file in result.stdout
+    assert result.stderr.strip() == (
+        f"gpt2emb: damaged in the cache: {BIG} ({COMMIT[:12]}); run gpt2emb cache verify --repair"
+    )
+
+    repaired = verify(BIG, "--repair")
+    assert [(e["ok"], e["damaged"], e["repaired"]) for e in repaired["entries"]] == [
+        (True, [file], "rebuilt")
+    ]
+    assert verify()["entries"][0]["ok"]
+    for args in shown + not_shown:
+        answer(*args)
+    assert answer("neighbors", "cat", "-k", "1")["items"][0]["neighbors"][0]["id"] == TWIN
+
+
+def test_a_row_neither_used_nor_shown_is_left_to_cache_verify(big: cache.Model) -> None:
+    """The twin negated is no longer near cat: cat's answer does not show it, so it answers (without it)."""
+    damage_wte_row(big)
+    assert answer("neighbors", "cat", "-k", "1")["items"][0]["neighbors"][0]["token"] == " cats"
+    assert verify(code=6)["entries"][0]["damaged"] == ["wte.npy"]
+
+
+def test_a_changed_manifest_is_noticed_on_open(big: cache.Model) -> None:
+    text = (big.path / "manifest.json").read_text()
+    assert '"tied": true' in text
+    (big.path / "manifest.json").write_text(text.replace('"tied": true', '"tied": false'))
+    assert verify(code=6)["entries"][0]["damaged"] == ["manifest.json"]
+    result = cli("neighbors", "cat", "-k", "1")
+    assert result.exit_code == 0
+    assert "manifest.json is damaged" in json.loads(result.stderr)["note"]
+    assert verify()["entries"][0]["ok"]
+
+
+def test_an_entry_of_an_older_version_is_rebuilt(big: cache.Model) -> None:
+    manifest = json.loads((big.path / "manifest.json").read_text())
+    (big.path / "manifest.json").write_text(json.dumps({**manifest, "format": cache.FORMAT - 1}))
+    entry = verify(code=6)["entries"][0]
+    assert (entry["ok"], entry["damaged"], entry["problem"]) == (
+        False,
+        [],
+        "it was written by another version of gpt2emb",
+    )
+    assert verify("--repair")["entries"][0]["repaired"] == "rebuilt"
+    assert json.loads((big.path / "manifest.json").read_text())["format"] == cache.FORMAT
+
+
+def test_a_repair_that_cannot_fetch_keeps_the_damaged_entry(big: cache.Model, hub: FakeHub) -> None:
+    damage_wpe_byte(big)
+    hub.fault = lambda method, path: "drop"
+    result = run_cli("cache", "verify", "--repair")
+    assert result.exit_code == 6
+    assert "could not rebuild the cache entry of test/big" in result.stderr
+    assert "see the notes above, then run gpt2emb cache verify --repair" in result.stderr
+    answer("positions", "0", "1")  # offline, its sound rows still answer
+    refused("positions", str(POS))
+    hub.fault = None
+    assert verify("--repair")["entries"][0]["repaired"] == "rebuilt"
+
+
+def test_verify_one_model_reads_every_byte_with_progress(big: cache.Model, hub: FakeHub, tiny: Tiny) -> None:
+    cache.open_model(registry.resolve("gpt2"))
+
+    class Progress:
+        def __init__(self) -> None:
+            self.bars: list[tuple[str, int]] = []
+            self.done = 0
+
+        def note(self, message: str) -> None:
+            raise AssertionError(message)
+
+        def progress(self, label: str, total: int) -> Any:
+            self.bars.append((label, total))
+            outer = self
+
+            class Bar:
+                def __enter__(self) -> "Bar":
+                    return self
+
+                def __exit__(self, *exc: object) -> None:
+                    pass
+
+                def advance(self, n: int) -> None:
+                    outer.done += n
+
+            return Bar()
+
+    seen = Progress()
+    result = api.cache_verify("gpt2", reporter=seen)
+    assert [e.name for e in result.entries] == ["gpt2"]
+    assert seen.bars == [("verifying the cache", result.total_bytes)]
+    assert seen.done == result.total_bytes
+    assert [e.name for e in api.cache_verify(None).entries] == ["gpt2", BIG]
+
+
+def test_a_local_folder_entry_is_rebuilt_from_the_folder_or_removed_when_it_changed(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    folder = save_local(tiny, tmp_path / "model")
+    m = cache.open_model(registry.resolve(str(folder)))
+    damage_wpe_byte(m)
+    assert run_cli("positions", str(POS), "-m", str(folder)).exit_code == 6
+    assert verify("--repair")["entries"][0]["repaired"] == "rebuilt"
+    assert run_cli("positions", str(POS), "-m", str(folder)).exit_code == 0
+
+    damage_wpe_byte(m)
+    os.utime(folder / "config.json", ns=(0, 0))  # the folder changed: the entry can no longer be made again
+    (entry,) = verify("--repair")["entries"]
+    assert (entry["ok"], entry["damaged"], entry["repaired"]) == (True, ["wpe.npy"], "removed")
+    assert not m.path.exists()
+    assert verify()["entries"] == []
