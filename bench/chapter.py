@@ -81,21 +81,31 @@ def main() -> None:
     header = "| command | wall median (s) | wall range | peak RSS median (MiB) | RSS range |\n"
     header += "|---|---:|---|---:|---|"
     print(f"Warm, {args.runs} interleaved rounds after one warm-up round.\n\n{header}")
+    text = "O Brasil é gigante"
     for name in ("gpt2", "gpt2-xl"):
         m = str(folders[name])
         cmds = {
-            f'input "O Brasil é gigante" --json ({name})': [
+            f'input "{text}" --json ({name})': [gpt2emb, "input", text, "-m", m, "--json"],
+            f"neighbors cat --json ({name}; one token: no tokenizer)": [
                 gpt2emb,
-                "input",
-                "O Brasil é gigante",
+                "neighbors",
+                "cat",
                 "-m",
                 m,
                 "--json",
             ],
-            f"neighbors cat --json ({name})": [gpt2emb, "neighbors", "cat", "-m", m, "--json"],
-            f'input "O Brasil é gigante" ({name}, table)': [gpt2emb, "input", "O Brasil é gigante", "-m", m],
-            f"neighbors cat ({name}, table)": [gpt2emb, "neighbors", "cat", "-m", m],
+            f"neighbors gato --json ({name}; split: loads the tokenizer)": [
+                gpt2emb,
+                "neighbors",
+                "gato",
+                "-m",
+                m,
+                "--json",
+            ],
         }
+        if name == "gpt2":
+            cmds[f'input "{text}" ({name}, table)'] = [gpt2emb, "input", text, "-m", m]
+            cmds[f"neighbors cat ({name}, table)"] = [gpt2emb, "neighbors", "cat", "-m", m]
         for label, runs in rounds(cmds, {**env, "COLUMNS": "100"}, args.runs).items():
             print(row(label, runs))
     xl = str(folders["gpt2-xl"])
