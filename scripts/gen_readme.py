@@ -23,7 +23,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 COMMANDS = (
-    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "context"),
+    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying"),
+    *("input", "geometry", "context"),
     *("models", "cache list", "cache verify", "cache clear", "cache refresh", "cache path"),
 )
 EXAMPLES = (
@@ -38,6 +39,8 @@ EXAMPLES = (
     "gpt2emb sizes",
     "gpt2emb tying",
     "gpt2emb tying --grad 'the king and queen and man'",
+    "gpt2emb input 'the king and queen'",
+    "gpt2emb geometry",
     "gpt2emb context king 'the cat and king' 'hello king is a man' 'queen and king and king'",
     "gpt2emb models",
     "gpt2emb neighbors cat -k 2 --json",

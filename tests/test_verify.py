@@ -133,14 +133,20 @@ WTE_SHOWN = [
     ("vector", f"id:{TWIN}"),  # the query's row
     ("neighbors", f"id:{TWIN}", "-k", "1"),
     ("similarity", "cat", f"id:{TWIN}"),
+    ("geometry",),  # every row is used
 ]
 WTE_NOT_SHOWN = [
     ("neighbors", "king", "-k", "3"),
     ("analogy", "king", "man", "woman", "-k", "3"),
     ("vector", "cat"),
 ]
-WPE_SHOWN = [("positions", "0", str(POS)), ("positions", "--heatmap", "--cells", "4")]
-WPE_NOT_SHOWN = [("positions", "0", "1", "2")]
+WPE_SHOWN = [
+    ("positions", "0", str(POS)),
+    ("positions", "--heatmap", "--cells", "4"),
+    ("input", " king" * (POS + 1)),  # h0 down to position POS
+    ("geometry",),
+]
+WPE_NOT_SHOWN = [("positions", "0", "1", "2"), ("input", " king" * POS)]
 
 
 def damage_wte_byte(m: cache.Model) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,25 +31,34 @@ from gpt2emb.results import (
     ContextPair,
     ContextResult,
     ContextSentence,
+    CrossGeometry,
     Failure,
+    GeometryResult,
     GradientResult,
     HeatmapResult,
+    InputResult,
+    InputToken,
     KeptEntry,
+    MaxPair,
     ModelRow,
     ModelsResult,
     Neighbor,
     NeighborsItem,
     NeighborsResult,
+    NormStats,
     Overlap,
     PairsEvalResult,
     PathGradient,
+    PositionNorm,
     PositionsResult,
     Ranked,
     RefreshResult,
     SectionScore,
     SentenceToken,
     SimilarityResult,
+    TableGeometry,
     Token,
+    TokenNorm,
     TyingResult,
     VectorItem,
     VectorResult,
@@ -721,3 +732,119 @@ def compare(results: list[NeighborsResult] | list[AnalogyResult]) -> CompareResu
                 Overlap(query, (results[i].model, results[j].model), len(shared), len(mine), shared)
             )
     return CompareResult(tuple(r.model for r in results), tuple(results), tuple(overlap))  # type: ignore[arg-type]
+
+
+def _finite(x: float | None) -> float | None:
+    """A figure for the JSON: None where it is undefined (a zero row has no direction)."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def model_input(
+    model: str,
+    text: str,
+    full: bool = False,
+    truncate: bool = False,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> InputResult:
+    """The text as the model receives it: its tokens (as typed: no leading space added) and
+    h0 = wte[ids] + wpe[0..n-1], with each position's norms and the cosine of its two rows."""
+    if not text:
+        raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
+    m, vocab = load(model, reporter, revision)
+    ids = vocab.tokenize(text)
+    limit = m.shape.n_positions
+    notes = []
+    if len(ids) > limit:
+        if not truncate:
+            raise UsageError(
+                f"the text is {len(ids):,} tokens, but {m.name} learned {limit} positions "
+                f"(0 to {limit - 1}): position {limit} does not exist; shorten the text, or use --truncate "
+                f"to keep the first {limit}"
+            )
+        notes.append(
+            f"the text is {len(ids):,} tokens: only the first {limit} go in (position {limit} does not exist)"
+        )
+    kept = ids[:limit]
+    rows = ops.input_rows(m.wte, m.wpe, kept)
+    tokens = tuple(
+        InputToken(p, i, vocab.token(i), float(a), float(b), float(c), _finite(float(cos)))
+        for p, (i, a, b, c, cos) in enumerate(
+            zip(kept, rows.wte_norm, rows.wpe_norm, rows.h0_norm, rows.cos_wte_wpe, strict=True)
+        )
+    )
+    m.check_rows(kept, range(len(kept)))
+    h0 = tuple(_floats(r) for r in rows.h0) if full else None
+    return InputResult(m.name, text, len(kept), m.shape.d_model, tokens, h0, len(ids), limit, tuple(notes))
+
+
+EXTREMES = 5  # rows shown at each end of a table's norm distribution
+RANDOM_FORMULA = "Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)), about sqrt(2/(pi d))"
+
+
+def _table_geometry(shape: ops.TableShape, row: Callable[[int, float], Any]) -> TableGeometry:
+    norms = shape.norms
+    index = np.arange(len(norms))
+    smallest = np.lexsort((index, norms))[:EXTREMES]
+    largest = np.lexsort((index, -norms))[:EXTREMES]
+    return TableGeometry(
+        len(norms),
+        shape.zero_rows,
+        NormStats(float(norms.mean()), float(norms.std()), float(norms.min()), float(norms.max())),
+        tuple(row(int(i), float(norms[i])) for i in smallest),
+        tuple(row(int(i), float(norms[i])) for i in largest),
+        _finite(shape.mean_cosine),
+        tuple(_finite(float(x)) for x in shape.pc_variance),
+    )
+
+
+def _reading(name: str, d: int, cross: CrossGeometry, tables: dict[str, TableGeometry]) -> str:
+    """One sentence that reads the content-against-position figures."""
+    mean, top, chance = cross.mean_abs_cosine, cross.max_abs_cosine, cross.random_mean_abs_cosine
+    if mean is None or top is None:
+        empty = [k for k, t in tables.items() if t.zero_rows == t.rows]
+        why = (
+            f"every row of {' and '.join(empty)} is zeros"
+            if empty
+            else "a row holds numbers that are not finite"
+        )
+        return f"{why}, so content and position have no angle to read."
+    ratio = mean / chance
+    figures = (
+        f"a wte row and a wpe row of {name} meet at a mean |cosine| of {mean:.3f}, {ratio:.1f} times what "
+        f"two random directions in {d} dimensions give ({chance:.3f}), and at most {top:.3f}"
+    )
+    if ratio <= 1.5:
+        return (
+            f"Content and position are as near orthogonal as random directions: {figures}; so adding a "
+            "position row moves a token's vector along directions its content hardly uses."
+        )
+    return (
+        f"Content and position share some directions: {figures}; so adding a position row also moves a "
+        "token's vector along its content's own directions."
+    )
+
+
+def geometry(model: str, reporter: Reporter | None = None, revision: str | None = None) -> GeometryResult:
+    """The shape of wte and of wpe (norms, mean cosine, principal components), and the cosine of every
+    wte row with every wpe row next to what random directions would give."""
+    m, vocab = load(model, reporter, revision)
+    m.check_rows(range(len(m.wte)), range(len(m.wpe)))  # every row is used
+    d = m.shape.d_model
+    wte_shape = ops.table_shape(m.wte)
+    wte = _table_geometry(wte_shape, lambda i, n: TokenNorm(i, vocab.token(i), n))
+    wpe = _table_geometry(ops.table_shape(m.wpe), PositionNorm)
+    c = ops.cross_cosines(m.wte, m.wpe, wte_shape.norms)
+    pair = None
+    if c.argmax is not None and c.max_cosine is not None:
+        i, p = c.argmax
+        pair = MaxPair(i, vocab.token(i), p, c.max_cosine)
+    cross = CrossGeometry(
+        _finite(c.mean_abs),
+        _finite(c.max_abs),
+        pair,
+        ops.random_mean_abs_cosine(d),
+        RANDOM_FORMULA,
+        c.pairs,
+    )
+    return GeometryResult(m.name, d, wte, wpe, cross, _reading(m.name, d, cross, {"wte": wte, "wpe": wpe}))

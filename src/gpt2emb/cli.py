@@ -604,9 +604,58 @@ def models(json: Json = False) -> None:
     output.render(api.models(), json)
 
 
+@app.command(
+    "input",
+    epilog='Examples:\n\n  gpt2emb input "O Brasil é gigante"\n\n  gpt2emb input "The cat sat on the mat" '
+    '--json\n\n  gpt2emb input "Hello world" --full --json\n\n'
+    '  gpt2emb input "$(cat chapter.txt)" --truncate',
+)
+def input_(
+    text: Annotated[
+        str,
+        typer.Argument(
+            help="The text, as typed: no space is added in front.", metavar="TEXT", show_default=False
+        ),
+    ],
+    model: Model = DEFAULT_MODEL,
+    full: Annotated[
+        bool, typer.Option("--full", help='Show every number of h0 (in the JSON: "h0").')
+    ] = False,
+    truncate: Annotated[
+        bool,
+        typer.Option(
+            "--truncate",
+            help="Keep the first 1024 tokens (as many as the model has positions) of a longer text.",
+        ),
+    ] = False,
+    revision: Revision = None,
+    json: Json = False,
+) -> None:
+    """The model's real input for a text: its tokens, and h0 = wte\\[ids] + wpe\\[0..n-1] with its norms.
+
+    And the cosine of each token's wte row with its position's wpe row.
+
+    A text longer than the model's positions cannot go in (position 1024 does not exist)."""
+    from gpt2emb import api
+
+    output.render(api.model_input(model, text, full, truncate, output.reporter(json), revision), json)
+
+
+@app.command(
+    epilog="Examples:\n\n  gpt2emb geometry\n\n  gpt2emb geometry -m xl\n\n"
+    "  gpt2emb geometry --json | jq .wte_vs_wpe"
+)
+def geometry(model: Model = DEFAULT_MODEL, revision: Revision = None, json: Json = False) -> None:
+    """The shape of wte and wpe, measured: norms, mean cosine, principal components; and content against
+    position: the |cosine| of every wte row with every wpe row, next to what random directions give."""
+    from gpt2emb import api
+
+    output.render(api.geometry(model, output.reporter(json), revision), json)
+
+
 COMMANDS = (
-    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "context", "cache"),
-    "models",
+    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying"),
+    *("input", "geometry", "context", "cache", "models"),
 )
 
 

@@ -1,7 +1,9 @@
-"""The math, in plain numpy over read-only arrays: pooled vectors, cosine ranking, analogy, positions."""
+"""The math, in plain numpy over read-only arrays: pooled vectors, cosine ranking, analogy, positions, the
+model's input h0, and the geometry of whole tables."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -217,3 +219,163 @@ def vector_stats(v: np.ndarray) -> dict[str, float]:
         "min": float(v64.min()),
         "max": float(v64.max()),
     }
+
+
+# ---------------------------------------------------------------- the model's input; whole tables' shape
+
+
+@dataclass(frozen=True)
+class InputRows:
+    """h0 = wte[ids] + wpe[0..n-1] as the model adds them (float32), and per position the three norms and
+    the cosine of the wte row with the wpe row (NaN where a row is all zeros), in float64."""
+
+    h0: np.ndarray
+    wte_norm: np.ndarray
+    wpe_norm: np.ndarray
+    h0_norm: np.ndarray
+    cos_wte_wpe: np.ndarray
+
+
+def input_rows(wte: np.ndarray, wpe: np.ndarray, ids: tuple[int, ...]) -> InputRows:
+    tokens = np.asarray(wte[list(ids)], dtype=np.float32)
+    places = np.asarray(wpe[: len(ids)], dtype=np.float32)
+    h0 = tokens + places
+    t64, p64 = tokens.astype(np.float64), places.astype(np.float64)
+    wte_norm, wpe_norm = np.sqrt((t64 * t64).sum(axis=1)), np.sqrt((p64 * p64).sum(axis=1))
+    h64 = h0.astype(np.float64)
+    denom = wte_norm * wpe_norm
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos = np.where(denom > 0, (t64 * p64).sum(axis=1) / denom, np.nan)
+    return InputRows(h0, wte_norm, wpe_norm, np.sqrt((h64 * h64).sum(axis=1)), cos)
+
+
+_BLOCK_VALUES = 1 << 22  # float64 values per block (32 MiB): the whole-table passes stay small in memory
+
+
+def _blocks(n_rows: int, width: int) -> range:
+    return range(0, n_rows, max(1, _BLOCK_VALUES // max(1, width)))
+
+
+@dataclass(frozen=True)
+class TableShape:
+    """The shape of one embedding table, from a few blocked passes over its rows.
+
+    norms        each row's norm (float64), zero rows included;
+    zero_rows    how many rows are all zeros: left out of mean_cosine, which needs directions;
+    mean_cosine  the mean cosine over all pairs of distinct non-zero rows, exact (None below two such rows);
+    pc_variance  the share of the total variance of the (centred) rows along each of the first principal
+                 directions, all rows included (NaN when the rows do not vary)."""
+
+    norms: np.ndarray
+    zero_rows: int
+    mean_cosine: float | None
+    pc_variance: np.ndarray
+
+
+def table_shape(rows: np.ndarray, k: int = 10) -> TableShape:
+    """mean over i != j of u_i . u_j = (|sum u|^2 - sum |u_i|^2) / (n (n - 1)) for the unit rows u_i: the
+    cosine of all n^2 pairs from one sum. (sum |u_i|^2 rather than n: then it is exact for the unit rows as
+    rounded, not only for ideal ones.) The principal components come from the d x d covariance (eigvalsh),
+    never from a decomposition of the whole table."""
+    n, d = rows.shape
+    norms = np.empty(n)
+    unit_sum, unit_sq, total = np.zeros(d), 0.0, np.zeros(d)
+    steps = _blocks(n, d)
+    for start in steps:
+        x = np.asarray(rows[start : start + steps.step], dtype=np.float64)
+        norm_b = np.sqrt((x * x).sum(axis=1))
+        norms[start : start + len(x)] = norm_b
+        kept = norm_b != 0
+        unit = x[kept] / norm_b[kept, None]
+        unit_sum += unit.sum(axis=0)
+        unit_sq += float((unit * unit).sum())
+        total += x.sum(axis=0)
+    zero = int((norms == 0).sum())
+    m = n - zero
+    mean_cosine = float(unit_sum @ unit_sum - unit_sq) / (m * (m - 1)) if m >= 2 else None
+    mean = total / n
+    cov = np.zeros((d, d))
+    for start in steps:
+        centred = np.asarray(rows[start : start + steps.step], dtype=np.float64) - mean
+        cov += centred.T @ centred  # a product of an array with its own transpose: numpy calls syrk
+    shares = np.full(min(k, d), np.nan)
+    if np.isfinite(cov).all():
+        eig = np.linalg.eigvalsh(cov)[::-1]
+        trace = float(eig.sum())
+        if trace > 0:
+            shares = eig[: len(shares)] / trace
+    return TableShape(norms, zero, mean_cosine, shares)
+
+
+@dataclass(frozen=True)
+class CrossCosines:
+    """|cosine| between every non-zero row of a and every non-zero row of b: the mean, and the largest with
+    its pair (indexes into a and b) and signed value; None when either table has no non-zero row."""
+
+    pairs: int
+    mean_abs: float | None
+    max_abs: float | None
+    argmax: tuple[int, int] | None
+    max_cosine: float | None
+
+
+def _unit64(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The non-zero rows as float64 unit vectors, and their indexes."""
+    x = np.asarray(rows, dtype=np.float64)
+    norm_x = np.sqrt((x * x).sum(axis=1))
+    kept = np.flatnonzero(norm_x != 0)
+    return x[kept] / norm_x[kept, None], kept
+
+
+def row_norms(rows: np.ndarray) -> np.ndarray:
+    """Each row's norm in float64, a block at a time."""
+    norms = np.empty(len(rows))
+    steps = _blocks(len(rows), rows.shape[1])
+    for start in steps:
+        x = np.asarray(rows[start : start + steps.step], dtype=np.float64)
+        norms[start : start + len(x)] = np.sqrt((x * x).sum(axis=1))
+    return norms
+
+
+def cross_cosines(a: np.ndarray, b: np.ndarray, norms_a: np.ndarray | None = None) -> CrossCosines:
+    """All len(a) x len(b) cosines by float32 matrix products over blocks of a's rows (so memory stays at a
+    block, whatever len(a)), summed in float64; norms_a, a's row norms, when they are known already. The
+    largest is then found exactly: every row of a whose fast maximum comes within twice the float32 error
+    bound of the overall fast maximum is scored again in float64, so the pair and value shown are those of
+    the exact cosines (ties: the smaller indexes)."""
+    unit_b, kept_b = _unit64(b)
+    fast_b = unit_b.astype(np.float32).T
+    n, d = a.shape
+    norms_a = row_norms(a) if norms_a is None else norms_a
+    live = norms_a != 0
+    with np.errstate(divide="ignore"):
+        scale = np.where(live, 1 / norms_a, 0.0).astype(np.float32)  # a zero row's cosines count as none
+    row_max = np.full(n, -np.inf)
+    total = 0.0
+    pairs = int(live.sum()) * len(kept_b)
+    steps = _blocks(n, max(d, len(kept_b)))
+    for start in steps if pairs else ():
+        end = min(n, start + steps.step)
+        fast = np.asarray(a[start:end], dtype=np.float32) @ fast_b  # the rows scaled after: fewer numbers
+        np.abs(fast, out=fast)
+        fast *= scale[start:end, None]
+        total += float(fast.sum(dtype=np.float64))
+        row_max[start:end] = np.where(live[start:end], fast.max(axis=1), -np.inf)
+    if not pairs:
+        return CrossCosines(0, None, None, None, None)
+    best = float(row_max.max())
+    if not math.isfinite(best):  # a row holds NaN or inf: no honest maximum
+        return CrossCosines(pairs, total / pairs, math.nan, None, math.nan)
+    near = np.flatnonzero(row_max >= best - 2 * _slack(d))
+    unit_near, _ = _unit64(a[near])  # every one of them is a non-zero row
+    exact = unit_near @ unit_b.T
+    magnitude = np.abs(exact)
+    top = float(magnitude.max())
+    i, j = np.argwhere(magnitude == top)[0]  # row-major: the smallest row of a, then of b
+    return CrossCosines(pairs, total / pairs, top, (int(near[i]), int(kept_b[j])), float(exact[i, j]))
+
+
+def random_mean_abs_cosine(d: int) -> float:
+    """E|cos| of two independent uniformly random directions in d dimensions, exactly:
+    Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)), which is 2/pi for d = 2, 1/2 for d = 3, about sqrt(2/(pi d))."""
+    return math.exp(math.lgamma(d / 2) - math.lgamma((d + 1) / 2)) / math.sqrt(math.pi)

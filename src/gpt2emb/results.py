@@ -394,3 +394,91 @@ class CompareResult:
     models: tuple[str, ...]
     results: tuple[NeighborsResult, ...] | tuple[AnalogyResult, ...]
     overlap: tuple[Overlap, ...]
+
+
+@dataclass(frozen=True)
+class InputToken:
+    position: int
+    id: int
+    token: str
+    wte_norm: float
+    wpe_norm: float
+    h0_norm: float
+    cos_wte_wpe: float | None  # None when either row is all zeros
+
+
+@dataclass(frozen=True)
+class InputResult:
+    """`input`: the text as the model receives it, h0 = wte[ids] + wpe[0..n-1]."""
+
+    model: str
+    text: str
+    n_tokens: int  # the tokens that go in (the first n_positions with --truncate)
+    d_model: int
+    tokens: tuple[InputToken, ...]
+    h0: tuple[tuple[float, ...], ...] | None  # every number of h0, only with --full
+    text_tokens: int  # the tokens of the whole text
+    n_positions: int
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NormStats:
+    mean: float
+    std: float
+    min: float
+    max: float
+
+
+@dataclass(frozen=True)
+class TokenNorm:
+    id: int
+    token: str
+    norm: float
+
+
+@dataclass(frozen=True)
+class PositionNorm:
+    position: int
+    norm: float
+
+
+@dataclass(frozen=True)
+class TableGeometry:
+    rows: int
+    zero_rows: int  # rows of zeros: left out of the cosine figures
+    norm: NormStats  # over all rows
+    smallest: tuple[TokenNorm, ...] | tuple[PositionNorm, ...]  # 5 rows, by norm (ties: the smaller index)
+    largest: tuple[TokenNorm, ...] | tuple[PositionNorm, ...]
+    mean_cosine: float | None  # over all pairs of distinct non-zero rows, exact; None below two such rows
+    pc_variance: tuple[float | None, ...]  # share of the variance along each of the first 10 components
+
+
+@dataclass(frozen=True)
+class MaxPair:
+    id: int
+    token: str
+    position: int
+    cosine: float  # signed
+
+
+@dataclass(frozen=True)
+class CrossGeometry:
+    mean_abs_cosine: float | None  # over every pair of a non-zero wte row and a non-zero wpe row
+    max_abs_cosine: float | None
+    max_pair: MaxPair | None
+    random_mean_abs_cosine: float  # E|cos| of two random directions in d_model dimensions
+    random_formula: str
+    pairs: int
+
+
+@dataclass(frozen=True)
+class GeometryResult:
+    """`geometry`: the shape of wte and wpe, and how far apart content and position lie."""
+
+    model: str
+    d_model: int
+    wte: TableGeometry
+    wpe: TableGeometry
+    wte_vs_wpe: CrossGeometry
+    reading: str  # one sentence that reads the numbers

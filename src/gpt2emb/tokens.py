@@ -178,12 +178,17 @@ class Vocab:
         return display(piece)
 
     def encode(self, text: str) -> tuple[int, ...]:
+        """A word's ids: as tokenize, but a special token with spaces around it is that token alone."""
+        if not _FAST.fullmatch(text) and text.strip() in self._specials:
+            return (self._specials[text.strip()],)
+        return self.tokenize(text)
+
+    def tokenize(self, text: str) -> tuple[int, ...]:
+        """A whole text's ids exactly as the tokenizer makes them: as typed, special tokens in it kept."""
         if _FAST.fullmatch(text):
             found = self._id_of(to_byte_level(text))
             if found is not None:
                 return (found,)
-        if text.strip() in self._specials:
-            return (self._specials[text.strip()],)
         ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
         return tuple(ids)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import fields, is_dataclass, replace
 from functools import singledispatch
@@ -21,8 +22,10 @@ from gpt2emb.results import (
     CacheResult,
     CompareResult,
     ContextResult,
+    GeometryResult,
     GradientResult,
     HeatmapResult,
+    InputResult,
     ModelsResult,
     NeighborsResult,
     PairsEvalResult,
@@ -30,7 +33,9 @@ from gpt2emb.results import (
     RefreshResult,
     SimilarityResult,
     SizesResult,
+    TableGeometry,
     Token,
+    TokenNorm,
     TyingResult,
     VectorResult,
     VerifyResult,
@@ -472,6 +477,99 @@ def _(result: ContextResult, dims: int | None) -> RenderableType:
         ),
         *_notes(notes),
     )
+
+
+def _span(n: int) -> str:
+    return "0" if n == 1 else f"0..{n - 1}"
+
+
+MAX_TEXT_SHOWN = 60
+
+
+@view.register
+def _(result: InputResult, dims: int | None) -> RenderableType:
+    n, d = result.n_tokens, result.d_model
+    shapes = f"wte[ids] ({n}, {d}) + wpe[{_span(n)}] ({n}, {d}) = h0 ({n}, {d})"
+    text = result.text if len(result.text) <= MAX_TEXT_SHOWN else result.text[:MAX_TEXT_SHOWN] + "..."
+    plural = "token" if result.text_tokens == 1 else "tokens"
+    about = (
+        f"{tok(text)} in {result.model}: {result.text_tokens:,} {plural}, as typed (no space added in front)"
+    )
+    rows = [
+        [str(t.position), str(t.id), tok(t.token), _num(t.wte_norm), _num(t.wpe_norm), _num(t.h0_norm),
+         _maybe(t.cos_wte_wpe)]
+        for t in result.tokens
+    ]  # fmt: skip
+    parts: list[RenderableType] = [
+        *_notes(list(result.notes)),
+        Text(shapes, style="bold"),
+        _table(about, ["pos>", "id>", "token", "|wte|>", "|wpe|>", "|h0|>", "cos(wte, wpe)>"], rows),
+    ]
+    if result.h0 is not None:
+        width = len(str(n - 1))
+        parts.append(Text("h0, every number:", style="bold"))
+        parts += [
+            Text(f"{p:>{width}} [{', '.join(f'{x:+.4f}' for x in row)}]") for p, row in enumerate(result.h0)
+        ]
+    return Group(*parts)
+
+
+def _extremes(table: TableGeometry) -> list[list[str]]:
+    def cells(row: Any) -> list[str]:
+        if isinstance(row, TokenNorm):
+            return [tok(row.token), str(row.id), _num(row.norm)]
+        return [str(row.position), _num(row.norm)]
+
+    return [[*cells(a), *cells(b)] for a, b in zip(table.smallest, table.largest, strict=True)]
+
+
+@view.register
+def _(result: GeometryResult, dims: int | None) -> RenderableType:
+    wte, wpe, cross = result.wte, result.wpe, result.wte_vs_wpe
+    stats: list[tuple[str, Any]] = [
+        ("rows", lambda t: f"{t.rows:,}"),
+        ("rows of zeros (left out of cosines)", lambda t: f"{t.zero_rows:,}"),
+        ("norm: mean", lambda t: _num(t.norm.mean)),
+        ("norm: std", lambda t: _num(t.norm.std)),
+        ("norm: min", lambda t: _num(t.norm.min)),
+        ("norm: max", lambda t: _num(t.norm.max)),
+        ("mean cosine, all pairs of rows", lambda t: _maybe(t.mean_cosine)),
+    ]
+    rows = [[label, fmt(wte), fmt(wpe)] for label, fmt in stats]
+    for k in range(max(len(wte.pc_variance), len(wpe.pc_variance))):
+        rows.append([f"variance along PC{k + 1}", *(_pct(_at(t.pc_variance, k)) for t in (wte, wpe))])
+    rows.append(
+        [f"PC1-{len(wte.pc_variance)} together", *(_pct(_together(t.pc_variance)) for t in (wte, wpe))]
+    )
+    summary = _table(f"wte and wpe of {result.model} (d = {result.d_model})", "_ wte> wpe>", rows)
+    by_norm_wte = _table(
+        "wte rows of smallest and largest norm", "smallest id> norm> largest id> norm>", _extremes(wte)
+    )
+    columns = ["smallest position>", "norm>", "largest position>", "norm>"]
+    by_norm_wpe = _table("wpe rows of smallest and largest norm", columns, _extremes(wpe))
+    pair = cross.max_pair
+    largest = "largest"
+    if pair is not None:
+        sign = ", a negative cosine" if pair.cosine < 0 else ""
+        largest += f": {tok(pair.token)} ({pair.id}) with position {pair.position}{sign}"
+    d = result.d_model
+    cross_rows = [
+        ["mean", _maybe(cross.mean_abs_cosine)],
+        [largest, _maybe(cross.max_abs_cosine)],
+        [f"mean of two random directions in {d} dimensions", _num(cross.random_mean_abs_cosine)],
+    ]
+    title = f"content against position: every wte row with every wpe row ({cross.pairs:,} pairs)"
+    content = _table(title, "_ |cosine|>", cross_rows)
+    formula = f"random directions: {cross.random_formula} = {math.sqrt(2 / (math.pi * d)):.4f}\n"
+    return Group(summary, by_norm_wte, by_norm_wpe, content, Text(formula), Text(result.reading))
+
+
+def _at(shares: tuple[float | None, ...], k: int) -> float | None:
+    return shares[k] if k < len(shares) else None
+
+
+def _together(shares: tuple[float | None, ...]) -> float | None:
+    return None if any(x is None for x in shares) else sum(x for x in shares if x is not None)
 
 
 def print_view(result: Any, dims: int | None) -> None:

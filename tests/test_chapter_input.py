@@ -1,0 +1,288 @@
+"""The chapter's input and geometry: `input TEXT` (h0 = wte[ids] + wpe[0..n-1], the 1024 wall) and `geometry`
+(norms, mean cosine, principal components, content against position), each figure checked against numpy
+computed here, by brute force where the command is clever."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gpt2emb import ops
+from test_cli import imported
+
+from conftest import run_cli, run_json
+from fakehub import FakeHub
+from tinymodel import Tiny, save_local
+
+TEXT = "O Brasil é gigante"
+
+
+def strict_json(text: str) -> Any:
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not strict JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def ids_of(tiny: Tiny, text: str) -> list[int]:
+    """The fixture's own tokenizer, as typed: the ids the command must show."""
+    ids: list[int] = tiny.tokenizer.encode(text, add_special_tokens=False).ids
+    return ids
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    x = np.asarray(rows, dtype=np.float64)
+    result: np.ndarray = x / np.linalg.norm(x, axis=1)[:, None]
+    return result
+
+
+# ---------------------------------------------------------------- input
+
+
+def test_input_norms_and_cosines_are_numpys(hub: FakeHub, tiny: Tiny) -> None:
+    doc = strict_json(run_cli("input", TEXT, "--json").stdout)
+    ids = ids_of(tiny, TEXT)
+    n = len(ids)
+    assert doc["model"] == "gpt2" and doc["text"] == TEXT and doc["d_model"] == 32
+    assert doc["n_tokens"] == doc["text_tokens"] == n > 4  # the tiny BPE splits it finely
+    assert [t["id"] for t in doc["tokens"]] == ids and [t["position"] for t in doc["tokens"]] == list(
+        range(n)
+    )
+    assert doc["tokens"][0]["token"] == "O"  # as typed: no space added in front
+    assert doc["h0"] is None  # only with --full
+    wte, wpe = tiny.wte[ids].astype(np.float64), tiny.wpe[:n].astype(np.float64)
+    got = {k: np.array([t[k] for t in doc["tokens"]]) for k in doc["tokens"][0] if k not in ("id", "token")}
+    # norms and cosines of the stored float32 rows, in float64 both here and there: to 1e-12
+    np.testing.assert_allclose(got["wte_norm"], np.linalg.norm(wte, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(got["wpe_norm"], np.linalg.norm(wpe, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(got["cos_wte_wpe"], (unit(wte) * unit(wpe)).sum(axis=1), atol=1e-12)
+    # h0 is added in float32, as the model adds it; here in float64: to float32's rounding, 1e-6
+    np.testing.assert_allclose(got["h0_norm"], np.linalg.norm(wte + wpe, axis=1), rtol=1e-6)
+    table = run_cli("input", TEXT)
+    assert table.exit_code == 0, table.output
+    assert f"wte[ids] ({n}, 32) + wpe[0..{n - 1}] ({n}, 32) = h0 ({n}, 32)" in table.stdout
+    assert '"O"' in table.stdout and "cos(wte, wpe)" in table.stdout
+
+
+def test_input_full_gives_h0_as_the_model_adds_it(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("input", "the cat", "--full")
+    ids = ids_of(tiny, "the cat")
+    h0 = np.array(doc["h0"])
+    assert h0.shape == (len(ids), 32)
+    # both sides add the same float32 numbers; JSON carries each float32 exactly (atol 0 would pass too)
+    np.testing.assert_allclose(h0, tiny.wte[ids] + tiny.wpe[: len(ids)], rtol=0, atol=1e-7)
+    table = run_cli("input", "the cat", "--full")
+    assert table.exit_code == 0 and "h0, every number:" in table.stdout
+
+
+def long_text(tiny: Tiny, n: int) -> str:
+    text = " king" * n
+    assert len(ids_of(tiny, text)) == n  # one token per word
+    return text
+
+
+def test_the_1024_wall(hub: FakeHub, tiny: Tiny) -> None:
+    at_the_wall = run_json("input", long_text(tiny, 1024))
+    assert at_the_wall["n_tokens"] == 1024 and at_the_wall["tokens"][-1]["position"] == 1023
+    assert at_the_wall["notes"] == []
+    over = run_cli("input", long_text(tiny, 1025))
+    assert over.exit_code == 2 and over.stdout == ""
+    assert over.stderr.strip() == (
+        "gpt2emb: the text is 1,025 tokens, but gpt2 learned 1024 positions (0 to 1023): position 1024 does "
+        "not exist; shorten the text, or use --truncate to keep the first 1024"
+    )
+    as_json = run_cli("input", long_text(tiny, 1025), "--json")
+    assert as_json.exit_code == 2 and json.loads(as_json.stderr)["error"]["code"] == 2
+    cut = run_json("input", long_text(tiny, 1100), "--truncate")
+    assert cut["n_tokens"] == 1024 and cut["text_tokens"] == 1100 and len(cut["tokens"]) == 1024
+    assert cut["tokens"][-1]["position"] == 1023
+    assert cut["notes"] == [
+        "the text is 1,100 tokens: only the first 1024 go in (position 1024 does not exist)"
+    ]
+    table = run_cli("input", long_text(tiny, 1100), "--truncate")
+    assert table.exit_code == 0 and "only the first 1024 go in" in table.stdout
+    assert "wte[ids] (1024, 32) + wpe[0..1023] (1024, 32) = h0 (1024, 32)" in table.stdout
+
+
+def test_empty_text_is_refused(hub: FakeHub) -> None:
+    result = run_cli("input", "")
+    assert result.exit_code == 2 and "the text is empty" in result.stderr
+
+
+def test_input_imports_no_torch(hub: FakeHub) -> None:
+    assert run_cli("input", TEXT).exit_code == 0  # builds the cache
+    assert imported("input", TEXT, "--json") == {"numpy", "tokenizers"}
+    assert imported("input", TEXT) == {"numpy", "tokenizers"}
+
+
+# ---------------------------------------------------------------- geometry
+
+
+def check_table(got: dict[str, Any], rows: np.ndarray, label: str) -> None:
+    """One table's figures against brute force: all-pairs cosines, an SVD of the centred rows."""
+    x = np.asarray(rows, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1)
+    live = norms != 0
+    assert got["rows"] == len(x) and got["zero_rows"] == int((~live).sum())
+    for key, value in (
+        ("mean", norms.mean()),
+        ("std", norms.std()),
+        ("min", norms.min()),
+        ("max", norms.max()),
+    ):
+        assert got["norm"][key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
+    for end, expected in (("smallest", np.sort(norms)[:5]), ("largest", np.sort(norms)[::-1][:5])):
+        shown = [r["norm"] for r in got[end]]
+        np.testing.assert_allclose(shown, expected, rtol=1e-12)  # the 5 ends of the distribution
+        index = [r[label] for r in got[end]]
+        np.testing.assert_allclose(norms[index], shown, rtol=1e-12)  # and the rows named are those rows
+    u = unit(x[live])
+    pairs = u @ u.T
+    off_diagonal = pairs[~np.eye(len(u), dtype=bool)]
+    assert got["mean_cosine"] == pytest.approx(off_diagonal.mean(), abs=1e-12)
+    s = np.linalg.svd(x - x.mean(axis=0), compute_uv=False)
+    np.testing.assert_allclose(got["pc_variance"], (s**2 / (s**2).sum())[:10], atol=1e-12)
+
+
+def check_cross(got: dict[str, Any], wte: np.ndarray, wpe: np.ndarray) -> None:
+    a, b = np.asarray(wte, dtype=np.float64), np.asarray(wpe, dtype=np.float64)
+    ka, kb = np.flatnonzero(np.linalg.norm(a, axis=1)), np.flatnonzero(np.linalg.norm(b, axis=1))
+    cos = unit(a[ka]) @ unit(b[kb]).T
+    assert got["pairs"] == cos.size
+    # the mean sums float32 products: each within 8 (d + 2) 2^-24 = 1.6e-5 of its exact value, so the mean too
+    assert got["mean_abs_cosine"] == pytest.approx(np.abs(cos).mean(), abs=1.6e-5)
+    i, j = np.unravel_index(np.argmax(np.abs(cos)), cos.shape)
+    # the largest is scored again in float64: the same pair, to 1e-12
+    assert (got["max_pair"]["id"], got["max_pair"]["position"]) == (ka[i], kb[j])
+    assert got["max_abs_cosine"] == pytest.approx(abs(cos[i, j]), abs=1e-12)
+    assert got["max_pair"]["cosine"] == pytest.approx(cos[i, j], abs=1e-12)
+    assert got["random_mean_abs_cosine"] == pytest.approx(ops.random_mean_abs_cosine(32), rel=1e-15)
+
+
+def test_geometry_is_brute_forces(hub: FakeHub, tiny: Tiny) -> None:
+    doc = strict_json(run_cli("geometry", "--json").stdout)
+    assert doc["model"] == "gpt2" and doc["d_model"] == 32
+    check_table(doc["wte"], tiny.wte, "id")
+    check_table(doc["wpe"], tiny.wpe, "position")
+    check_cross(doc["wte_vs_wpe"], tiny.wte, tiny.wpe)
+    king = tiny.id("king")
+    assert {"id": king, "token": " king", "norm": pytest.approx(2 * math.sqrt(2), rel=1e-6)} in doc["wte"][
+        "largest"
+    ]  # king = 2(r + m) with r, m orthonormal
+    mean, chance = doc["wte_vs_wpe"]["mean_abs_cosine"], doc["wte_vs_wpe"]["random_mean_abs_cosine"]
+    assert f"mean |cosine| of {mean:.3f}" in doc["reading"] and f"({chance:.3f})" in doc["reading"]
+    table = run_cli("geometry")
+    assert table.exit_code == 0, table.output
+    for shown in ("variance along PC10", "content against position", '" king"', doc["reading"][:40]):
+        assert shown in table.stdout
+
+
+def test_zero_rows_are_left_out_and_counted(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
+    wte, wpe = tiny.wte.copy(), tiny.wpe.copy()
+    wte[[tiny.id("dog"), 7]] = 0.0
+    wpe[3] = 0.0
+    folder = str(save_local(dataclasses.replace(tiny, wte=wte, wpe=wpe), tmp_path / "zeros"))
+    result = run_cli("geometry", "-m", folder, "--json")
+    assert result.exit_code == 0, result.output
+    doc = strict_json(result.stdout)
+    assert doc["wte"]["zero_rows"] == 2 and doc["wpe"]["zero_rows"] == 1
+    assert [r["norm"] for r in doc["wte"]["smallest"][:2]] == [0.0, 0.0]  # shown in the norms, as stored
+    check_table(doc["wte"], wte, "id")
+    check_table(doc["wpe"], wpe, "position")
+    check_cross(doc["wte_vs_wpe"], wte, wpe)
+    assert doc["wte_vs_wpe"]["pairs"] == (len(wte) - 2) * (1024 - 1)
+    # input: the zero row has no cosine with its position row: null, never NaN
+    text = " cat dog cat dog"
+    out = run_cli("input", text, "-m", folder, "--json")
+    tokens = strict_json(out.stdout)["tokens"]
+    assert [t["cos_wte_wpe"] is None for t in tokens] == [False, True, False, True]
+    assert tokens[1]["wte_norm"] == 0.0 and tokens[1]["h0_norm"] == pytest.approx(
+        np.linalg.norm(wpe[1].astype(np.float64)), rel=1e-12
+    )
+    dog_row = next(
+        line for line in run_cli("input", text, "-m", folder).stdout.splitlines() if '" dog"' in line
+    )
+    assert dog_row.split()[-1] == "-"  # the table says: none
+
+
+def test_a_table_without_directions_gives_null(tiny: Tiny, tmp_path: Path) -> None:
+    """wpe all zeros: no cosine and no variance to share; each such figure is null, as the sentence says."""
+    folder = str(save_local(dataclasses.replace(tiny, wpe=np.zeros_like(tiny.wpe)), tmp_path / "no-wpe"))
+    doc = strict_json(run_cli("geometry", "-m", folder, "--json").stdout)
+    assert doc["wpe"]["zero_rows"] == 1024 and doc["wpe"]["mean_cosine"] is None
+    assert doc["wpe"]["pc_variance"] == [None] * 10
+    cross = doc["wte_vs_wpe"]
+    assert cross["pairs"] == 0 and cross["mean_abs_cosine"] is None and cross["max_pair"] is None
+    assert doc["reading"] == "every row of wpe is zeros, so content and position have no angle to read."
+    table = run_cli("geometry", "-m", folder)
+    assert table.exit_code == 0 and doc["reading"] in " ".join(table.stdout.split())
+
+
+def test_a_model_with_nan_rows_gives_strict_json(tiny: Tiny, tmp_path: Path) -> None:
+    wte = tiny.wte.copy()
+    wte[tiny.id("cat")] = np.nan
+    folder = str(save_local(dataclasses.replace(tiny, wte=wte), tmp_path / "nan"))
+    result = run_cli("geometry", "-m", folder, "--json")
+    assert result.exit_code == 0, result.output
+    doc = strict_json(result.stdout)
+    assert doc["wte"]["mean_cosine"] is None and doc["wte_vs_wpe"]["max_abs_cosine"] is None
+    assert doc["wpe"]["mean_cosine"] is not None  # wpe is untouched
+    assert (
+        doc["reading"]
+        == "a row holds numbers that are not finite, so content and position have no angle to read."
+    )
+    assert run_cli("geometry", "-m", folder).exit_code == 0
+
+
+def test_random_baseline_is_the_exact_expectation() -> None:
+    """Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)): 2/pi in 2 dimensions, 1/2 in 3, about sqrt(2/(pi d))."""
+    assert ops.random_mean_abs_cosine(2) == pytest.approx(2 / math.pi, rel=1e-14)
+    assert ops.random_mean_abs_cosine(3) == pytest.approx(0.5, rel=1e-14)
+    for d in (768, 1600):  # the approximation's relative error is about 1/(4d)
+        assert ops.random_mean_abs_cosine(d) == pytest.approx(math.sqrt(2 / (math.pi * d)), rel=1 / d)
+    rng = np.random.default_rng(0)
+    a, b = unit(rng.standard_normal((200_000, 32))), unit(rng.standard_normal((200_000, 32)))
+    sampled = np.abs((a * b).sum(axis=1))
+    # 200,000 samples: the sample mean is within 4 standard errors of the expectation
+    assert ops.random_mean_abs_cosine(32) == pytest.approx(sampled.mean(), abs=4 * sampled.std() / 447)
+
+
+def test_blocks_give_the_figures_of_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many small blocks give the figures of one; of two equal largest pairs the smaller indexes are named."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((300, 16)).astype(np.float32), rng.standard_normal((50, 16)).astype(np.float32)
+    a[[40, 250]] = b[7]  # two rows of a meet b[7] at cosine 1
+    whole, shape_whole = ops.cross_cosines(a, b), ops.table_shape(a)
+    monkeypatch.setattr(ops, "_BLOCK_VALUES", 16 * 7)  # 7 rows a block
+    blocked, shape_blocked = ops.cross_cosines(a, b), ops.table_shape(a)
+    assert whole.argmax == blocked.argmax == (40, 7)
+    assert blocked.max_abs == pytest.approx(1.0, abs=1e-12)
+    # float32 products of another shape round otherwise: each within 8 (d + 2) 2^-24 of the exact cosine
+    slack = 8 * 18 * 2**-24
+    assert blocked.mean_abs == pytest.approx(whole.mean_abs, abs=slack)
+    assert blocked.mean_abs == pytest.approx(np.abs(unit(a) @ unit(b).T).mean(), abs=slack)
+    # float64 throughout: to 1e-12
+    assert shape_blocked.mean_cosine == pytest.approx(shape_whole.mean_cosine, abs=1e-12)
+    np.testing.assert_allclose(shape_blocked.norms, shape_whole.norms, rtol=1e-12)
+    np.testing.assert_allclose(shape_blocked.pc_variance, shape_whole.pc_variance, atol=1e-12)
+
+
+def test_the_largest_cosine_is_exact_where_float32_cannot_tell() -> None:
+    """Two rows of a meet b[0] at cosines that differ by less than float32's spacing near 1: here the float32
+    product ranks the wrong one first; the float64 re-scoring names the right one."""
+    rng = np.random.default_rng(2)
+    b = rng.standard_normal((20, 64)).astype(np.float32)
+    v, w = b[0].astype(np.float64), rng.standard_normal(64)
+    a = rng.standard_normal((10, 64)).astype(np.float32) * 0.01
+    a[3], a[6] = (v + 3e-4 * w).astype(np.float32), (v + 1e-4 * w).astype(np.float32)  # a[6] is nearer
+    exact = unit(a) @ unit(b).T
+    assert 0 < exact[6, 0] - exact[3, 0] < 2**-24  # float32 cannot tell them apart
+    found = ops.cross_cosines(a, b)
+    assert found.argmax == (6, 0)
+    assert found.max_abs == pytest.approx(exact[6, 0], abs=1e-15)
