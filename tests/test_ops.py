@@ -111,7 +111,7 @@ def test_the_fast_bounds_hold_the_exact_scores_for_hard_rows() -> None:
     with np.errstate(over="ignore"):  # as the cache stores it: the norm of row 60 is inf in float32
         norms = np.linalg.norm(base.astype(np.float64), axis=1).astype(np.float32)
     (ranking,) = ops.cosine_rankings(base, norms, [q])
-    lo, hi = ranking.bounds()
+    lo, hi = ranking.lo, ranking.hi
     exact = ranking.scores(np.arange(len(base)))
     finite = np.isfinite(exact)
     assert ((lo[finite] <= exact[finite]) & (exact[finite] <= hi[finite])).all()
@@ -127,7 +127,7 @@ def test_the_fast_bounds_hold_the_exact_scores_for_hard_rows() -> None:
     assert [i for i, _ in small.top(3)] == sorted(range(10), key=lambda i: (-exact_small[i], i))[:3]
     a, b = base[100], base[101]
     cosmul = ops.analogy_ranking(base, norms, a, b, q, Method.cosmul)
-    lo, hi = cosmul.bounds()
+    lo, hi = cosmul.lo, cosmul.hi
     exact = cosmul.scores(np.arange(len(base)))
     finite = np.isfinite(exact)
     assert ((lo[finite] <= exact[finite]) & (exact[finite] <= hi[finite])).all()

@@ -75,17 +75,12 @@ def cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Ranking:
-    """A score for every row of a table: lo <= exact <= hi, and exact(ids) gives the exact scores."""
+    """A score for every row of a table: lo <= exact <= hi, and exact(ids) gives the exact scores. lo and hi
+    hold no NaN (see `bounded`): a row without a bound has lo = -inf and hi = inf."""
 
     lo: np.ndarray
     hi: np.ndarray
     exact: Callable[[np.ndarray], np.ndarray]
-
-    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """lo and hi in float64, a bound that is NaN (a row holding NaN or inf) widened to all numbers."""
-        lo, hi = np.array(self.lo, dtype=np.float64), np.array(self.hi, dtype=np.float64)
-        lo[np.isnan(lo)], hi[np.isnan(hi)] = -np.inf, np.inf
-        return lo, hi
 
     def scores(self, ids: np.ndarray) -> np.ndarray:
         """Exact scores of some rows, a bounded number at a time (NaN: a broken row, below any number)."""
@@ -96,14 +91,17 @@ class Ranking:
     def top(self, k: int, exclude: tuple[int, ...] = ()) -> list[tuple[int, float]]:
         """The k best (id, exact score) pairs, best first, ties broken by the smaller id; excluded ids never
         appear. Every row that could belong is scored exactly, so the answer is that of the exact scores."""
-        lo, hi = self.bounds()
-        allowed = np.ones(len(lo), dtype=bool)
-        allowed[list(exclude)] = False
-        k = min(k, int(allowed.sum()))
+        out = sorted(set(exclude))
+        k = min(k, len(self.lo) - len(out))
         if k <= 0:
             return []
-        kth = np.partition(lo[allowed], int(allowed.sum()) - k)[int(allowed.sum()) - k]  # k-th largest lo
-        candidates = np.flatnonzero((hi >= kth) & allowed)
+        lo = self.lo
+        if out:  # an excluded row sinks below every other: the k-th largest of the rest is unchanged
+            lo = lo.copy()
+            lo[out] = -np.inf
+        kth = np.partition(lo, len(lo) - k)[len(lo) - k]  # the k-th largest lower bound
+        candidates = np.flatnonzero(self.hi >= kth)
+        candidates = candidates[~np.isin(candidates, out)]
         exact = self.scores(candidates)
         order = np.lexsort((candidates, -np.nan_to_num(exact, nan=-np.inf)))[:k]
         return [(int(candidates[i]), float(exact[i])) for i in order]
@@ -111,7 +109,7 @@ class Ranking:
     def rank(self, i: int) -> tuple[int, float]:
         """Row i's exact score and 1-based place among all rows (those scoring strictly higher come first)."""
         score = float(self.scores(np.array([i]))[0])
-        lo, hi = self.bounds()
+        lo, hi = self.lo, self.hi
         surely_above = int((lo > score).sum())
         unsure = np.flatnonzero((lo <= score) & (hi > score))
         return surely_above + int((self.scores(unsure) > score).sum()) + 1, score
@@ -120,20 +118,27 @@ class Ranking:
 def cosine_rankings(wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]) -> list[Ranking]:
     """Each vector's cosine with every row of wte: one matrix pass for all, then exact where it counts."""
     stacked = np.stack(vectors).astype(np.float32)
+    q_norms = np.array([norm(v) for v in stacked])
+    slack = np.float32(_slack(wte.shape[1]) * 1.01)  # 1% more: lo and hi are themselves rounded to float32
     with np.errstate(all="ignore"):  # a row of NaN, inf or extreme scale gets no bound, not a warning
-        fast = (wte @ stacked.T).T  # (len(vectors), rows)
-        q_norms = np.array([norm(v) for v in stacked])
-        denom = norms[None, :] * q_norms[:, None]
-        fast = np.where(denom > 0, fast / denom, 0.0)
-        slack = np.where(_safe(norms)[None, :] & _safe(q_norms)[:, None], _slack(wte.shape[1]), np.inf)
+        fast = (wte @ stacked.T).T  # (len(vectors), rows), float32 throughout: this pass is the batch's cost
+        fast /= norms[None, :]
+        fast /= q_norms[:, None].astype(np.float32)
+        fast[:, norms == 0] = 0.0  # a zero row scores 0, exactly
+        lo, hi = fast - slack, fast + slack
+    for rows in (np.s_[:, ~_safe(norms)], np.s_[~_safe(q_norms), :]):
+        lo[rows], hi[rows] = -np.inf, np.inf
+    bounded(lo, hi)
 
     def exact_for(v: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         return lambda ids: cosines(wte[ids], v)
 
-    return [
-        Ranking(row - room, row + room, exact_for(v))
-        for row, room, v in zip(fast, slack, vectors, strict=True)
-    ]
+    return [Ranking(a, b, exact_for(v)) for a, b, v in zip(lo, hi, vectors, strict=True)]
+
+
+def bounded(lo: np.ndarray, hi: np.ndarray) -> None:
+    """Widen, in place, a bound that is NaN (a row holding NaN or inf) to all numbers."""
+    lo[np.isnan(lo)], hi[np.isnan(hi)] = -np.inf, np.inf
 
 
 def _safe(norms: np.ndarray) -> np.ndarray:
@@ -164,6 +169,7 @@ def analogy_ranking(
 
         lo = cosmul(shifted(ra.lo), shifted(rb.hi), shifted(rc.lo))
         hi = cosmul(shifted(ra.hi), shifted(rb.lo), shifted(rc.hi))
+        bounded(lo, hi)
         return Ranking(lo, hi, lambda ids: cosmul(*((1 + r.exact(ids)) / 2 for r in (ra, rb, rc))))
     if method is Method.cosadd:
         a, b, c = (v / max(norm(v), 1e-30) for v in (a, b, c))
