@@ -461,40 +461,6 @@ def tying(
     output.render(result, json)
 
 
-@app.command(
-    epilog='Examples:\n\n  gpt2emb context bank "I sat on the river bank" "I paid at the bank"\n\n'
-    '  gpt2emb context banco "Sentei no banco da praça" "Fui ao banco pagar a conta"\n\n'
-    '  gpt2emb context bank "the river bank" "the bank manager" -m medium --json'
-)
-def context(
-    word: Annotated[
-        str,
-        typer.Argument(
-            help="The word, as inside running text: bank is the token ' bank'.",
-            metavar="WORD",
-            show_default=False,
-        ),
-    ],
-    sentences: Annotated[
-        list[str],
-        typer.Argument(
-            help="Two or more sentences that hold the word.", metavar="SENTENCE", show_default=False
-        ),
-    ],
-    model: Model = DEFAULT_MODEL,
-    pool: PoolOpt = Pool.mean,
-    revision: Revision = None,
-    json: Json = False,
-) -> None:
-    """Static against contextual: WORD's vector in each SENTENCE at every layer, from h0 (wte + wpe) to the
-    last hidden state, compared between sentences and with WORD's row of wte.
-
-    It runs the whole model with transformers: the first use fetches all of its weights."""
-    from gpt2emb import api
-
-    output.render(api.context(word, sentences, model, pool, output.reporter(json), revision), json)
-
-
 cache_app = typer.Typer(
     cls=App,
     help="Where gpt2emb keeps the embeddings it fetched, how to check them and how to free the space.",
@@ -596,14 +562,6 @@ def cache_path(json: Json = False) -> None:
     output.render(api.cache_path(), json)
 
 
-@app.command(epilog="Examples:\n\n  gpt2emb models\n\n  gpt2emb models --json")
-def models(json: Json = False) -> None:
-    """The four GPT-2 sizes with their aliases and shapes, and which are cached."""
-    from gpt2emb import api
-
-    output.render(api.models(), json)
-
-
 @app.command(
     "input",
     epilog='Examples:\n\n  gpt2emb input "O Brasil é gigante"\n\n  gpt2emb input "The cat sat on the mat" '
@@ -646,11 +604,56 @@ def input_(
     "  gpt2emb geometry --json | jq .wte_vs_wpe"
 )
 def geometry(model: Model = DEFAULT_MODEL, revision: Revision = None, json: Json = False) -> None:
-    """The shape of wte and wpe, measured: norms, mean cosine, principal components; and content against
-    position: the |cosine| of every wte row with every wpe row, next to what random directions give."""
+    """wte and wpe measured: norms, mean cosine, principal components, and content against position.
+
+    Content against position: the |cosine| of every wte row with every wpe row, next to what random
+    directions in the same dimension give."""
     from gpt2emb import api
 
     output.render(api.geometry(model, output.reporter(json), revision), json)
+
+
+@app.command(
+    epilog='Examples:\n\n  gpt2emb context bank "I sat on the river bank" "I paid at the bank"\n\n'
+    '  gpt2emb context banco "Sentei no banco da praça" "Fui ao banco pagar a conta"\n\n'
+    '  gpt2emb context bank "the river bank" "the bank manager" -m medium --json'
+)
+def context(
+    word: Annotated[
+        str,
+        typer.Argument(
+            help="The word, as inside running text: bank is the token ' bank'.",
+            metavar="WORD",
+            show_default=False,
+        ),
+    ],
+    sentences: Annotated[
+        list[str],
+        typer.Argument(
+            help="Two or more sentences that hold the word.", metavar="SENTENCE", show_default=False
+        ),
+    ],
+    model: Model = DEFAULT_MODEL,
+    pool: PoolOpt = Pool.mean,
+    revision: Revision = None,
+    json: Json = False,
+) -> None:
+    """Static against contextual: WORD's vector in each SENTENCE, layer by layer, against its wte row.
+
+    At every layer, from h0 (wte + wpe) to the last hidden state, WORD's vectors are compared between
+    sentences and with WORD's row of wte. It runs the whole model with transformers: the first use fetches
+    all of its weights."""
+    from gpt2emb import api
+
+    output.render(api.context(word, sentences, model, pool, output.reporter(json), revision), json)
+
+
+@app.command(epilog="Examples:\n\n  gpt2emb models\n\n  gpt2emb models --json")
+def models(json: Json = False) -> None:
+    """The four GPT-2 sizes with their aliases and shapes, and which are cached."""
+    from gpt2emb import api
+
+    output.render(api.models(), json)
 
 
 COMMANDS = (
