@@ -306,3 +306,12 @@ def test_a_local_folder_entry_is_rebuilt_from_the_folder_or_removed_when_it_chan
     assert (entry["ok"], entry["damaged"], entry["repaired"]) == (True, ["wpe.npy"], "removed")
     assert not m.path.exists()
     assert verify()["entries"] == []
+
+
+def test_verifying_a_model_that_is_not_cached_says_so(hub: FakeHub) -> None:
+    assert run_cli("neighbors", "cat").exit_code == 0  # gpt2 is cached, xl is not
+    result = run_cli("cache", "verify", "xl")
+    assert result.exit_code == 4 and result.stdout == ""
+    assert result.stderr.strip() == (
+        "gpt2emb: gpt2-xl is not cached, so there is nothing of it to verify (gpt2emb cache list)"
+    )

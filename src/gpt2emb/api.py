@@ -15,7 +15,7 @@ import numpy as np
 from gpt2emb import cache, checkpoint, evaluate, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Method, Pool, Rule
-from gpt2emb.errors import BadModel, UsageError
+from gpt2emb.errors import BadModel, NotCached, UsageError
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results import (
@@ -550,7 +550,10 @@ def cache_refresh(model: str | None, reporter: Reporter | None = None) -> Refres
 
 def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | None = None) -> VerifyResult:
     """Every byte of every cached entry (or one model's) against its checksums; with repair, rebuild."""
-    found = cache.verify(registry.resolve(model) if model else None, repair, reporter)
+    ref = registry.resolve(model) if model else None
+    found = cache.verify(ref, repair, reporter)
+    if ref is not None and not found:  # "nothing cached" would read as if the whole cache were empty
+        raise NotCached(f"{ref.name} is not cached, so there is nothing of it to verify (gpt2emb cache list)")
     rows = tuple(
         VerifiedEntry(
             v.entry.name,
