@@ -10,7 +10,7 @@ from gpt2emb.report import QuietReporter, Reporter
 
 from conftest import COMMIT, run_process
 from fakehub import FakeHub, Repo, VirtualFile
-from tinymodel import Tiny, hub_files, safetensors_bytes, save_local, xl_files
+from tinymodel import Tiny, hub_files, safetensors_bytes, save_local, xl_files, xl_sample
 
 
 class Notes:
@@ -168,8 +168,7 @@ def test_checkpoint_without_wte(hub: FakeHub, tiny: Tiny) -> None:
 
 def test_first_use_of_an_xl_shaped_checkpoint_downloads_only_the_embeddings(hub: FakeHub, tiny: Tiny) -> None:
     """A gpt2-xl-shaped checkpoint (6.2 GB, served virtually): the fetch takes the header and wte/wpe only."""
-    rows = np.arange(10 * 1600, dtype=np.float32).reshape(10, 1600) / 1000  # wte's first rows; the rest zeros
-    wpe = np.random.default_rng(0).normal(size=(1024, 1600)).astype(np.float32)
+    rows, wpe = xl_sample()  # wte's first rows (the rest zeros), and wpe
     files = xl_files(tiny, rows, wpe)
     checkpoint = files["model.safetensors"]
     assert isinstance(checkpoint, VirtualFile)

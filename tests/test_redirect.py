@@ -15,7 +15,7 @@ import pytest
 
 from conftest import COMMIT, run_cli, run_json, run_process
 from fakehub import FakeHub, Repo, VirtualFile
-from tinymodel import Tiny, hub_files, xl_files
+from tinymodel import Tiny, hub_files, xl_files, xl_sample
 
 TOKEN = "hf_redirect_test_token"
 
@@ -50,8 +50,7 @@ def test_first_use_through_the_redirect(redirecting: FakeHub, tiny: Tiny, caches
 
 
 def test_xl_through_the_redirect_fetches_only_the_embeddings(redirecting: FakeHub, tiny: Tiny) -> None:
-    rows = np.arange(10 * 1600, dtype=np.float32).reshape(10, 1600) / 1000
-    wpe = np.random.default_rng(0).normal(size=(1024, 1600)).astype(np.float32)
+    rows, wpe = xl_sample()
     files = xl_files(tiny, rows, wpe)
     checkpoint = files["model.safetensors"]
     assert isinstance(checkpoint, VirtualFile)

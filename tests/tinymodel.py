@@ -241,6 +241,12 @@ def virtual_safetensors(
     return VirtualFile(base + offset, segments)
 
 
+def xl_sample() -> tuple[np.ndarray, np.ndarray]:
+    """Known values for a gpt2-xl-shaped repo: wte's first 10 rows and the whole of wpe."""
+    rows = np.arange(10 * 1600, dtype=np.float32).reshape(10, 1600) / 1000
+    return rows, np.random.default_rng(0).normal(size=(1024, 1600)).astype(np.float32)
+
+
 def xl_files(tiny: Tiny, wte_rows: np.ndarray, wpe: np.ndarray) -> dict[str, Content]:
     """A gpt2-xl-shaped repo, its 6.4 GB checkpoint served virtually: wte's first rows given, zeros after."""
     checkpoint = virtual_safetensors(

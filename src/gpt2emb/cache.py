@@ -30,7 +30,7 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 
-from gpt2emb import checkpoint, hub, registry
+from gpt2emb import checkpoint, hub, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo, shape_of
 from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.registry import ModelRef, Shape
@@ -300,12 +300,11 @@ def _manifest_digest(manifest: dict[str, Any]) -> str:
 
 
 def _row_norms(wte: np.ndarray) -> np.ndarray:
-    """Each row's norm, summed in float64 (in float32 the squares of tiny or huge rows under- or overflow),
-    a block of rows at a time so that no float64 copy of the whole table is made."""
-    blocks = [np.linalg.norm(wte[i : i + 4096].astype(np.float64), axis=1) for i in range(0, len(wte), 4096)]
-    # a norm past float32's range is stored as inf: such a row gets no fast bound, and is scored exactly
+    """Each row's norm as stored: summed in float64 (in float32 the squares of tiny or huge rows under- or
+    overflow). A norm past float32's range is stored as inf: such a row gets no fast bound, and is scored
+    exactly."""
     with np.errstate(over="ignore"):
-        return np.concatenate(blocks).astype(np.float32) if blocks else np.zeros(0, np.float32)
+        return ops.row_norms(wte).astype(np.float32)
 
 
 def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter) -> Path:
