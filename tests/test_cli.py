@@ -271,7 +271,9 @@ def test_warm_lookup_never_imports_torch(hub: FakeHub) -> None:
     assert run_cli("neighbors", "cat").exit_code == 0  # builds the cache
     assert imported("neighbors", "cat", "--json") == {"numpy"}  # a single-token word needs no tokenizer
     assert imported("analogy", "king", "man", "woman") == {"numpy"}
-    assert imported("neighbors", "gato") == {"numpy", "tokenizers"}
+    assert imported("neighbors", "gato") == {"numpy"}  # split by gpt2emb's own BPE (bpe.py)
+    assert imported("neighbors", "gatö") == {"numpy"}
+    assert imported("neighbors", "猫") == {"numpy", "tokenizers"}  # a script bpe.py leaves to the library
 
 
 def test_similarity(hub: FakeHub, tiny: Tiny) -> None:

@@ -4,9 +4,10 @@ from pathlib import Path
 import pytest
 
 from gpt2emb import cache
+from gpt2emb.bpe import to_byte_level
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
-from gpt2emb.tokens import Vocab, display, to_byte_level
+from gpt2emb.tokens import Vocab, display
 
 from conftest import SHARED_VOCAB
 from tinymodel import Tiny

@@ -1,11 +1,13 @@
 """gpt2emb's cache: which commit a model name means, entries built under a lock, opened memory-mapped.
 
 An entry is one folder per repo and commit (or local folder and file fingerprint) holding wte.npy, wpe.npy,
-the row norms of wte, a CRC-32 of every row of wte and wpe, the config and the tokenizer. It is built in a
-temporary folder under a file lock and renamed into place, so an entry that exists is complete. An entry is
-never changed, renamed or written over once in place: on Windows a file that a process has mapped can be
-neither removed nor replaced, so a rebuilt entry goes beside an old one that cannot be removed (`<commit>+1`,
-...), and the newest is the one used; the old one is removed when no process holds it any more.
+the row norms of wte, a CRC-32 of every row of wte and wpe, the config and the tokenizer (with its added
+tokens and, when bpe.py reproduces it, its merges apart: a warm command parses no tokenizer.json). It is
+built in a temporary folder under a file lock and renamed into place, so an entry that exists is complete.
+An entry is never changed, renamed or written over once in place: on Windows a file that a process has
+mapped can be neither removed nor replaced, so a rebuilt entry goes beside an old one that cannot be
+removed (`<commit>+1`, ...), and the newest is the one used; the old one is removed when no process holds
+it any more.
 manifest.json records, per file, a sampled checksum (checked on every open: cheap, catches a truncated or
 swapped file) and a full SHA-256 (checked by `cache verify`); the row checksums let a command check the
 rows it shows before it prints them.
@@ -30,12 +32,13 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 
-from gpt2emb import checkpoint, hub, ops, registry
+from gpt2emb import bpe, checkpoint, hub, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo, shape_of
 from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter, Task
 from gpt2emb.results import RefreshedRevision, RefreshFailure
+from gpt2emb.tokens import ADDED_FILE
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
@@ -256,6 +259,22 @@ def _pieces_text(vocab: dict[str, int]) -> str:
     return "\n".join(lines)
 
 
+def _encoder_files(tokenizer: str, parsed: dict[str, Any]) -> dict[str, bytes | np.ndarray]:
+    """added.json (the added tokens, so a warm command need not parse tokenizer.json for them) and, for a
+    tokenizer that gpt2emb's plain-Python BPE reproduces (checked here on a sample), bpe.npy."""
+    from tokenizers import Tokenizer
+
+    added = [
+        {"content": t["content"], "id": t["id"], "special": bool(t.get("special"))}
+        for t in parsed.get("added_tokens") or []
+    ]
+    files: dict[str, bytes | np.ndarray] = {ADDED_FILE: json.dumps(added).encode()}
+    rows = bpe.table(parsed)
+    if rows is not None and bpe.agrees(rows, Tokenizer.from_str(tokenizer), [t["content"] for t in added]):
+        files[bpe.FILE] = rows
+    return files
+
+
 def _fingerprint(path: Path) -> str:
     """A cheap checksum: the size and 16 sampled 4 KiB blocks, enough to tell damage or a swapped file."""
     size = path.stat().st_size
@@ -313,7 +332,8 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
     Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
     shape = shape_of(info.config, ref.name)
     tokenizer = checkpoint.tokenizer_json(ref, info.commit)
-    vocab = json.loads(tokenizer)["model"]["vocab"]
+    parsed = json.loads(tokenizer)
+    vocab = parsed["model"]["vocab"]
     wte, wpe = checkpoint.embeddings(ref, info, reporter)
     for key, array in (("wte", wte), ("wpe", wpe)):
         checkpoint.check_shape(ref.name, key, array.shape, shape)
@@ -330,6 +350,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "config.json": json.dumps(info.config).encode(),
             "tokenizer.json": tokenizer.encode(),
             "pieces.txt": _pieces_text(vocab).encode(),
+            **_encoder_files(tokenizer, parsed),
         }
         sha256 = {f: _write(tmp / f, content) for f, content in contents.items()}
         manifest: dict[str, Any] = {

@@ -11,17 +11,21 @@ more than MAX_PIECES pieces.
 from __future__ import annotations
 
 import functools
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpt2emb import bpe
+from gpt2emb.bpe import Bpe, byte_decoder, to_byte_level
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
 
 MAX_WORD_CHARS = 1000
 MAX_PIECES = 8  # a "word" of more tokens than this is a phrase or noise: the mean of its rows says little
+ADDED_FILE = "added.json"
 _SPECIAL = re.compile(r"<\|[^|]*\|>")
 
 
@@ -35,33 +39,9 @@ class Query:
     note: str = ""
 
 
-@functools.cache
-def _byte_encoder() -> dict[int, str]:
-    """GPT-2's reversible map from bytes to printable characters (a space becomes 'Ġ')."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-    printable += list(range(ord("®"), ord("ÿ") + 1))
-    chars = printable[:]
-    n = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + n)
-            n += 1
-    return dict(zip(printable, map(chr, chars), strict=True))
-
-
-@functools.cache
-def _byte_decoder() -> dict[str, int]:
-    return {c: b for b, c in _byte_encoder().items()}
-
-
-def to_byte_level(text: str) -> str:
-    return "".join(_byte_encoder()[b] for b in text.encode("utf-8"))
-
-
 def _piece_bytes(piece: str) -> bytes | None:
     """The bytes of a vocabulary entry, or None for an added token stored as plain text."""
-    decoder = _byte_decoder()
+    decoder = byte_decoder()
     if any(c not in decoder for c in piece):
         return None
     return bytes(decoder[c] for c in piece)
@@ -158,8 +138,28 @@ class Vocab:
         return Tokenizer.from_file(str(self._entry / "tokenizer.json"))
 
     @functools.cached_property
+    def _added(self) -> list[dict[str, Any]]:
+        """The tokenizer's added tokens ({"content", "id", "special"}), from the entry's added.json."""
+        path = self._entry / ADDED_FILE
+        if path.is_file():
+            added: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+            return added
+        decoder = self._tokenizer.get_added_tokens_decoder()  # an entry built before added.json
+        return [{"content": t.content, "id": i, "special": t.special} for i, t in decoder.items()]
+
+    @functools.cached_property
     def _specials(self) -> dict[str, int]:
-        return {t.content: i for i, t in self._tokenizer.get_added_tokens_decoder().items() if t.special}
+        return {t["content"]: t["id"] for t in self._added if t["special"]}
+
+    @functools.cached_property
+    def _bpe(self) -> Bpe | None:
+        """The plain-Python encoder, where the entry's tokenizer is one it reproduces (bpe.npy)."""
+        path = self._entry / bpe.FILE
+        if not path.is_file():
+            return None
+        import numpy as np
+
+        return Bpe(np.load(path, mmap_mode="r", allow_pickle=False), [t["content"] for t in self._added])
 
     def texts(self) -> tuple[list[str], list[str]]:
         """For every row: its vocabulary entry ("" where none) and that entry as text."""
@@ -189,6 +189,9 @@ class Vocab:
             found = self._id_of(to_byte_level(text))
             if found is not None:
                 return (found,)
+        fast = self._bpe.encode(text) if self._bpe is not None else None
+        if fast is not None:
+            return fast
         ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
         return tuple(ids)
 

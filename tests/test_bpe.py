@@ -1,0 +1,143 @@
+"""The plain-Python BPE gives the tokenizers library's ids exactly, or declines (None).
+
+Compared on the tiny fixture's tokenizer and on GPT-2's real one: every character the module accepts, in
+several surroundings, and random texts of mixed scripts, numbers, spaces, contractions and punctuation.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gpt2emb import bpe, cache
+from gpt2emb.bpe import Bpe
+from gpt2emb.tokens import Vocab
+
+from conftest import SHARED_VOCAB
+from tinymodel import Tiny
+
+SURROUNDINGS = ("{c}", " {c}", "a{c}b", " {c}{c}x", "{c} 1", "x{c}'s  ", "\n{c}\t {c}")
+PIECES = ["king", " queen", "'s", "'ll", "'T", " 2024", "12", "é", " über", "Ελλάδα", " Россия", "—", "“x”",
+          "  ", "\n\n", "\t", " ", "!?", "...", "ǅ", "\u2003", "\u00a0", "\x85", "½", "²", "x1", "'",
+          "ab'cd"]  # fmt: skip
+
+
+def tokenizer_of(text: str) -> Any:
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_str(text)
+
+
+def real_tokenizer() -> str:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.BPE.from_file(str(SHARED_VOCAB / "vocab.json"), str(SHARED_VOCAB / "merges.txt")))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.add_special_tokens(["<|endoftext|>"])
+    text: str = tok.to_str()
+    return text
+
+
+def encoder(text: str) -> Bpe:
+    parsed = json.loads(text)
+    rows = bpe.table(parsed)
+    assert rows is not None
+    return Bpe(rows, [t["content"] for t in parsed.get("added_tokens") or []])
+
+
+def random_texts(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    safe = sorted(bpe._classes()[2])
+    texts = []
+    for _ in range(n):
+        n_parts = rng.randint(1, 12)
+        parts = [rng.choice(PIECES) if rng.random() < 0.7 else rng.choice(safe) for _ in range(n_parts)]
+        texts.append("".join(parts))
+    return texts
+
+
+def assert_same(ours: Bpe, theirs: Any, texts: list[str]) -> None:
+    for text in texts:
+        assert ours.encode(text) == tuple(theirs.encode(text, add_special_tokens=False).ids), repr(text)
+
+
+@pytest.mark.parametrize("which", ["tiny", "real"])
+def test_every_accepted_character_and_random_texts(which: str, tiny: Tiny) -> None:
+    if which == "real" and not SHARED_VOCAB.is_dir():
+        pytest.skip("needs ../shared/gpt2-vocab")
+    text = tiny.tokenizer.to_str() if which == "tiny" else real_tokenizer()
+    ours, theirs = encoder(text), tokenizer_of(text)
+    chars = sorted(bpe._classes()[2])
+    assert len(chars) > 1400  # the Latin, Greek, Cyrillic, Armenian blocks and general punctuation
+    assert_same(ours, theirs, [s.format(c=c) for c in chars for s in SURROUNDINGS])
+    assert_same(ours, theirs, random_texts(3000, seed=7))
+
+
+@pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab")
+def test_the_chapters_example_on_gpt2s_real_tokenizer() -> None:
+    ours = encoder(real_tokenizer())
+    # the issue's pieces: O, Bras, il, é, gig, ante
+    assert ours.encode("O Brasil é gigante") == (46, 39452, 346, 38251, 12526, 12427)
+
+
+def test_texts_it_cannot_vouch_for_are_declined(tiny: Tiny) -> None:
+    text = json.loads(tiny.tokenizer.to_str())
+    text["added_tokens"] = [{"id": 0, "content": "<|endoftext|>", "special": True}]
+    ours = encoder(json.dumps(text))
+    for declined in ("東京", "a🙂", "x<|endoftext|>y", "\U000e0001", "\u0378"):  # \u0378: unassigned
+        assert ours.encode(declined) is None, declined
+    assert ours.encode("<|endoftext") is not None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"normalizer": {"type": "NFC"}},
+        {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True, "use_regex": True}},
+        {"pre_tokenizer": {"type": "Whitespace"}},
+        {"truncation": {"max_length": 4, "strategy": "LongestFirst", "stride": 0, "direction": "Right"}},
+        {"model": {"dropout": 0.1}},
+        {"model": {"ignore_merges": True}},
+        {"model": {"continuing_subword_prefix": "##"}},
+    ],
+)
+def test_only_a_plain_byte_level_bpe_gets_a_table(change: dict[str, Any], tiny: Tiny) -> None:
+    text = json.loads(tiny.tokenizer.to_str())
+    assert bpe.table(text) is not None
+    for key, value in change.items():
+        text[key] = {**text[key], **value} if key == "model" else value
+    assert bpe.table(text) is None
+
+
+def test_a_merge_listed_twice_gets_no_table(tiny: Tiny) -> None:
+    text = json.loads(tiny.tokenizer.to_str())
+    text["model"]["merges"].append(text["model"]["merges"][0])
+    assert bpe.table(text) is None
+
+
+def test_an_entry_uses_it_and_an_older_entry_still_answers(tiny: Tiny, tmp_path: Path) -> None:
+    """A built entry holds bpe.npy and added.json and answers without the tokenizers library; an entry
+    without them (built by an earlier gpt2emb) answers the same through the library."""
+    text = tiny.tokenizer.to_str()
+    vocab_of = json.loads(text)["model"]["vocab"]
+    files = cache._encoder_files(text, json.loads(text))
+    assert set(files) == {"added.json", "bpe.npy"}
+    new, old = tmp_path / "new", tmp_path / "old"
+    for folder, extra in ((new, files), (old, {})):
+        folder.mkdir()
+        (folder / "tokenizer.json").write_text(text, encoding="utf-8")
+        (folder / "pieces.txt").write_text(cache._pieces_text(vocab_of), encoding="utf-8")
+        for name, content in extra.items():
+            if isinstance(content, np.ndarray):
+                np.save(folder / name, content)
+            else:
+                (folder / name).write_bytes(content)
+    sentence = "the king's cat sat, and 12 queens — 3 dogs!"
+    a, b = Vocab(new, len(vocab_of)), Vocab(old, len(vocab_of))
+    assert a.tokenize(sentence) == b.tokenize(sentence) == tuple(tiny.tokenizer.encode(sentence).ids)
+    assert "_tokenizer" not in a.__dict__ and "_tokenizer" in b.__dict__
