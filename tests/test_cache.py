@@ -140,9 +140,14 @@ def bad_repo(hub: FakeHub, tiny: Tiny, **changes: object) -> None:
     hub.repos["someone/bad"] = Repo(COMMIT, files)
 
 
-def test_models_that_are_not_gpt2(hub: FakeHub, tiny: Tiny, tmp_path: Path, caches: dict[str, Path]) -> None:
-    bad_repo(hub, tiny, model_type="llama")
-    with pytest.raises(BadModel, match="not a GPT-2 model"):
+def test_models_gpt2emb_cannot_read(
+    hub: FakeHub, tiny: Tiny, tmp_path: Path, caches: dict[str, Path]
+) -> None:
+    bad_repo(hub, tiny, model_type="t5")
+    with pytest.raises(
+        BadModel,
+        match="does not read .*model_type='t5'.*supported model types: gpt2, roberta",  # noqa: RUF043
+    ):
         cache.open_model(registry.resolve("someone/bad"))
     bad_repo(hub, tiny, n_embd=64)
     hub.repos["someone/bad"].commit = "f" * 40

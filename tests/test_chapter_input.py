@@ -94,8 +94,8 @@ def test_the_1024_wall(hub: FakeHub, tiny: Tiny) -> None:
     over = run_cli("input", long_text(tiny, 1025))
     assert over.exit_code == 2 and over.stdout == ""
     assert over.stderr.strip() == (
-        "gpt2emb: the text is 1,025 tokens, but gpt2 learned 1024 positions (0 to 1023): position 1024 does "
-        "not exist; shorten the text, or use --truncate to keep the first 1024"
+        "gpt2emb: the text is 1,025 tokens, but position 1024 does not exist: gpt2 learned 1024 positions, "
+        "0 to 1023; shorten the text, or use --truncate to keep the first 1024"
     )
     as_json = run_cli("input", long_text(tiny, 1025), "--json")
     assert as_json.exit_code == 2 and json.loads(as_json.stderr)["error"]["code"] == 2

@@ -104,7 +104,7 @@ def test_positions(hub: FakeHub, tiny: Tiny) -> None:
 @pytest.mark.parametrize(
     ("arg", "message"),
     [
-        ("1024", "position 1024 does not exist: GPT-2 learned 1024 positions, 0 to 1023"),
+        ("1024", "position 1024 does not exist: gpt2 learned 1024 positions, 0 to 1023"),
         ("abc", "'abc' is not a position"),
         ("5-2", "range 5-2 runs backwards"),
         ("-1", "No such option: -1"),
@@ -291,7 +291,8 @@ def test_similarity(hub: FakeHub, tiny: Tiny) -> None:
 
 def test_models_and_cache_management(hub: FakeHub, caches: dict[str, Path]) -> None:
     before = run_json("models")
-    assert [m["name"] for m in before["models"]] == ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"]
+    names = ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "distilgpt2", "roberta-base", "roberta-large"]
+    assert [m["name"] for m in before["models"]] == names
     assert not any(m["cached"] for m in before["models"])
     assert run_json("cache", "list")["entries"] == []
     assert run_json("cache", "path")["path"] == str(caches["cache"])
@@ -301,7 +302,7 @@ def test_models_and_cache_management(hub: FakeHub, caches: dict[str, Path]) -> N
     (entry,) = listed["entries"]
     assert entry["name"] == "gpt2" and entry["repo"] == "openai-community/gpt2" and entry["commit"] == COMMIT
     assert entry["bytes"] == sum(f.stat().st_size for f in Path(entry["path"]).iterdir())
-    assert [m["cached"] for m in run_json("models")["models"]] == [True, False, False, False]
+    assert [m["cached"] for m in run_json("models")["models"]] == [True] + [False] * (len(names) - 1)
     assert "1 entry," in " ".join(run_cli("cache", "list").stdout.split())
     assert run_json("cache", "clear", "xl")["entries"] == []  # another model: nothing removed
     cleared = run_json("cache", "clear", "small")

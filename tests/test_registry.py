@@ -29,8 +29,13 @@ def test_published_shapes() -> None:
         "gpt2-medium": (1024, 24, 16),
         "gpt2-large": (1280, 36, 20),
         "gpt2-xl": (1600, 48, 25),
+        "distilgpt2": (768, 6, 12),
+        "roberta-base": (768, 12, 12),
+        "roberta-large": (1024, 24, 16),
     }
-    assert {(m.shape.vocab_size, m.shape.n_positions) for m in registry.MODELS} == {(50257, 1024)}
+    vocab_positions = {(m.shape.family, m.shape.vocab_size, m.shape.n_positions) for m in registry.MODELS}
+    assert vocab_positions == {("gpt2", 50257, 1024), ("roberta", 50265, 512)}
+    assert {m.name for m in registry.GPT2_SIZES} == {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}
 
 
 def test_other_hub_repos_and_folders(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gpt2emb import cache, checkpoint, evaluate, ops, registry
+from gpt2emb import cache, checkpoint, evaluate, families, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Method, Pool, Rule
 from gpt2emb.errors import BadModel, NotCached, UsageError
@@ -74,7 +74,7 @@ def load(
     model: str, reporter: Reporter | None = None, revision: str | None = None
 ) -> tuple[cache.Model, Vocab]:
     m = cache.open_model(registry.resolve(model, revision), reporter)
-    return m, Vocab(m.path, m.shape.vocab_size)
+    return m, Vocab(m.path, m.shape.vocab_size, m.family.words)
 
 
 def _tokens(vocab: Vocab, q: Query) -> tuple[Token, ...]:
@@ -92,9 +92,10 @@ def _open(
     """Check what can be checked before the model is opened: bad input never fetches or caches anything."""
     if not words:
         raise UsageError("give at least one word")
-    for w in words:
-        check_word(w, exact)
     spec = registry.find(model)
+    specials = families.by_name(spec.shape.family).specials if spec is not None else None
+    for w in words:
+        check_word(w, exact, specials)
     if k is not None:  # a registry model's vocabulary is known before anything is fetched
         _check_top(k, spec.shape.vocab_size if spec is not None else None)
     m, vocab = load(model, reporter, revision)
@@ -227,15 +228,25 @@ def _spans(specs: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def parse_positions(spans: list[tuple[int, int]], n_positions: int) -> list[int]:
+def _positions_learned(m: cache.Model) -> str:
+    """What a model learned, as the refusals of a position past it say."""
+    n, offset = m.shape.n_positions, m.shape.position_offset
+    said = f"{m.name} learned {n} positions, 0 to {n - 1}"
+    if offset:
+        said += (
+            f" (rows {offset} to {offset + n - 1} of its position table: the rows before position 0's "
+            "are never used for a token, one of them is the padding row)"
+        )
+    return said
+
+
+def parse_positions(spans: list[tuple[int, int]], m: cache.Model) -> list[int]:
     """Positions and ranges; every one must be a row the model learned."""
+    n_positions = m.shape.n_positions
     for lo, hi in spans:
         for p in (lo, hi):
             if not 0 <= p < n_positions:
-                last = n_positions - 1
-                raise UsageError(
-                    f"position {p} does not exist: GPT-2 learned {n_positions} positions, 0 to {last}"
-                )
+                raise UsageError(f"position {p} does not exist: {_positions_learned(m)}")
     if sum(hi - lo + 1 for lo, hi in spans) > n_positions:
         raise UsageError(f"more positions asked for than the {n_positions} there are")
     return [p for lo, hi in spans for p in range(lo, hi + 1)]
@@ -246,10 +257,11 @@ def positions(
 ) -> PositionsResult:
     spans = _spans(specs)  # the syntax, before the model is opened
     m, _ = load(model, reporter, revision)
-    chosen = parse_positions(spans, m.shape.n_positions)
+    chosen = parse_positions(spans, m)
     matrix, norms = ops.cosine_matrix(m.wpe[chosen])
     m.check_rows(positions=chosen)
-    return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix))
+    rows = tuple(p + m.shape.position_offset for p in chosen)
+    return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix), rows)
 
 
 def position_map(
@@ -316,32 +328,35 @@ def tying(
     reporter = reporter or QuietReporter()
     ref = registry.resolve(model, revision)
     info = cache.checkpoint_info(ref)
-    shape = checkpoint.shape_of(info.config, ref.name)
+    family = families.of_config(info.config, ref.name)
+    shape = family.shape(info.config, ref.name)
     tie = bool(info.config.get("tie_word_embeddings", True))
     saved = shape.vocab_size * shape.d_model
     checks = [Check("config", tie, f"config.json: tie_word_embeddings = {str(tie).lower()}")]
-    same, n_params = heavy.meta_model_ties(info.config)
+    same, n_params = heavy.meta_model_ties(info.config, family.classes)
+    output, table = family.lm_names
     checks.append(
         Check(
             "meta_model",
             same,
-            f"GPT2LMHeadModel built on the meta device ({n_params:,} parameters, no weights): "
-            f"lm_head.weight {'is' if same else 'is not'} transformer.wte.weight",
+            f"{family.classes[2]} built on the meta device ({n_params:,} parameters, no weights): "
+            f"{output} {'is' if same else 'is not'} {table}",
         )
     )
     if info.tensors:
-        lm_head = [k for k in info.tensors if k.endswith("lm_head.weight")]
+        own = [k for k in info.tensors if k.endswith(output)]
         checks.append(
             Check(
                 "checkpoint",
-                not lm_head,
+                not own,
                 f"{info.weights_file} stores {len(info.tensors)} tensors and "
-                + (
-                    f"a separate {lm_head[0]}"
-                    if lm_head
-                    else "no lm_head.weight: the output layer is read from wte"
-                ),
+                + (f"a separate {own[0]}" if own else f"no {output}: the output layer is read from wte"),
             )
+        )
+    if grad is not None and not family.causal:
+        raise UsageError(
+            f"{ref.name} is a masked language model ({family.title}), not a next-token one: --grad takes the "
+            "gradient of the next-token loss, which it was not trained on; use a GPT-2 model"
         )
     if grad is not None and not (tie and same):
         raise UsageError(
@@ -352,13 +367,12 @@ def tying(
     if grad is not None:
         gradient = _gradient(ref, info, grad, reporter)
     if load_model:
-        equal, pa, pb = heavy.loaded_model_ties(_weights_folder(ref, info, reporter))
+        equal, pa, pb = heavy.loaded_model_ties(_weights_folder(ref, info, reporter), family.classes)
         checks.append(
             Check(
                 "loaded_model",
                 equal,
-                f"from_pretrained: lm_head.weight.data_ptr() = {pa:#x}, "
-                f"transformer.wte.weight.data_ptr() = {pb:#x}",
+                f"from_pretrained: {output}.data_ptr() = {pa:#x}, {table}.data_ptr() = {pb:#x}",
             )
         )
     tied = all(c.passed for c in checks)
@@ -384,7 +398,7 @@ def _open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> 
     if not cache.has_entry(ref, info.commit):
         _weights_folder(ref, info, reporter)
     m = cache.open_model(ref, reporter, info.commit)
-    return m, Vocab(m.path, m.shape.vocab_size)
+    return m, Vocab(m.path, m.shape.vocab_size, m.family.words)
 
 
 def _encode(vocab: Vocab, text: str, n_positions: int, what: str) -> tuple[SentenceToken, ...]:
@@ -409,7 +423,9 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
             "before, so the text needs at least two; give a longer text"
         )
     ids = tuple(t.id for t in tokens)
-    loss, by_input, by_output, tied = heavy.lm_gradients(_weights_folder(ref, info, reporter), ids)
+    loss, by_input, by_output, tied = heavy.lm_gradients(
+        _weights_folder(ref, info, reporter), m.family.classes, ids
+    )
 
     def touched(g: np.ndarray) -> np.ndarray:
         return np.flatnonzero(np.any(g != 0, axis=1))
@@ -441,6 +457,11 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
     )
 
 
+def _h0_formula(m: cache.Model) -> str:
+    total = "wte[token] + wpe[position]" + (" + type[0]" if m.types is not None else "")
+    return f"LayerNorm({total})" if m.norm is not None else total
+
+
 def context(
     word: str,
     sentences: list[str],
@@ -469,7 +490,7 @@ def context(
     q = vocab.query(word, False, pool)
     found = [_find(vocab, q, s, n, m.shape.n_positions) for n, s in enumerate(sentences, 1)]
     states = heavy.hidden_states(
-        _weights_folder(ref, info, reporter), [tuple(t.id for t in f.tokens) for f in found]
+        _weights_folder(ref, info, reporter), m.family.classes, [tuple(t.id for t in f.tokens) for f in found]
     )
     static = ops.query_vector(m.wte, q)
     layers = []
@@ -488,7 +509,7 @@ def context(
             for n, f in enumerate(found, 1)
             if f.occurrences > 1
         ),
-        "layer 0 is h0 = wte[token] + wpe[position]: there the word's vectors differ only by their position "
+        f"layer 0 is h0 = {_h0_formula(m)}: there the word's vectors differ only by their position "
         "rows (at the same position they are equal)",
     ]
     return ContextResult(
@@ -586,8 +607,9 @@ def models() -> ModelsResult:
             m.shape.d_model,
             m.shape.n_layer,
             m.shape.n_head,
-            param_counts(m.shape)["total_params"],
+            param_counts(m.shape)["total_params"] if m.shape.family == "gpt2" else None,
             m.repo in cached,
+            m.shape.family,
         )
         for m in registry.MODELS
     )
@@ -761,24 +783,42 @@ def model_input(
     if len(ids) > limit:
         if not truncate:
             raise UsageError(
-                f"the text is {len(ids):,} tokens, but {m.name} learned {limit} positions "
-                f"(0 to {limit - 1}): position {limit} does not exist; shorten the text, or use --truncate "
-                f"to keep the first {limit}"
+                f"the text is {len(ids):,} tokens, but position {limit} does not exist: "
+                f"{_positions_learned(m)}; shorten the text, or use --truncate to keep the first {limit}"
             )
         notes.append(
             f"the text is {len(ids):,} tokens: only the first {limit} go in (position {limit} does not exist)"
         )
     kept = ids[:limit]
-    rows = ops.input_rows(m.wte, m.wpe, kept)
+    type_row = None if m.types is None else m.types[0]
+    rows = ops.input_rows(m.wte, m.wpe, kept, type_row, m.norm, m.norm_eps)
+    offset = m.shape.position_offset
     tokens = tuple(
-        InputToken(p, i, vocab.token(i), float(a), float(b), float(c), _finite(float(cos)))
-        for p, (i, a, b, c, cos) in enumerate(
-            zip(kept, rows.wte_norm, rows.wpe_norm, rows.h0_norm, rows.cos_wte_wpe, strict=True)
+        InputToken(
+            p, i, vocab.token(i), float(a), float(b), float(c), _finite(float(cos)), p + offset, float(s)
+        )
+        for p, (i, a, b, c, cos, s) in enumerate(
+            zip(
+                kept, rows.wte_norm, rows.wpe_norm, rows.h0_norm, rows.cos_wte_wpe, rows.sum_norm, strict=True
+            )
         )
     )
     m.check_rows(kept, range(len(kept)))
     h0 = tuple(_floats(r) for r in rows.h0) if full else None
-    return InputResult(m.name, text, len(kept), m.shape.d_model, tokens, h0, len(ids), limit, tuple(notes))
+    return InputResult(
+        m.name,
+        text,
+        len(kept),
+        m.shape.d_model,
+        tokens,
+        h0,
+        len(ids),
+        limit,
+        tuple(notes),
+        m.types is not None,
+        m.norm is not None,
+        offset,
+    )
 
 
 EXTREMES = 5  # rows shown at each end of a table's norm distribution

@@ -32,9 +32,10 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 
-from gpt2emb import bpe, checkpoint, hub, ops, registry
+from gpt2emb import bpe, checkpoint, families, hub, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo, shape_of
 from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
+from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter, Task
 from gpt2emb.results import RefreshedRevision, RefreshFailure
@@ -46,6 +47,7 @@ _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damage
 GENERATION = "+"  # `<commit>+1`: a commit id never holds one
 FORMAT = 3  # bump whenever the files of an entry change: older entries are then rebuilt
 ARRAYS = ("wte", "wpe", "wte_norm", "wte_crc", "wpe_crc")
+EXTRA = ("types", "norm")  # token-type rows and the layer norm before the first block, for families with them
 TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
 # A stored norm may differ from the norm recomputed in float64 by float32 rounding: about 1e-7 relative per
 # step of a sum of at most a few thousand squares, far below this; a damaged norm that is off by less than
@@ -68,6 +70,13 @@ class Model:
     wte_norm: np.ndarray
     wte_crc: np.ndarray  # CRC-32 of each row's bytes, written with the entry
     wpe_crc: np.ndarray
+    types: np.ndarray | None = None  # token-type rows (RoBERTa, BERT); checked on open, as is norm
+    norm: np.ndarray | None = None  # the weight and bias of the layer norm applied to the sum of the rows
+    norm_eps: float = 0.0  # that layer norm's epsilon
+
+    @property
+    def family(self) -> Family:
+        return families.by_name(self.shape.family)
 
     def check_rows(self, tokens: Iterable[int] = (), positions: Iterable[int] = ()) -> None:
         """Refuse (DamagedEntry) unless these rows of wte, with their stored norms, and of wpe are as built.
@@ -334,13 +343,16 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
     tokenizer = checkpoint.tokenizer_json(ref, info.commit)
     parsed = json.loads(tokenizer)
     vocab = parsed["model"]["vocab"]
-    wte, wpe = checkpoint.embeddings(ref, info, reporter)
-    for key, array in (("wte", wte), ("wpe", wpe)):
-        checkpoint.check_shape(ref.name, key, array.shape, shape)
+    tables = checkpoint.embeddings(ref, info, reporter)
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{info.commit}.tmp-"))
     try:
-        wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (wte, wpe))
+        wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (tables.wte, tables.wpe))
+        extra = {
+            f"{k}.npy": np.ascontiguousarray(a, dtype=np.float32)
+            for k in EXTRA
+            if (a := getattr(tables, k)) is not None
+        }
         contents: dict[str, bytes | np.ndarray] = {
             "wte.npy": wte,
             "wpe.npy": wpe,
@@ -351,6 +363,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "tokenizer.json": tokenizer.encode(),
             "pieces.txt": _pieces_text(vocab).encode(),
             **_encoder_files(tokenizer, parsed),
+            **extra,
         }
         sha256 = {f: _write(tmp / f, content) for f, content in contents.items()}
         manifest: dict[str, Any] = {
@@ -361,6 +374,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "commit": info.commit,
             "shape": shape.__dict__,
             "tied": bool(info.config.get("tie_word_embeddings", True)),
+            "norm_eps": float(info.config.get(families.of_config(info.config, ref.name).norm_eps, 1e-12)),
             "files": {f: _fingerprint(tmp / f) for f in contents},
             "sha256": sha256,
         }
@@ -446,6 +460,12 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
     for a, (want, dtype) in expected.items():
         if arrays[a].shape != want or arrays[a].dtype != dtype:
             raise ValueError(f"{a}.npy is damaged: its shape is {arrays[a].shape}, not {want}")
+    extra = {}
+    for a in EXTRA:  # small: read whole, and checked whole by their fingerprint on every open
+        if f"{a}.npy" in manifest["files"]:
+            extra[a] = np.load(entry / f"{a}.npy", allow_pickle=False)
+            if extra[a].ndim != 2 or extra[a].shape[1] != shape.d_model or extra[a].dtype != np.float32:
+                raise ValueError(f"{a}.npy is damaged: its shape is {extra[a].shape}")
     return Model(
         ref.name,
         ref.repo,
@@ -458,6 +478,9 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
         arrays["wte_norm"],
         arrays["wte_crc"],
         arrays["wpe_crc"],
+        extra.get("types"),
+        extra.get("norm"),
+        float(manifest.get("norm_eps", 0.0)),
     )
 
 

@@ -1,4 +1,8 @@
-"""What a checkpoint holds: its config, its safetensors header (checked), and the wte/wpe tensors.
+"""What a checkpoint holds: its config, its safetensors header (checked), and its embedding tables.
+
+Which tensors those are is the model family's to say (families/): the token table (wte), the position
+table (wpe, kept from the row of position 0 on), and where the family has them, token-type rows and the
+layer norm applied before the first block.
 
 A checkpoint is a local folder or a Hub repo at one commit; nothing here caches anything (cache.py does).
 """
@@ -16,16 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from gpt2emb import hub
+from gpt2emb import families, hub
 from gpt2emb.errors import BadModel, NotCached
+from gpt2emb.families import Family
 from gpt2emb.hub import ReadRange
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import Reporter, Task
 
 SINGLE, INDEX, PICKLE = "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"
 WEIGHT_FILES = (SINGLE, PICKLE)
-WTE_KEYS = ("wte.weight", "transformer.wte.weight")
-WPE_KEYS = ("wpe.weight", "transformer.wpe.weight")
 
 
 @dataclass(frozen=True)
@@ -53,23 +56,28 @@ class CheckpointInfo:
 
 
 def shape_of(config: dict[str, Any], name: str) -> Shape:
-    model_type = config.get("model_type")
-    if model_type != "gpt2":
-        raise BadModel(
-            f"{name} is not a GPT-2 model (its config says model_type={model_type!r}); use a GPT-2 model"
-        )
-    try:
-        return Shape(
-            vocab_size=int(config["vocab_size"]),
-            d_model=int(config["n_embd"]),
-            n_positions=int(config["n_positions"]),
-            n_layer=int(config["n_layer"]),
-            n_head=int(config["n_head"]),
-        )
-    except (KeyError, TypeError, ValueError) as e:
-        raise BadModel(
-            f"{name}'s config.json lacks a GPT-2 field ({e}); the model folder looks damaged"
-        ) from None
+    return families.shape_of(config, name)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """A model's embedding tables in float32, as its entry stores them."""
+
+    wte: np.ndarray
+    wpe: np.ndarray  # the rows of positions 0 to n_positions - 1 (past the family's offset)
+    types: np.ndarray | None = None  # token-type rows
+    norm: np.ndarray | None = None  # the layer norm's weight and bias, 2 x d
+
+
+def wanted(family: Family) -> dict[str, tuple[str, ...]]:
+    """The tensors an entry is made of, by the name the entry gives them: their names in a checkpoint."""
+    found = {"wte": family.token_table, "wpe": family.position_table}
+    if family.type_table:
+        found["types"] = family.type_table
+    if family.norm:
+        found["norm_weight"] = tuple(w for w, _ in family.norm)
+        found["norm_bias"] = tuple(b for _, b in family.norm)
+    return found
 
 
 # ---------------------------------------------------------------- reading safetensors over any byte source
@@ -159,7 +167,7 @@ def find_key(tensors: dict[str, TensorInfo], keys: tuple[str, ...], name: str) -
     for key in keys:
         if key in tensors:
             return key
-    raise BadModel(f"{name}'s checkpoint has no {keys[0]} tensor; it is not a GPT-2 checkpoint")
+    raise BadModel(f"{name}'s checkpoint has no {keys[0]} tensor: it is not a checkpoint of its model type")
 
 
 def read_tensor(read: ReadRange, info: TensorInfo, task: Task | None) -> np.ndarray:
@@ -329,10 +337,11 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
         raise BadModel(f"{ref.name}'s config.json is not valid JSON") from None
     if not isinstance(config, dict):
         raise BadModel(f"{ref.name}'s config.json is not a JSON object")
-    shape = shape_of(config, ref.name)
+    family = families.of_config(config, ref.name)
+    shape = family.shape(config, ref.name)
     weights_file, sizes, weight_map = _weights(ref, commit)
     tensors = _tensors(ref, commit, sizes, weight_map)
-    for keys in (WTE_KEYS, WPE_KEYS) if weights_file != PICKLE else ():  # checked before anything is cached
+    for name, keys in wanted(family).items() if weights_file != PICKLE else ():  # before anything is cached
         key = find_key(tensors, keys, ref.name)
         t = tensors[key]
         if t.dtype not in _EMBEDDING_DTYPES:
@@ -340,13 +349,17 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
                 f"{_label(ref, t.file)} stores {key} as {t.dtype}; gpt2emb reads embeddings stored as "
                 "F32, F16 or BF16: save the model in one of those"
             )
-        check_shape(_label(ref, t.file), key, t.shape, shape)
+        check_shape(_label(ref, t.file), name, key, t.shape, shape)
     return CheckpointInfo(ref.name, ref.repo, commit, config, weights_file, tensors)
 
 
-def check_shape(where: str, key: str, got: tuple[int, ...], shape: Shape) -> None:
-    """wte (a key naming wte) is vocab_size x d_model, wpe n_positions x d_model, as the config says."""
-    want = [shape.vocab_size if "wte" in key else shape.n_positions, shape.d_model]
+def check_shape(where: str, name: str, key: str, got: tuple[int, ...], shape: Shape) -> None:
+    """Each table has the shape the config gives it: wte vocab_size x d, wpe (offset + n_positions) x d,
+    token types any number of rows x d, the layer norm's weight and bias d."""
+    d = shape.d_model
+    want = {"wte": [shape.vocab_size, d], "wpe": [shape.position_offset + shape.n_positions, d]}.get(name)
+    if want is None:
+        want = [got[0] if len(got) == 2 else -1, d] if name == "types" else [d]
     if list(got) != want:
         raise BadModel(f"{where} disagrees with its config: {key} is {list(got)}, config.json says {want}")
 
@@ -370,23 +383,29 @@ def tokenizer_json(ref: ModelRef, commit: str) -> str:
     return text
 
 
-def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> tuple[np.ndarray, np.ndarray]:
-    """wte and wpe widened to float32: only their byte ranges are read, from whichever shard holds each."""
+def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Tables:
+    """The embedding tables widened to float32: only their byte ranges are read, from whichever shard holds
+    each; wpe from the row of position 0 on."""
+    family = families.of_config(info.config, ref.name)
+    shape = family.shape(info.config, ref.name)
+    keys = wanted(family)
     if info.weights_file == PICKLE:  # torch's weights-only loader reads it
         path = source_file(ref, info.commit, info.weights_file)
         if path is None:
             raise BadModel(f"{ref.name} has no {info.weights_file}")
         from gpt2emb import heavy
 
-        return heavy.load_bin_embeddings(path, WTE_KEYS, WPE_KEYS, ref.name)
-    wte = info.tensors[find_key(info.tensors, WTE_KEYS, ref.name)]
-    wpe = info.tensors[find_key(info.tensors, WPE_KEYS, ref.name)]
-    total = (wte.end - wte.start) + (wpe.end - wpe.start)
-    with reporter.progress(f"fetching {ref.name} embeddings", total) as task:
-        return (
-            read_tensor(_reader(ref, info.commit, wte.file), wte, task),
-            read_tensor(_reader(ref, info.commit, wpe.file), wpe, task),
-        )
+        arrays = heavy.load_bin_embeddings(path, keys, ref.name)
+        for name, array in arrays.items():
+            check_shape(ref.name, name, keys[name][0], array.shape, shape)
+    else:
+        tensors = {name: info.tensors[find_key(info.tensors, k, ref.name)] for name, k in keys.items()}
+        total = sum(t.end - t.start for t in tensors.values())
+        with reporter.progress(f"fetching {ref.name} embeddings", total) as task:
+            arrays = {n: read_tensor(_reader(ref, info.commit, t.file), t, task) for n, t in tensors.items()}
+    start = shape.position_offset
+    norm = np.stack([arrays["norm_weight"], arrays["norm_bias"]]) if "norm_weight" in arrays else None
+    return Tables(arrays["wte"], arrays["wpe"][start : start + shape.n_positions], arrays.get("types"), norm)
 
 
 # ---------------------------------------------------------------- the whole checkpoint, to run the model

@@ -1,8 +1,8 @@
 """Everything that needs torch or transformers, imported only when a command really needs them.
 
-Functions here take plain inputs (paths, token ids) and return numpy arrays or plain values. _classes is the
-one place that names GPT-2's transformers classes; the rest reaches wte and the output layer through
-transformers' generic accessors (get_input_embeddings, get_output_embeddings).
+Functions here take plain inputs (paths, token ids, the names of a family's classes) and return numpy arrays
+or plain values; they reach the token table and the output layer through transformers' generic accessors
+(get_input_embeddings, get_output_embeddings), whatever the family.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ import numpy as np
 from gpt2emb.errors import BadModel
 
 
-def load_bin_embeddings(
-    path: Path, wte_keys: tuple[str, ...], wpe_keys: tuple[str, ...], name: str
-) -> tuple[np.ndarray, np.ndarray]:
-    """wte and wpe of a pytorch_model.bin, read with torch's weights-only loader (never plain pickle)."""
+def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: str) -> dict[str, np.ndarray]:
+    """The embedding tables of a pytorch_model.bin (wanted: the entry's name of each -> its names in a
+    checkpoint), read with torch's weights-only loader (never plain pickle)."""
     import torch
 
     try:
@@ -29,32 +28,35 @@ def load_bin_embeddings(
         ) from None
     if not isinstance(state, dict):
         raise BadModel(f"{path} is not a state dict")
-    found = []
-    for keys in (wte_keys, wpe_keys):
+    found = {}
+    for table, keys in wanted.items():
         key = next((k for k in keys if k in state), None)
         if key is None:
-            raise BadModel(f"{name}'s checkpoint has no {keys[0]} tensor; it is not a GPT-2 checkpoint")
-        found.append(state[key].detach().to(torch.float32).numpy())
-    return found[0], found[1]
+            raise BadModel(
+                f"{name}'s checkpoint has no {keys[0]} tensor: it is not a checkpoint of its model type"
+            )
+        found[table] = state[key].detach().to(torch.float32).numpy()
+    return found
 
 
-def _classes() -> tuple[Any, Any, Any]:
-    """GPT-2's config, base model and language model classes (the families issue moves this into a module)."""
-    from transformers import GPT2Config, GPT2LMHeadModel, GPT2Model
+def _classes(names: tuple[str, str, str]) -> tuple[Any, Any, Any]:
+    """A family's config, base model and language model classes, by their names in transformers."""
+    import transformers
     from transformers.utils import logging
 
     # its load reports (buffers it drops, generation settings) are not about embeddings, and its bar for
     # turning loaded tensors into parameters would follow huggingface_hub's download bar (left as it is)
     logging.set_verbosity_error()  # type: ignore[no-untyped-call]
     logging.set_tqdm_hook(lambda factory, args, kwargs: factory(*args, **{**kwargs, "disable": True}))
-    return GPT2Config, GPT2Model, GPT2LMHeadModel
+    config, base, lm = (getattr(transformers, name) for name in names)
+    return config, base, lm
 
 
-def _load(folder: Path, language_model: bool) -> Any:
+def _load(folder: Path, classes: tuple[str, str, str], language_model: bool) -> Any:
     """The whole model from a folder on this machine (nothing fetched here), in float32, in eval mode."""
     import torch
 
-    _, base, lm = _classes()
+    _, base, lm = _classes(classes)
     model = (lm if language_model else base).from_pretrained(folder, dtype=torch.float32)
     return model.eval()
 
@@ -63,31 +65,33 @@ def _tied(model: Any) -> bool:
     return bool(model.get_output_embeddings().weight is model.get_input_embeddings().weight)
 
 
-def meta_model_ties(config: dict[str, Any]) -> tuple[bool, int]:
+def meta_model_ties(config: dict[str, Any], classes: tuple[str, str, str]) -> tuple[bool, int]:
     """The language model built on the meta device (no memory, no weights): is its output layer wte?"""
     import torch
 
-    config_class, _, lm = _classes()
+    config_class, _, lm = _classes(classes)
     with torch.device("meta"):
         model = lm(config_class(**config))
     n_params = sum(p.numel() for p in model.parameters())
     return _tied(model), int(n_params)
 
 
-def loaded_model_ties(folder: Path) -> tuple[bool, int, int]:
+def loaded_model_ties(folder: Path, classes: tuple[str, str, str]) -> tuple[bool, int, int]:
     """The lab's own proof on the real model: do the output layer and wte share one storage? (data_ptr)"""
-    model = _load(folder, language_model=True)
+    model = _load(folder, classes, language_model=True)
     a = model.get_output_embeddings().weight.data_ptr()
     b = model.get_input_embeddings().weight.data_ptr()
     return a == b, int(a), int(b)
 
 
-def hidden_states(folder: Path, inputs: list[tuple[int, ...]]) -> list[np.ndarray]:
+def hidden_states(
+    folder: Path, classes: tuple[str, str, str], inputs: list[tuple[int, ...]]
+) -> list[np.ndarray]:
     """Each input's hidden states as transformers returns them, shape (n_layer + 1, tokens, d): h0 (the input
     of the first block), the output of each block, the last one after the final layer norm."""
     import torch
 
-    model = _load(folder, language_model=False)
+    model = _load(folder, classes, language_model=False)
     found = []
     with torch.inference_mode():
         for ids in inputs:
@@ -96,7 +100,9 @@ def hidden_states(folder: Path, inputs: list[tuple[int, ...]]) -> list[np.ndarra
     return found
 
 
-def lm_gradients(folder: Path, ids: tuple[int, ...]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+def lm_gradients(
+    folder: Path, classes: tuple[str, str, str], ids: tuple[int, ...]
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """One forward and backward pass of the language-model loss on ids (labels = ids: the mean next-token
     cross-entropy), twice: on the tied model, and with the output layer given its own copy of wte, so that the
     gradient of each use of wte lands in its own matrix.
@@ -105,7 +111,7 @@ def lm_gradients(folder: Path, ids: tuple[int, ...]) -> tuple[float, np.ndarray,
     tied model's (which autograd makes the sum of both uses)."""
     import torch
 
-    model = _load(folder, language_model=True)
+    model = _load(folder, classes, language_model=True)
     if not _tied(model):
         raise BadModel("the loaded model's output layer does not reuse wte: it is not tied")
     wte, head = model.get_input_embeddings(), model.get_output_embeddings()

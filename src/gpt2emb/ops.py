@@ -232,27 +232,46 @@ def vector_stats(v: np.ndarray) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class InputRows:
-    """h0 = wte[ids] + wpe[0..n-1] as the model adds them (float32), and per position the three norms and
-    the cosine of the wte row with the wpe row (NaN where a row is all zeros), in float64."""
+    """h0 as the model makes it (float32): wte[ids] + wpe[0..n-1] (+ token type 0's row), passed through
+    the family's layer norm where it has one; per position the norms of the two rows, of their sum and of h0,
+    and the cosine of the wte row with the wpe row (NaN where a row is all zeros), in float64."""
 
     h0: np.ndarray
     wte_norm: np.ndarray
     wpe_norm: np.ndarray
+    sum_norm: np.ndarray
     h0_norm: np.ndarray
     cos_wte_wpe: np.ndarray
 
 
-def input_rows(wte: np.ndarray, wpe: np.ndarray, ids: tuple[int, ...]) -> InputRows:
+def _norm_of(rows: np.ndarray) -> np.ndarray:
+    r = rows.astype(np.float64)
+    return np.asarray(np.sqrt((r * r).sum(axis=1)))
+
+
+def input_rows(
+    wte: np.ndarray,
+    wpe: np.ndarray,
+    ids: tuple[int, ...],
+    type_row: np.ndarray | None = None,
+    norm: np.ndarray | None = None,
+    eps: float = 1e-5,
+) -> InputRows:
     tokens = np.asarray(wte[list(ids)], dtype=np.float32)
     places = np.asarray(wpe[: len(ids)], dtype=np.float32)
-    h0 = tokens + places
+    total = tokens + places if type_row is None else tokens + places + type_row
+    h0 = total
+    if norm is not None:  # LayerNorm over each row, in float64, as torch's up to float32 rounding
+        t = total.astype(np.float64)
+        centred = t - t.mean(axis=1, keepdims=True)
+        scaled = centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True) + eps)
+        h0 = (scaled * norm[0] + norm[1]).astype(np.float32)
     t64, p64 = tokens.astype(np.float64), places.astype(np.float64)
-    wte_norm, wpe_norm = np.sqrt((t64 * t64).sum(axis=1)), np.sqrt((p64 * p64).sum(axis=1))
-    h64 = h0.astype(np.float64)
+    wte_norm, wpe_norm = _norm_of(tokens), _norm_of(places)
     denom = wte_norm * wpe_norm
     with np.errstate(divide="ignore", invalid="ignore"):
         cos = np.where(denom > 0, (t64 * p64).sum(axis=1) / denom, np.nan)
-    return InputRows(h0, wte_norm, wpe_norm, np.sqrt((h64 * h64).sum(axis=1)), cos)
+    return InputRows(h0, wte_norm, wpe_norm, _norm_of(total), _norm_of(h0), cos)
 
 
 _BLOCK_VALUES = 1 << 22  # float64 values per block (32 MiB): the whole-table passes stay small in memory

@@ -1,4 +1,4 @@
-"""The four GPT-2 sizes as data, and resolve(): a model name typed by a user -> what to open."""
+"""The named models as data (the four GPT-2 sizes first), and resolve(): a name typed -> what to open."""
 
 from __future__ import annotations
 
@@ -12,13 +12,15 @@ from gpt2emb.errors import UnknownModel, UsageError
 
 @dataclass(frozen=True)
 class Shape:
-    """The figures that fix every embedding and parameter count of a GPT-2 model."""
+    """The figures that fix a model's embedding tables (and, for GPT-2, every parameter count)."""
 
     vocab_size: int
     d_model: int
     n_positions: int
     n_layer: int
     n_head: int
+    family: str = "gpt2"  # families/
+    position_offset: int = 0  # the position table's row of position 0 (RoBERTa: 2)
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,14 @@ MODELS: tuple[ModelSpec, ...] = (
     ModelSpec("gpt2-medium", "openai-community/gpt2-medium", ("medium",), Shape(50257, 1024, 1024, 24, 16)),
     ModelSpec("gpt2-large", "openai-community/gpt2-large", ("large",), Shape(50257, 1280, 1024, 36, 20)),
     ModelSpec("gpt2-xl", "openai-community/gpt2-xl", ("xl",), Shape(50257, 1600, 1024, 48, 25)),
+    ModelSpec("distilgpt2", "distilbert/distilgpt2", (), Shape(50257, 768, 1024, 6, 12)),
+    # 514 rows of positions, the first two never used for a token: 512 positions (families/roberta.py)
+    ModelSpec(
+        "roberta-base", "FacebookAI/roberta-base", ("roberta",), Shape(50265, 768, 512, 12, 12, "roberta", 2)
+    ),
+    ModelSpec("roberta-large", "FacebookAI/roberta-large", (), Shape(50265, 1024, 512, 24, 16, "roberta", 2)),
 )
+GPT2_SIZES = MODELS[:4]  # what `sizes` compares by the formula, without weights
 DEFAULT_MODEL = "gpt2"
 
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")

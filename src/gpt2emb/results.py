@@ -93,6 +93,7 @@ class PositionsResult:
     positions: tuple[int, ...]
     norms: tuple[float, ...]
     matrix: tuple[tuple[float, ...], ...]
+    rows: tuple[int, ...] = ()  # each position's row of the position table (RoBERTa: position + 2)
 
 
 @dataclass(frozen=True)
@@ -323,8 +324,9 @@ class ModelRow:
     d_model: int
     n_layer: int
     n_head: int
-    total_params: int
+    total_params: int | None  # by GPT-2's formula; None for another family (sizes -m counts any model)
     cached: bool
+    family: str = "gpt2"
 
 
 @dataclass(frozen=True)
@@ -405,6 +407,8 @@ class InputToken:
     wpe_norm: float
     h0_norm: float
     cos_wte_wpe: float | None  # None when either row is all zeros
+    row: int  # the position table's row of this position (RoBERTa: position + 2)
+    sum_norm: float  # |wte + wpe (+ type)|, before the layer norm of a family that has one (else h0_norm)
 
 
 @dataclass(frozen=True)
@@ -420,6 +424,9 @@ class InputResult:
     text_tokens: int  # the tokens of the whole text
     n_positions: int
     notes: tuple[str, ...]
+    type_row: bool = False  # token type 0's row is added (RoBERTa, BERT)
+    layer_norm: bool = False  # h0 is the layer norm of the sum (RoBERTa, BERT)
+    row_offset: int = 0  # position p is row p + row_offset of wpe
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def _verify(spec: registry.ModelSpec, total: int) -> bool:
 
 def sizes(dtype: str = "fp32", verify: bool = False) -> SizesResult:
     out = []
-    for spec in registry.MODELS:
+    for spec in registry.GPT2_SIZES:
         s = spec.shape
         counts = param_counts(s)
         out.append(

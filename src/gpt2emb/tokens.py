@@ -19,14 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from gpt2emb import bpe
-from gpt2emb.bpe import Bpe, byte_decoder, to_byte_level
+from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
+from gpt2emb.families import Words
+
+BYTE_LEVEL = Words()
 
 MAX_WORD_CHARS = 1000
 MAX_PIECES = 8  # a "word" of more tokens than this is a phrase or noise: the mean of its rows says little
 ADDED_FILE = "added.json"
-_SPECIAL = re.compile(r"<\|[^|]*\|>")
 
 
 @dataclass(frozen=True)
@@ -39,18 +41,9 @@ class Query:
     note: str = ""
 
 
-def _piece_bytes(piece: str) -> bytes | None:
-    """The bytes of a vocabulary entry, or None for an added token stored as plain text."""
-    decoder = byte_decoder()
-    if any(c not in decoder for c in piece):
-        return None
-    return bytes(decoder[c] for c in piece)
-
-
 def display(piece: str) -> str:
-    """A vocabulary entry as text; bytes that are not whole UTF-8 characters are shown as \\xNN."""
-    raw = _piece_bytes(piece)
-    return piece if raw is None else raw.decode("utf-8", errors="backslashreplace")
+    """A byte-level vocabulary entry as text; bytes that are not whole UTF-8 characters are shown as \\xNN."""
+    return BYTE_LEVEL.text(piece)
 
 
 def quote(text: str) -> str:
@@ -64,14 +57,12 @@ def quote(text: str) -> str:
     return f'"{escaped}"'
 
 
-# Words made only of ASCII letters, or only of digits, are one pre-token for GPT-2's splitter, so when the
-# vocabulary holds the whole string BPE gives exactly that token: a dictionary lookup, no tokenizer load.
-_FAST = re.compile(r" ?(?:[A-Za-z]+|[0-9]+)")
 _ID = re.compile(r"id:(.*)", re.DOTALL)
 
 
-def check_word(word: str, exact: bool) -> int | None:
-    """What can be said of a word before any model is opened: its id for `id:N`, or a UsageError."""
+def check_word(word: str, exact: bool, specials: re.Pattern[str] | None = None) -> int | None:
+    """What can be said of a word before any model is opened: its id for `id:N`, or a UsageError.
+    specials: the pattern of the family's special tokens, when the family is known before opening."""
     match = _ID.fullmatch(word)
     if match:
         raw = match.group(1)
@@ -96,10 +87,10 @@ def check_word(word: str, exact: bool) -> int | None:
                 f"{quote(word[:40])} holds the control character U+{ord(ch):04X}: type the word without it, "
                 "or ask for a token by its id (id:N)"
             )
-    if _SPECIAL.fullmatch(word.strip()):
+    if specials is not None and specials.fullmatch(word.strip()):
         raise UsageError(
-            f"{word.strip()} is a special token, not a word: ask for its row by id "
-            "(GPT-2's <|endoftext|> is id:50256)"
+            f"{word.strip()} is a special token, not a word: ask for its row by id (id:N; the JSON of any "
+            "word command shows ids)"
         )
     return None
 
@@ -107,9 +98,10 @@ def check_word(word: str, exact: bool) -> int | None:
 class Vocab:
     """The tokenizer of one cache entry, loaded as lazily as possible."""
 
-    def __init__(self, entry: Path, n_rows: int) -> None:
+    def __init__(self, entry: Path, n_rows: int, words: Words = BYTE_LEVEL) -> None:
         self._entry = entry
         self.n_rows = n_rows
+        self.words = words
         self._lookups = 0
 
     @functools.cached_property
@@ -164,7 +156,7 @@ class Vocab:
     def texts(self) -> tuple[list[str], list[str]]:
         """For every row: its vocabulary entry ("" where none) and that entry as text."""
         pieces = self._pieces + [""] * max(0, self.n_rows - len(self._pieces))
-        return pieces, [display(p) if p else "" for p in pieces]
+        return pieces, [self.words.text(p) if p else "" for p in pieces]
 
     def _piece(self, token_id: int) -> str:
         """The vocabulary entry of a token id ("" for an added token or an id past the vocabulary)."""
@@ -175,18 +167,19 @@ class Vocab:
         if not piece:
             added = self._tokenizer.id_to_token(token_id)
             return added if added is not None else f"<id {token_id}>"
-        return display(piece)
+        return self.words.text(piece)
 
     def encode(self, text: str) -> tuple[int, ...]:
         """A word's ids: as tokenize, but a special token with spaces around it is that token alone."""
-        if not _FAST.fullmatch(text) and text.strip() in self._specials:
+        if self.words.whole(text) is None and text.strip() in self._specials:
             return (self._specials[text.strip()],)
         return self.tokenize(text)
 
     def tokenize(self, text: str) -> tuple[int, ...]:
         """A whole text's ids exactly as the tokenizer makes them: as typed, special tokens in it kept."""
-        if _FAST.fullmatch(text):
-            found = self._id_of(to_byte_level(text))
+        whole = self.words.whole(text)
+        if whole is not None:  # a dictionary lookup, no tokenizer
+            found = self._id_of(whole)
             if found is not None:
                 return (found,)
         fast = self._bpe.encode(text) if self._bpe is not None else None
@@ -201,7 +194,12 @@ class Vocab:
             if token_id >= self.n_rows:
                 raise UsageError(f"id:{token_id} does not exist: token ids go from 0 to {self.n_rows - 1}")
             return Query(word, (token_id,), pool)
-        text = word if exact or word[0].isspace() else " " + word
+        special = self._specials.get(word.strip())
+        if special is not None:
+            raise UsageError(
+                f"{word.strip()} is a special token, not a word: ask for its row by id (id:{special})"
+            )
+        text = word if exact or word[0].isspace() else self.words.running(word)
         ids = self.encode(text)
         if not ids:
             raise UsageError(f"{word!r} gives no tokens; type a word")
@@ -233,7 +231,7 @@ class Vocab:
 
     def holds_a_character(self, token_id: int) -> bool:
         """Whether a token holds a whole character other than a space (not only fragments of UTF-8 bytes)."""
-        raw = _piece_bytes(self._piece(token_id))
+        raw = self.words.raw(self._piece(token_id))
         if raw is None:
             return True  # an added token, stored as plain text
         text = raw.decode("utf-8", errors="replace").replace("\ufffd", "")

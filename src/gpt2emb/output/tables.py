@@ -156,6 +156,10 @@ def _(result: PositionsResult, dims: int | None) -> RenderableType:
         [str(p), _num(norm, 3), *(_num(x, 3) for x in row)]
         for p, norm, row in zip(result.positions, result.norms, result.matrix, strict=True)
     ]
+    if result.rows and result.rows != result.positions:  # RoBERTa: position p is row p + 2
+        columns = "pos> row> " + columns.removeprefix("pos> ")
+        for row, r in zip(rows, result.rows, strict=True):
+            row.insert(1, str(r))
     return _table(f"cosine similarity of position rows (wpe) in {result.model}", columns, rows)
 
 
@@ -178,7 +182,7 @@ def _(result: CompareResult, dims: int | None) -> RenderableType:
             [str(rank + 1), *(_shared(a[rank], everywhere) if rank < len(a) else "" for a in answers)]
             for rank in range(max(len(a) for a in answers))
         ]
-        title = f"{query}: side by side (* in every list)"
+        title = f"{query}: side by side (* in every list, matched by the text each token stands for)"
         parts.append(_table(title, ["rank>", *result.models], rows))
         parts += [
             Text(f"{o.models[0]} and {o.models[1]} share {o.shared} of their top {o.k}\n")
@@ -352,16 +356,17 @@ def _(result: ModelsResult, dims: int | None) -> RenderableType:
     rows = [
         [
             m.name,
+            m.family,
             ", ".join(m.aliases),
             f"{m.d_model:,}",
             str(m.n_layer),
-            f"{m.total_params:,}",
+            "-" if m.total_params is None else f"{m.total_params:,}",
             "yes" if m.cached else "no",
         ]
         for m in result.models
     ]
-    title = "GPT-2 models (-m also takes any GPT-2 Hub repo, or a folder)"
-    return _table(title, "model aliases d_model> layers> params> cached", rows)
+    title = "named models (-m also takes any Hub repo or folder of a supported family)"
+    return _table(title, "model family aliases d_model> layers> params> cached", rows)
 
 
 _SIZE_ROWS: list[tuple[str, Any]] = [
@@ -479,8 +484,8 @@ def _(result: ContextResult, dims: int | None) -> RenderableType:
     )
 
 
-def _span(n: int) -> str:
-    return "0" if n == 1 else f"0..{n - 1}"
+def _span(n: int, offset: int = 0) -> str:
+    return str(offset) if n == 1 else f"{offset}..{offset + n - 1}"
 
 
 MAX_TEXT_SHOWN = 60
@@ -489,21 +494,32 @@ MAX_TEXT_SHOWN = 60
 @view.register
 def _(result: InputResult, dims: int | None) -> RenderableType:
     n, d = result.n_tokens, result.d_model
-    shapes = f"wte[ids] ({n}, {d}) + wpe[{_span(n)}] ({n}, {d}) = h0 ({n}, {d})"
+    total = f"wte[ids] ({n}, {d}) + wpe[{_span(n, result.row_offset)}] ({n}, {d})"
+    total += f" + type[0] ({d},)" if result.type_row else ""
+    shapes = f"LayerNorm({total}) = h0 ({n}, {d})" if result.layer_norm else f"{total} = h0 ({n}, {d})"
     text = result.text if len(result.text) <= MAX_TEXT_SHOWN else result.text[:MAX_TEXT_SHOWN] + "..."
     plural = "token" if result.text_tokens == 1 else "tokens"
     about = (
         f"{tok(text)} in {result.model}: {result.text_tokens:,} {plural}, as typed (no space added in front)"
     )
+    columns = ["pos>", "id>", "token", "|wte|>", "|wpe|>", "|h0|>", "cos(wte, wpe)>"]
     rows = [
         [str(t.position), str(t.id), tok(t.token), _num(t.wte_norm), _num(t.wpe_norm), _num(t.h0_norm),
          _maybe(t.cos_wte_wpe)]
         for t in result.tokens
     ]  # fmt: skip
+    if result.layer_norm:  # the sum before the layer norm, beside h0
+        columns.insert(5, "|sum|>")
+        for row, t in zip(rows, result.tokens, strict=True):
+            row.insert(5, _num(t.sum_norm))
+    if result.row_offset:
+        columns.insert(1, "row>")
+        for row, t in zip(rows, result.tokens, strict=True):
+            row.insert(1, str(t.row))
     parts: list[RenderableType] = [
         *_notes(list(result.notes)),
         Text(shapes, style="bold"),
-        _table(about, ["pos>", "id>", "token", "|wte|>", "|wpe|>", "|h0|>", "cos(wte, wpe)>"], rows),
+        _table(about, columns, rows),
     ]
     if result.h0 is not None:
         width = len(str(n - 1))

@@ -1,0 +1,142 @@
+"""Model families: everything that depends on a model's architecture, one module per family.
+
+A family is a `Family` record: the config's `model_type`s it serves, the config fields that give its shape,
+the tensor names of its token table, position table and output layer, how a token position maps to a row
+of the position table, the tables added before the first block (token types, a layer norm), how a word
+becomes a token, and the names of its transformers classes (as strings: only heavy.py imports
+transformers). The rest of gpt2emb asks the record and never names an architecture. To add a family: a
+module here holding one `Family`, listed in `FAMILIES` below, and a tiny model of it in tests/tinymodel.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpt2emb.bpe import byte_decoder, to_byte_level
+from gpt2emb.errors import BadModel
+from gpt2emb.registry import Shape
+
+
+class Words:
+    """How a family's vocabulary spells words. This base is byte-level BPE (GPT-2, RoBERTa: " king" is the
+    entry "Ġking", each UTF-8 byte one character); a family that spells otherwise (WordPiece's "king" and
+    "##ing", SentencePiece's "▁king") gives its record a subclass. Tables show each token as the text it
+    stands for, a word-initial token with a leading space (" king"), so two families' tokens compare by text.
+    """
+
+    name = "byte-level BPE"
+
+    def running(self, word: str) -> str:
+        """What a typed word means: the word as it appears inside running text."""
+        return " " + word
+
+    def whole(self, text: str) -> str | None:
+        """The vocabulary entry that the tokenizer makes of all of text when the vocabulary holds it, for a
+        text where that is certain without running the tokenizer; None otherwise (the tokenizer decides)."""
+        return to_byte_level(text) if _ONE_PRE_TOKEN.fullmatch(text) else None
+
+    def text(self, piece: str) -> str:
+        """The text a vocabulary entry stands for; bytes that are not whole UTF-8 characters as \\xNN."""
+        raw = self.raw(piece)
+        return piece if raw is None else raw.decode("utf-8", errors="backslashreplace")
+
+    def raw(self, piece: str) -> bytes | None:
+        """The bytes of a vocabulary entry, or None for an entry stored as plain text (an added token)."""
+        decoder = byte_decoder()
+        if any(c not in decoder for c in piece):
+            return None
+        return bytes(decoder[c] for c in piece)
+
+
+# Words made only of ASCII letters, or only of digits, are one pre-token for GPT-2's splitter, and a whole
+# pre-token that the vocabulary holds is what byte-level BPE makes of it (a trained merge list reaches every
+# entry it made; tests/test_tokens.py checks every such entry of GPT-2's real vocabulary).
+_ONE_PRE_TOKEN = re.compile(r" ?(?:[A-Za-z]+|[0-9]+)")
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str  # as messages name the family: "GPT-2"
+    model_types: tuple[str, ...]
+    # config fields, the first present wins
+    d_model: tuple[str, ...]
+    n_positions: tuple[str, ...]
+    n_layer: tuple[str, ...]
+    n_head: tuple[str, ...]
+    # tensor names in a checkpoint, the first present wins
+    token_table: tuple[str, ...]
+    position_table: tuple[str, ...]
+    type_table: tuple[str, ...] = ()  # token-type rows added to every token (row 0 for a single text)
+    norm: tuple[tuple[str, str], ...] = ()  # (weight, bias) of a layer norm applied to the sum
+    norm_eps: str = "layer_norm_eps"  # the config field of its epsilon
+    # RoBERTa: the position table's row of position 0 is pad_token_id + 1 (the rows before it are never used)
+    offset_after_pad: bool = False
+    words: Words = field(default_factory=Words)
+    # the text of its special tokens, to refuse them as words before a model of the family is fetched (once
+    # fetched, its tokenizer's own list refuses them, with their ids)
+    specials: re.Pattern[str] = re.compile(r"<\|[^|]*\|>")
+    # transformers: the config, base model and language model classes, and the language model's names of its
+    # output layer and of the token table, as `tying` names them
+    classes: tuple[str, str, str] = ("", "", "")
+    lm_names: tuple[str, str] = ("", "")
+    causal: bool = True  # a next-token language model (tying --grad's loss)
+
+    def position_offset(self, config: dict[str, Any]) -> int:
+        """The row of the position table that holds token position 0."""
+        return int(config.get("pad_token_id") or 0) + 1 if self.offset_after_pad else 0
+
+    def shape(self, config: dict[str, Any], name: str) -> Shape:
+        """The shape a config gives; n_positions counts usable positions (rows past the offset)."""
+
+        def field(keys: tuple[str, ...]) -> int:
+            for key in keys:
+                if key in config:
+                    return int(config[key])
+            raise KeyError(keys[0])
+
+        try:
+            total = field(self.n_positions)
+            offset = self.position_offset(config)
+            return Shape(
+                vocab_size=int(config["vocab_size"]),
+                d_model=field(self.d_model),
+                n_positions=total - offset,
+                n_layer=field(self.n_layer),
+                n_head=field(self.n_head),
+                family=self.name,
+                position_offset=offset,
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise BadModel(
+                f"{name}'s config.json lacks a {self.title} field ({e}); the model folder looks damaged"
+            ) from None
+
+
+def _families() -> tuple[Family, ...]:
+    from gpt2emb.families import gpt2, roberta
+
+    return (gpt2.FAMILY, roberta.FAMILY)
+
+
+def by_name(name: str) -> Family:
+    return next(f for f in _families() if f.name == name)
+
+
+def of_config(config: dict[str, Any], name: str) -> Family:
+    """The family of a model by its config's model_type; BadModel names the supported ones otherwise."""
+    model_type = config.get("model_type")
+    for family in _families():
+        if model_type in family.model_types:
+            return family
+    supported = ", ".join(t for f in _families() for t in f.model_types)
+    raise BadModel(
+        f"{name} is a model gpt2emb does not read (its config says model_type={model_type!r}); "
+        f"supported model types: {supported}"
+    )
+
+
+def shape_of(config: dict[str, Any], name: str) -> Shape:
+    return of_config(config, name).shape(config, name)

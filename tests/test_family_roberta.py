@@ -1,0 +1,171 @@
+"""RoBERTa (families/roberta.py) on a tiny RoBERTa made by transformers: served by the fake Hub as
+FacebookAI/roberta-base and read as a local folder, every command in table and JSON.
+
+Oracles: the model's own position table read at row p + 2, and transformers' own embeddings module for h0
+(the layer norm of token + position + token-type rows).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tiny_roberta import N_POSITIONS, TinyRoberta, build
+
+from conftest import COMMIT, run_cli, run_json
+from fakehub import FakeHub, Repo
+
+REPO = "FacebookAI/roberta-base"
+
+
+@pytest.fixture(scope="module")
+def roberta(tmp_path_factory: pytest.TempPathFactory) -> TinyRoberta:
+    return build(tmp_path_factory.mktemp("roberta"))
+
+
+@pytest.fixture
+def served(hub: FakeHub, roberta: TinyRoberta) -> Iterator[FakeHub]:
+    hub.repos[REPO] = Repo(COMMIT, roberta.files())
+    yield hub
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    r = rows.astype(np.float64)
+    return np.asarray(r / np.linalg.norm(r, axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("where", ["hub", "folder"])
+def test_neighbors_of_cat(served: FakeHub, roberta: TinyRoberta, where: str) -> None:
+    model = "roberta-base" if where == "hub" else str(roberta.folder)
+    doc = run_json("neighbors", "cat", "-k", "3", "-m", model)
+    first = doc["items"][0]
+    assert first["tokens"][0]["id"] == roberta.id("cat")
+    assert [n["token"] for n in first["neighbors"][:2]] == [" cats", " kitten"]
+    assert first["neighbors"][0]["id"] == roberta.id("cats")
+    table = run_cli("neighbors", "cat", "-m", model)
+    assert table.exit_code == 0 and '" kitten"' in table.stdout
+
+
+def test_positions_speak_in_token_positions_and_show_the_rows(served: FakeHub, roberta: TinyRoberta) -> None:
+    doc = run_json("positions", "0", "1", "2", "40", "-m", "roberta")
+    assert doc["positions"] == [0, 1, 2, 40] and doc["rows"] == [2, 3, 4, 42]
+    u = unit(roberta.positions[[2, 3, 4, 42]])  # the oracle reads row p + 2
+    np.testing.assert_allclose(np.array(doc["matrix"]), u @ u.T, atol=1e-6)
+    table = run_cli("positions", "0", "1", "2", "-m", "roberta")
+    assert table.exit_code == 0 and "row" in table.stdout
+    past = run_cli("positions", str(N_POSITIONS), "-m", "roberta")
+    assert past.exit_code == 2
+    assert f"position {N_POSITIONS} does not exist" in past.stderr
+    assert f"rows 2 to {N_POSITIONS + 1} of its position table" in past.stderr
+
+
+def test_heatmap_covers_the_usable_rows(served: FakeHub) -> None:
+    doc = run_json("positions", "--heatmap", "--cells", "8", "-m", "roberta")
+    assert doc["n_positions"] == N_POSITIONS
+
+
+def test_input_is_transformers_own_embedding_output(served: FakeHub, roberta: TinyRoberta) -> None:
+    import torch
+
+    text = "the king and the cats"
+    doc = run_json("input", text, "--full", "-m", "roberta")
+    ids = list(roberta.tokenizer.encode(text, add_special_tokens=False).ids)
+    assert [t["id"] for t in doc["tokens"]] == ids
+    assert [t["row"] for t in doc["tokens"]] == list(range(2, 2 + len(ids)))
+    with torch.no_grad():  # RoBERTa numbers positions from pad_token_id + 1 = 2 itself
+        h0 = roberta.model().roberta.embeddings(input_ids=torch.tensor([ids]))[0].numpy()
+    np.testing.assert_allclose(np.array(doc["h0"]), h0, atol=2e-5)
+    np.testing.assert_allclose([t["h0_norm"] for t in doc["tokens"]], np.linalg.norm(h0, axis=1), rtol=1e-5)
+    type_row = roberta.model().roberta.embeddings.token_type_embeddings.weight[0].detach().numpy()
+    summed = roberta.wte[ids] + roberta.positions[2 : 2 + len(ids)] + type_row  # before the layer norm
+    np.testing.assert_allclose(
+        [t["sum_norm"] for t in doc["tokens"]], np.linalg.norm(summed, axis=1), rtol=1e-5
+    )
+    wpe_norms = np.linalg.norm(roberta.positions[2 : 2 + len(ids)], axis=1)
+    np.testing.assert_allclose([t["wpe_norm"] for t in doc["tokens"]], wpe_norms, rtol=1e-6)
+    table = run_cli("input", text, "-m", "roberta")
+    assert table.exit_code == 0
+    n = len(ids)
+    assert (
+        f"LayerNorm(wte[ids] ({n}, 32) + wpe[2..{n + 1}] ({n}, 32) + type[0] (32,)) = h0 ({n}, 32)"
+        in table.stdout
+    )
+    too_long = run_cli("input", " the" * (N_POSITIONS + 1), "-m", "roberta")
+    assert too_long.exit_code == 2 and f"position {N_POSITIONS} does not exist" in too_long.stderr
+
+
+@pytest.mark.parametrize("special", ["<s>", "</s>", "<pad>", "<unk>", "<mask>"])
+def test_special_tokens_are_refused_as_words(served: FakeHub, roberta: TinyRoberta, special: str) -> None:
+    """By the family's pattern before anything is fetched (a registry model), by the tokenizer's own list
+    with the id once the model is open (a folder)."""
+    early = run_cli("vector", special, "-m", "roberta")
+    assert early.exit_code == 2 and "special token, not a word" in early.stderr and served.requests == []
+    result = run_cli("vector", special, "-m", str(roberta.folder))
+    want = roberta.tokenizer.token_to_id(special)
+    assert result.exit_code == 2
+    assert f"special token, not a word: ask for its row by id (id:{want})" in result.stderr
+    doc = run_json("vector", f"id:{want}", "-m", str(roberta.folder))
+    assert doc["items"][0]["tokens"][0]["id"] == want
+
+
+def test_tying_names_roberta_s_layers(served: FakeHub) -> None:
+    doc = run_json("tying", "-m", "roberta")
+    assert doc["tied"] is True
+    meta = next(c for c in doc["checks"] if c["name"] == "meta_model")
+    assert "RobertaForMaskedLM" in meta["detail"]
+    assert "lm_head.decoder.weight is roberta.embeddings.word_embeddings.weight" in meta["detail"]
+    grad = run_cli("tying", "--grad", "the cat sat", "-m", "roberta")
+    assert grad.exit_code == 2 and "masked language model" in grad.stderr
+
+
+def test_geometry_and_similarity_and_vector(served: FakeHub, roberta: TinyRoberta) -> None:
+    geo = run_json("geometry", "-m", "roberta")
+    assert geo["wpe"]["rows"] == N_POSITIONS and geo["wte"]["rows"] == len(roberta.wte)
+    norms = np.linalg.norm(roberta.positions[2:].astype(np.float64), axis=1)
+    assert geo["wpe"]["norm"]["mean"] == pytest.approx(norms.mean(), rel=1e-6)
+    sim = run_json("similarity", "cat", "cats", "dog", "-m", "roberta")
+    u = unit(roberta.wte[[roberta.id("cat"), roberta.id("cats"), roberta.id("dog")]])
+    np.testing.assert_allclose(np.array(sim["matrix"]), u @ u.T, atol=1e-6)
+    vec = run_json("vector", "cat", "--full", "-m", "roberta")
+    np.testing.assert_allclose(vec["items"][0]["vector"], roberta.wte[roberta.id("cat")], rtol=1e-6)
+    for args in (["geometry"], ["similarity", "cat", "dog"], ["vector", "cat"]):
+        assert run_cli(*args, "-m", "roberta").exit_code == 0
+
+
+def test_side_by_side_with_gpt2_is_joined_by_token_text(served: FakeHub, roberta: TinyRoberta) -> None:
+    doc = run_json("neighbors", "cat", "-k", "3", "-m", "gpt2", "-m", "roberta")
+    gpt2, rob = (r["items"][0]["neighbors"] for r in doc["results"])
+    assert gpt2[0]["token"] == rob[0]["token"] == " cats" and gpt2[0]["id"] != rob[0]["id"]
+    overlap = doc["overlap"][0]
+    shared = {n["token"] for n in gpt2} & {n["token"] for n in rob}
+    assert overlap["shared"] == len(shared) >= 2
+    table = run_cli("neighbors", "cat", "-k", "3", "-m", "gpt2", "-m", "roberta")
+    assert table.exit_code == 0 and "by the text each token stands for" in table.stdout
+
+
+def test_context_runs_roberta(served: FakeHub, roberta: TinyRoberta) -> None:
+    doc = run_json("context", "cat", "the cat sat", "a cat and a dog", "-m", "roberta")
+    assert len(doc["layers"]) == 3  # h0 and two layers
+    assert all(s["at"] for s in doc["sentences"])
+
+
+def test_an_unsupported_model_type_names_the_supported_ones(tmp_path: Path, roberta: TinyRoberta) -> None:
+    folder = tmp_path / "t5"
+    folder.mkdir()
+    for name, data in roberta.files().items():
+        (folder / name).write_bytes(data)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "t5"}))
+    result = run_cli("neighbors", "cat", "-m", str(folder))
+    assert result.exit_code != 0 and "model_type='t5'" in result.stderr and "roberta" in result.stderr
+
+
+def test_models_lists_each_family(served: FakeHub) -> None:
+    doc = run_json("models")
+    families = {m["name"]: m["family"] for m in doc["models"]}
+    assert families["gpt2"] == "gpt2" and families["roberta-base"] == "roberta"
+    assert families["distilgpt2"] == "gpt2" and families["roberta-large"] == "roberta"

@@ -1,0 +1,117 @@
+"""A tiny RoBERTa whose answers are known, made by transformers' own RobertaConfig, RobertaForMaskedLM and
+save_pretrained, so its files look like the Hub's.
+
+Its tokenizer is a byte-level BPE trained here on the tiny GPT-2's corpus, with RoBERTa's special tokens
+(<s> <pad> </s> <unk> first, <mask> last), so the two share pieces under other ids. Planted rows as in
+tinymodel.py (cats and kitten near cat); the position table has N_POSITIONS + 2 rows: row 1 (pad_token_id)
+is the padding row of zeros, position p is row p + 2 and its row is a sinusoid of p.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+from tinymodel import WORDS
+
+D = 32
+N_POSITIONS = 64  # usable positions: the table has 66 rows
+N_LAYER = 2
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
+
+
+def train_tokenizer() -> Tokenizer:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=SPECIALS,
+        show_progress=False,
+    )
+    filler = "the a of and to in is it that was for on are with as his they be at one have this from"
+    tok.train_from_iterator([" ".join(WORDS * 3) for _ in range(60)] + [filler] * 20, trainer)
+    tok.add_special_tokens(["<mask>"])
+    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+    return tok
+
+
+@dataclass(repr=False)
+class TinyRoberta:
+    folder: Path
+    tokenizer: Tokenizer
+    wte: np.ndarray
+    positions: np.ndarray  # the whole table, N_POSITIONS + 2 rows
+
+    def id(self, word: str) -> int:
+        """The id of ' word' (the leading-space rule)."""
+        vocab: dict[str, int] = self.tokenizer.get_vocab()
+        return vocab["Ġ" + word]
+
+    def files(self) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in self.folder.iterdir() if p.is_file()}
+
+    def model(self) -> Any:
+        """The saved model, loaded back by transformers (the oracle of `input` and `context`)."""
+        from transformers import RobertaForMaskedLM
+
+        return RobertaForMaskedLM.from_pretrained(self.folder).eval()  # type: ignore[no-untyped-call]
+
+
+def build(folder: Path) -> TinyRoberta:
+    import torch
+    from transformers import RobertaConfig, RobertaForMaskedLM
+
+    tok = train_tokenizer()
+    vocab = tok.get_vocab()
+    config = RobertaConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=D,
+        num_hidden_layers=N_LAYER,
+        num_attention_heads=2,
+        intermediate_size=2 * D,
+        max_position_embeddings=N_POSITIONS + 2,
+        type_vocab_size=1,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        layer_norm_eps=1e-5,
+    )
+    torch.manual_seed(0)
+    model = RobertaForMaskedLM(config).eval()  # type: ignore[no-untyped-call]
+    rng = np.random.default_rng(99)
+    emb = model.roberta.embeddings
+    wte = rng.normal(0.0, 0.1, (config.vocab_size, D)).astype(np.float32)
+    basis = np.linalg.qr(rng.normal(size=(D, D)))[0].T
+    c = basis[0]
+    for word, row in {
+        "cat": 2 * c,
+        "cats": 2 * c + 0.3 * basis[6],
+        "kitten": 2 * c + 0.8 * basis[7],
+        "dog": c + 1.5 * basis[1],
+    }.items():
+        wte[vocab["Ġ" + word]] = row
+    pos = np.arange(N_POSITIONS)[:, None]
+    freqs = 1.0 / (100.0 ** (2 * np.arange(D // 2) / D))[None, :]
+    table = rng.normal(0.0, 0.1, (N_POSITIONS + 2, D)).astype(np.float32)
+    table[1] = 0.0  # the padding row
+    table[2:, 0::2], table[2:, 1::2] = 0.5 * np.cos(pos * freqs), 0.5 * np.sin(pos * freqs)
+    with torch.no_grad():
+        emb.word_embeddings.weight.copy_(torch.from_numpy(wte))
+        emb.position_embeddings.weight.copy_(torch.from_numpy(table))
+        emb.token_type_embeddings.weight.copy_(
+            torch.from_numpy(rng.normal(0.0, 0.1, (1, D)).astype(np.float32))
+        )
+        emb.LayerNorm.weight.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, D).astype(np.float32)))
+        emb.LayerNorm.bias.copy_(torch.from_numpy(rng.normal(0.0, 0.1, D).astype(np.float32)))
+    model.save_pretrained(folder)
+    tok.save(str(folder / "tokenizer.json"))
+    config_json = json.loads((folder / "config.json").read_text())
+    assert config_json["model_type"] == "roberta"
+    return TinyRoberta(folder, tok, wte, table)
