@@ -1,6 +1,6 @@
 """Time the chapter's `input` against `neighbors`, and `geometry` against a plain numpy script, warm.
 
-    python bench/chapter.py [--runs 5]      # prints markdown tables; needs ../shared/gpt2-vocab
+    python bench/chapter.py [--runs 5] [--no-geometry]   # prints markdown tables; needs ../shared/gpt2-vocab
 
 It builds gpt2- and gpt2-xl-shaped folders (random wte/wpe, GPT-2's real tokenizer, as bench/run.py does),
 opens each once so its cache entry exists, then runs each command as a whole process, round after round
@@ -69,6 +69,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-geometry", action="store_true", help="time input against neighbors only")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="gpt2emb-chapter-"))
     env = {**os.environ, "GPT2EMB_CACHE_DIR": str(work / "cache"), "HF_HUB_OFFLINE": "1"}
@@ -94,7 +95,7 @@ def main() -> None:
                 m,
                 "--json",
             ],
-            f"neighbors gato --json ({name}; split: loads the tokenizer)": [
+            f"neighbors gato --json ({name}; split: bpe.py, no tokenizer load)": [
                 gpt2emb,
                 "neighbors",
                 "gato",
@@ -108,6 +109,8 @@ def main() -> None:
             cmds[f"neighbors cat ({name}, table)"] = [gpt2emb, "neighbors", "cat", "-m", m]
         for label, runs in rounds(cmds, {**env, "COLUMNS": "100"}, args.runs).items():
             print(row(label, runs))
+    if args.no_geometry:
+        return
     xl = str(folders["gpt2-xl"])
     entry = next(
         e["path"]

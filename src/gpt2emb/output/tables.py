@@ -73,13 +73,14 @@ _ASCII_HEAD = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=
 
 
 def _table(title: str, columns: str | list[str], rows: list[list[Any]], caption: str = "") -> Group:
-    """A titled table; columns are names (space-separated in a string), a trailing '>' right-aligns one."""
+    """A titled table; columns are names (space-separated in a string), a trailing '>' right-aligns one (a
+    number), a trailing '~' keeps a text on one line (a name: other text columns fold first)."""
     table = Table(box=_BOX, caption=caption or None, caption_justify="left")
     for c in columns.split() if isinstance(columns, str) else columns:
-        name = c[:-1] if c.endswith(">") else c
+        name = c.rstrip(">~")
         right = c.endswith(">")  # a number: never cut; text folds onto more lines instead of losing its end
         table.add_column("" if name == "_" else name, justify="right" if right else "left",
-                         no_wrap=right, overflow="fold")  # fmt: skip
+                         no_wrap=right or c.endswith("~"), overflow="fold")  # fmt: skip
     for row in rows:
         table.add_row(*row)
     return Group(Text(title, style="bold"), table)
@@ -360,13 +361,13 @@ def _(result: ModelsResult, dims: int | None) -> RenderableType:
             ", ".join(m.aliases),
             f"{m.d_model:,}",
             str(m.n_layer),
-            "-" if m.total_params is None else f"{m.total_params:,}",
+            "-" if m.total_params is None else f"{m.total_params / 1e6:,.1f}M",
             "yes" if m.cached else "no",
         ]
         for m in result.models
     ]
     title = "named models (-m also takes any Hub repo or folder of a supported family)"
-    return _table(title, "model family aliases d_model> layers> params> cached", rows)
+    return _table(title, "model~ family~ aliases d_model> layers> params> cached", rows)
 
 
 _SIZE_ROWS: list[tuple[str, Any]] = [
