@@ -15,28 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import Tokenizer, processors
 
-from tinymodel import WORDS
+import tinymodel
 
 D = 32
 N_POSITIONS = 64  # usable positions: the table has 66 rows
 N_LAYER = 2
-SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
+SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
 
 
 def train_tokenizer() -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        special_tokens=SPECIALS,
-        show_progress=False,
-    )
-    filler = "the a of and to in is it that was for on are with as his they be at one have this from"
-    tok.train_from_iterator([" ".join(WORDS * 3) for _ in range(60)] + [filler] * 20, trainer)
+    tok = tinymodel.train_tokenizer(SPECIALS, vocab_size=400)
     tok.add_special_tokens(["<mask>"])
     tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
     return tok

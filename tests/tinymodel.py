@@ -37,14 +37,15 @@ WORDS = [
 ]
 
 
-def train_tokenizer() -> Tokenizer:
+def train_tokenizer(specials: tuple[str, ...] = ("<|endoftext|>",), vocab_size: int = 420) -> Tokenizer:
+    """A byte-level BPE trained on WORDS, as GPT-2's (other byte-level families pass their specials)."""
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=420,
+        vocab_size=vocab_size,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        special_tokens=["<|endoftext|>"],
+        special_tokens=list(specials),
         show_progress=False,
     )
     filler = "the a of and to in is it that was for on are with as his they be at one have this from"
