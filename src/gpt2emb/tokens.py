@@ -203,6 +203,14 @@ class Vocab:
         ids = self.encode(text)
         if not ids:
             raise UsageError(f"{word!r} gives no tokens; type a word")
+        # a special token the text does not spell is the tokenizer's stand-in for what its vocabulary lacks
+        # (WordPiece's [UNK]): its row is no vector of the word
+        unknown = next(((t, i) for t, i in self._specials.items() if i in ids and t not in text), None)
+        if unknown is not None:
+            raise UsageError(
+                f"{quote(text)} holds characters this vocabulary has no piece for: the tokenizer makes "
+                f"{unknown[0]} (id:{unknown[1]}) of it, its token for what it cannot spell; type another word"
+            )
         if len(ids) == 1:
             return Query(word, ids, pool)
         quoted = quote(text)

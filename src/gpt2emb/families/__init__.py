@@ -5,7 +5,8 @@ the tensor names of its token table, position table and output layer, how a toke
 of the position table, the tables added before the first block (token types, a layer norm), how a word
 becomes a token, and the names of its transformers classes (as strings: only heavy.py imports
 transformers). The rest of gpt2emb asks the record and never names an architecture. To add a family: a
-module here holding one `Family`, listed in `FAMILIES` below, and a tiny model of it in tests/tinymodel.py.
+module here holding one `Family`, listed in `_families()` below, and a tiny model of it in
+tests/tiny_<name>.py.
 """
 
 from __future__ import annotations
@@ -116,9 +117,9 @@ class Family:
 
 
 def _families() -> tuple[Family, ...]:
-    from gpt2emb.families import gpt2, roberta
+    from gpt2emb.families import bert, gpt2, roberta
 
-    return (gpt2.FAMILY, roberta.FAMILY)
+    return (gpt2.FAMILY, roberta.FAMILY, bert.FAMILY)
 
 
 def by_name(name: str) -> Family:
