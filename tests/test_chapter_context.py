@@ -142,7 +142,7 @@ def test_context_table(hub: FakeHub) -> None:
     result = run_cli("context", "king", RIVER, PAID)
     assert result.exit_code == 0, result.stderr
     out = result.stdout
-    for shown in ('[" king"]', "0 (h0)", f"{N_LAYER} (last, after ln_f)", "1 vs 2", "1 vs wte", "2 vs wte"):
+    for shown in ('[" king"]', "0 (h0)", f"{N_LAYER} (last)", "1 vs 2", "1 vs wte", "2 vs wte"):
         assert shown in out
     assert "differ only by their position rows" in out
 

@@ -121,7 +121,7 @@ def test_tying(hub: FakeHub, tiny: Tiny) -> None:
     assert [c["name"] for c in doc["checks"]] == ["config", "meta_model", "checkpoint"]
     assert all(c["passed"] for c in doc["checks"])
     assert doc["saved_params"] == tiny.wte.size
-    assert "tied: lm_head reuses wte" in run_cli("tying").stdout
+    assert "tied: the output layer reuses wte" in run_cli("tying").stdout
     assert not any(
         "model.safetensors" in r[1] and r[2] in ("", "bytes=0-") for r in hub.requests if r[0] == "GET"
     )

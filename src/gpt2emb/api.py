@@ -541,8 +541,8 @@ def _find(vocab: Vocab, q: Query, sentence: str, n: int, n_positions: int) -> Co
         shown = " ".join(quote(t.token) for t in tokens[:16]) + (" ..." if len(tokens) > 16 else "")
         raise UsageError(
             f"{_pieces(vocab, q.ids)} is not in sentence {n} ({quote(sentence[:80])}), whose tokens are "
-            f"{shown}: the word counts with a space before it, in the same case, and not as part of a "
-            "longer word"
+            f"{shown}: the word counts as in running text (as its tokens above), in the same case, and not "
+            "as part of a longer word"
         )
     return ContextSentence(sentence, tokens, tuple(range(starts[0], starts[0] + k)), len(starts))
 

@@ -400,7 +400,7 @@ _MARK = {True: Text("yes", style="green"), False: Text("no", style="red")}
 
 @view.register
 def _(result: TyingResult, dims: int | None) -> RenderableType:
-    verdict = "tied: lm_head reuses wte" if result.tied else "not tied"
+    verdict = "tied: the output layer reuses wte" if result.tied else "not tied"
     rows = [[c.name, _MARK[c.passed], c.detail] for c in result.checks]
     saved = f"tying saves {result.saved_params:,} parameters (vocab x d_model)" if result.tied else ""
     checks = _table(f"{result.model}: {verdict}", "check _ detail", rows, caption=saved)
@@ -458,7 +458,7 @@ def _(result: ContextResult, dims: int | None) -> RenderableType:
         [
             "0 (h0)"
             if x.layer == 0
-            else f"{x.layer} (last, after ln_f)"
+            else f"{x.layer} (last)"
             if x.layer == last
             else str(x.layer),
             *(_maybe(p.cosine) for p in x.pairs),
