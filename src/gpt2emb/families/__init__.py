@@ -116,9 +116,9 @@ class Family:
 
 
 def _families() -> tuple[Family, ...]:
-    from gpt2emb.families import gpt2, roberta
+    from gpt2emb.families import gpt2, gpt_neo, roberta
 
-    return (gpt2.FAMILY, roberta.FAMILY)
+    return (gpt2.FAMILY, roberta.FAMILY, gpt_neo.FAMILY)
 
 
 def by_name(name: str) -> Family:
