@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from chapter import rounds, row
-from run import BIN, ROOT, make_checkpoint, measure, tokenizer_json
+from run import BIN, ROOT, make_checkpoint, measure, tokenizer_json, write_virtual
 
 sys.path.insert(0, str(ROOT / "tests"))
 from fakehub import Content, DiskFile, FakeHub, Repo
@@ -83,12 +83,7 @@ def make_roberta(folder: Path, gpt2_tokenizer: str) -> None:
         e + "LayerNorm.bias": np.zeros(d, dtype=np.float32),
     }
     file = virtual_safetensors(roberta_shapes(), tables)
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "model.safetensors").open("wb") as f:
-        for offset, data in file.segments:
-            f.seek(offset)
-            f.write(data)
-        f.truncate(file.size)  # the rest reads as zeros
+    write_virtual(folder / "model.safetensors", file)
     (folder / "config.json").write_text(json.dumps(ROBERTA_CONFIG))
     tok = Tokenizer.from_str(gpt2_tokenizer)
     tok.add_special_tokens(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
