@@ -32,7 +32,7 @@ from gpt2emb.tokens import display
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from fakehub import Content, DiskFile, FakeHub, Repo  # noqa: E402  (the tests' fake Hub and shapes)
+from fakehub import Content, DiskFile, FakeHub, Repo, VirtualFile  # noqa: E402  (the tests' fake Hub and shapes)
 from tinymodel import gpt2_tensor_shapes, virtual_safetensors  # noqa: E402
 
 VOCAB = ROOT.parent / "shared" / "gpt2-vocab"
@@ -102,18 +102,23 @@ def make_checkpoint(folder: Path, name: str, tokenizer: str) -> np.ndarray:
     file = virtual_safetensors(
         gpt2_tensor_shapes(50257, d, 1024, layers), {"wte.weight": wte, "wpe.weight": wpe}
     )
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "model.safetensors").open("wb") as f:
-        for offset, data in file.segments:
-            f.seek(offset)
-            f.write(data)
-        f.truncate(file.size)  # the rest reads as zeros
+    write_virtual(folder / "model.safetensors", file)
     config = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "vocab_size": 50257, "n_embd": d,
               "n_positions": 1024, "n_ctx": 1024, "n_layer": layers, "n_head": heads, "bos_token_id": 50256,
               "eos_token_id": 50256}  # fmt: skip
     (folder / "config.json").write_text(json.dumps(config))
     (folder / "tokenizer.json").write_text(tokenizer)
     return wte
+
+
+def write_virtual(path: Path, file: VirtualFile) -> None:
+    """A virtual file on disk: its segments written, the rest left a hole that reads as zeros."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        for offset, data in file.segments:
+            f.seek(offset)
+            f.write(data)
+        f.truncate(file.size)
 
 
 def make_gensim(path: Path, wte: np.ndarray) -> None:

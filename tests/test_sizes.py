@@ -1,14 +1,21 @@
 import json
 import math
+import struct
 
 import pytest
 
+import tiny_gpt_neo
+import tiny_roberta
 from gpt2emb import registry
+from gpt2emb.registry import Shape
 from gpt2emb.sizes import param_counts, sizes
+from tiny_gpt_neo import TinyGPTNeo
+from tiny_roberta import TinyRoberta
 
-from conftest import run_cli
+import tinymodel
+from conftest import COMMIT, run_cli, run_json
 from fakehub import Content, FakeHub, Repo
-from tinymodel import gpt2_tensor_shapes, virtual_safetensors
+from tinymodel import Tiny, gpt2_tensor_shapes, hub_files, virtual_safetensors
 
 PUBLISHED_TOTALS = {
     "gpt2": 124_439_808,
@@ -97,3 +104,107 @@ def test_sizes_table_at_80_columns() -> None:
     assert result.exit_code == 0
     assert "124,439,808" in result.stdout and "1,557,611,200" in result.stdout and "31.0%" in result.stdout
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
+
+
+# ---------------------------------------------------------------- sizes -m: any model, from its headers
+
+
+@pytest.fixture(scope="module")
+def roberta(tmp_path_factory: pytest.TempPathFactory) -> TinyRoberta:
+    return tiny_roberta.build(tmp_path_factory.mktemp("roberta"))
+
+
+@pytest.fixture(scope="module")
+def neo(tmp_path_factory: pytest.TempPathFactory) -> TinyGPTNeo:
+    return tiny_gpt_neo.build(tmp_path_factory.mktemp("gpt_neo"))
+
+
+def header_size(safetensors: bytes) -> int:
+    (n,) = struct.unpack("<Q", safetensors[:8])
+    return 8 + int(n)
+
+
+def weights_fetched(hub: FakeHub) -> int:
+    """Bytes asked of any .safetensors file, from the Range of every GET."""
+    total = 0
+    for method, path, rng in hub.requests:
+        if method == "GET" and path.endswith(".safetensors"):
+            a, b = (int(x) for x in rng.removeprefix("bytes=").split("-"))
+            total += b - a + 1
+    return total
+
+
+@pytest.mark.parametrize("where", ["hub", "folder"])
+def test_sizes_of_the_tiny_roberta_are_transformers_own_count(
+    hub: FakeHub, roberta: TinyRoberta, where: str
+) -> None:
+    """The header's count agrees with RobertaForMaskedLM's own parameters; the position table's 66 rows (64
+    positions) count whole; only the config and the header are fetched."""
+    hub.repos["FacebookAI/roberta-base"] = Repo(COMMIT, roberta.files())
+    model = "roberta-base" if where == "hub" else str(roberta.folder)
+    doc = run_json("sizes", "-m", model)
+    assert doc["source"] == "checkpoint"
+    (m,) = doc["models"]
+    total = sum(p.numel() for p in roberta.model().parameters())
+    vocab, d = roberta.wte.shape
+    rows = tiny_roberta.N_POSITIONS + 2
+    assert m["total_params"] == total
+    assert (m["wte_params"], m["wpe_params"], m["output_params"]) == (vocab * d, rows * d, 0)
+    assert (m["n_positions"], m["position_rows"], m["family"]) == (tiny_roberta.N_POSITIONS, rows, "roberta")
+    assert (m["block_params"], m["final_ln_params"], m["verified"]) == (None, None, None)
+    assert m["wte_share"] == pytest.approx(vocab * d / total, rel=1e-12)
+    assert m["embeddings_mb"] == pytest.approx((vocab + rows) * d * 4 / 1e6)
+    assert m["total_mb"] == pytest.approx(total * 4 / 1e6)
+    assert m["commit"] == (COMMIT if where == "hub" else None)
+    half = run_json("sizes", "-m", model, "--dtype", "fp16")["models"][0]
+    assert half["total_mb"] == pytest.approx(m["total_mb"] / 2)
+    if where == "hub":
+        assert weights_fetched(hub) == header_size(roberta.files()["model.safetensors"])
+    table = run_cli("sizes", "-m", model)
+    assert table.exit_code == 0 and f"{total:,}" in table.stdout and f"{rows:,}" in table.stdout
+    assert "tied to wte" in table.stdout
+
+
+def test_sizes_side_by_side_gpt_neo_and_roberta(roberta: TinyRoberta, neo: TinyGPTNeo) -> None:
+    """GPT-Neo's output layer is tied (not stored): transformers' count, where the header holds no lm_head."""
+    doc = run_json("sizes", "-m", str(neo.folder), "-m", str(roberta.folder))
+    got = {m["family"]: m["total_params"] for m in doc["models"]}
+    assert got == {
+        "gpt_neo": sum(p.numel() for p in neo.model().parameters()),
+        "roberta": sum(p.numel() for p in roberta.model().parameters()),
+    }
+    table = run_cli("sizes", "-m", str(neo.folder), "-m", str(roberta.folder))
+    assert table.exit_code == 0 and "gpt_neo" in table.stdout and "roberta" in table.stdout
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_sizes_of_a_sharded_checkpoint_counts_every_shard(hub: FakeHub, tiny: Tiny, tie: bool) -> None:
+    """Three shards with the 4 MB causal masks (buffers, not counted) and an lm_head.weight in the middle one:
+    a separate output layer when the config unties it, the token table stored twice when tied."""
+    from test_checkpoint import serve, sharded  # here: test_checkpoint imports this module
+
+    files, header_sizes = sharded(tiny, extra={"lm_head.weight": tiny.wte * 2})
+    files["config.json"] = json.dumps({**tiny.config, "tie_word_embeddings": tie}).encode()
+    serve(hub, tiny, "someone/sharded", dict(files))
+    (m,) = run_json("sizes", "-m", "someone/sharded")["models"]
+    vocab, d = tiny.wte.shape
+    formula = param_counts(Shape(vocab, d, tinymodel.N_POSITIONS, tinymodel.N_LAYER, 2))["total_params"]
+    output = 0 if tie else vocab * d
+    assert (m["total_params"], m["output_params"]) == (formula + output, output)
+    assert m["wte_params"] == vocab * d and m["wpe_params"] == tinymodel.N_POSITIONS * d
+    assert weights_fetched(hub) == sum(header_sizes)
+
+
+def test_sizes_of_a_pickle_checkpoint_is_refused(hub: FakeHub, tiny: Tiny) -> None:
+    hub.repos["someone/pickled"] = Repo(COMMIT, hub_files(tiny, weights="bin"))
+    result = run_cli("sizes", "-m", "someone/pickled")
+    assert result.exit_code == 6
+    assert "pytorch_model.bin, a pickle with no header to count from" in result.stderr
+    assert "use a model saved as safetensors" in result.stderr
+
+
+def test_sizes_options_that_need_or_refuse_m() -> None:
+    both = run_cli("sizes", "-m", "gpt2", "--verify")
+    assert both.exit_code == 2 and "-m counts from the headers already" in both.stderr
+    alone = run_cli("sizes", "--revision", "v1")
+    assert alone.exit_code == 2 and "--revision is for a model given with -m" in alone.stderr

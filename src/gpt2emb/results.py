@@ -134,18 +134,24 @@ class ModelSizes:
     n_head: int
     wte_params: int
     wpe_params: int
-    block_params: int
-    final_ln_params: int
+    block_params: int | None  # by GPT-2's formula; None when counted from a checkpoint (sizes -m)
+    final_ln_params: int | None
     total_params: int
     wte_share: float  # wte_params / total_params
     embeddings_mb: float  # wte + wpe in megabytes (10^6 bytes) at `dtype`
     verified: bool | None  # None: not checked (no --verify)
+    family: str
+    position_rows: int  # rows of the position table (RoBERTa: 2 more than n_positions); 0 when none
+    output_params: int  # a separate output layer's; 0 when it is the token table (tied)
+    total_mb: float  # every parameter in megabytes at `dtype`
+    commit: str | None  # the Hub commit whose headers were counted; None by the formula or for a folder
 
 
 @dataclass(frozen=True)
 class SizesResult:
     dtype: str
     models: tuple[ModelSizes, ...]
+    source: str  # "formula" (the four GPT-2 sizes) or "checkpoint" (sizes -m: counted from the headers)
 
 
 @dataclass(frozen=True)

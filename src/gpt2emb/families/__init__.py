@@ -117,9 +117,9 @@ class Family:
 
 
 def _families() -> tuple[Family, ...]:
-    from gpt2emb.families import bert, gpt2, roberta
+    from gpt2emb.families import bert, gpt2, gpt_neo, roberta
 
-    return (gpt2.FAMILY, roberta.FAMILY, bert.FAMILY)
+    return (gpt2.FAMILY, roberta.FAMILY, bert.FAMILY, gpt_neo.FAMILY)
 
 
 def by_name(name: str) -> Family:

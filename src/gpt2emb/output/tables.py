@@ -370,29 +370,49 @@ def _(result: ModelsResult, dims: int | None) -> RenderableType:
     return _table(title, "model~ family~ aliases d_model> layers> params> cached", rows)
 
 
-_SIZE_ROWS: list[tuple[str, Any]] = [
-    ("vocab", lambda m: f"{m.vocab_size:,}"),
-    ("d_model", lambda m: f"{m.d_model:,}"),
-    ("positions", lambda m: f"{m.n_positions:,}"),
-    ("layers", lambda m: str(m.n_layer)),
-    ("heads", lambda m: str(m.n_head)),
-    ("wte params", lambda m: f"{m.wte_params:,}"),
-    ("wpe params", lambda m: f"{m.wpe_params:,}"),
-    ("one block", lambda m: f"{m.block_params // m.n_layer:,}"),
-    ("all blocks", lambda m: f"{m.block_params:,}"),
-    ("total params", lambda m: f"{m.total_params:,}"),
-    ("wte share", lambda m: f"{100 * m.wte_share:.1f}%"),
-]
+_SIZE_ROW: dict[str, Any] = {  # label -> how a model's column shows it
+    "family": lambda m: m.family,
+    "vocab": lambda m: f"{m.vocab_size:,}",
+    "d_model": lambda m: f"{m.d_model:,}",
+    "positions": lambda m: f"{m.n_positions:,}",
+    "position rows": lambda m: f"{m.position_rows:,}" if m.position_rows else "none",
+    "layers": lambda m: str(m.n_layer),
+    "heads": lambda m: str(m.n_head),
+    "wte params": lambda m: f"{m.wte_params:,}",
+    "wpe params": lambda m: f"{m.wpe_params:,}",
+    "one block": lambda m: f"{m.block_params // m.n_layer:,}",
+    "all blocks": lambda m: f"{m.block_params:,}",
+    "output layer": lambda m: f"{m.output_params:,}" if m.output_params else "tied to wte",
+    "total params": lambda m: f"{m.total_params:,}",
+    "wte share": lambda m: f"{100 * m.wte_share:.1f}%",
+}
+_FORMULA_ROWS: tuple[str, ...] = (
+    *("vocab", "d_model", "positions", "layers", "heads", "wte params", "wpe params", "one block"),
+    *("all blocks", "total params", "wte share"),
+)
+# sizes -m: any family, counted from the headers (blocks are not told apart; rotary models have no wpe)
+_COUNTED_ROWS: tuple[str, ...] = (
+    *("family", "vocab", "d_model", "positions", "position rows", "layers", "heads", "wte params"),
+    *("wpe params", "output layer", "total params", "wte share"),
+)
 
 
 @view.register
 def _(result: SizesResult, dims: int | None) -> RenderableType:
-    rows = [[label, *(fmt(m) for m in result.models)] for label, fmt in _SIZE_ROWS]
+    counted = result.source == "checkpoint"
+    labels = _COUNTED_ROWS if counted else _FORMULA_ROWS
+    rows = [[label, *(_SIZE_ROW[label](m) for m in result.models)] for label in labels]
     rows.append([f"wte+wpe MB {result.dtype}", *(f"{m.embeddings_mb:,.1f}" for m in result.models)])
+    if counted:
+        rows.append([f"all MB {result.dtype}", *(f"{m.total_mb:,.1f}" for m in result.models)])
     if any(m.verified is not None for m in result.models):
         rows.append(["checked on Hub", *("yes" if m.verified else "MISMATCH" for m in result.models)])
-    columns = "_ " + " ".join(f"{m.name}>" for m in result.models)
-    return _table("GPT-2 sizes: wte is the largest single piece in all four", columns, rows)
+    title = (
+        "Parameters counted from the checkpoint headers (no weights read)"
+        if counted
+        else "GPT-2 sizes: wte is the largest single piece in all four"
+    )
+    return _table(title, ["_", *(f"{m.name}>" for m in result.models)], rows)
 
 
 _MARK = {True: Text("yes", style="green"), False: Text("no", style="red")}
