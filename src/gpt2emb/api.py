@@ -16,7 +16,7 @@ from gpt2emb import cache, checkpoint, evaluate, families, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Method, Pool, Rule
 from gpt2emb.errors import BadModel, NotCached, UsageError
-from gpt2emb.registry import ModelRef
+from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results import (
     AnalogyEvalResult,
@@ -66,7 +66,6 @@ from gpt2emb.results import (
     VerifyResult,
     Word,
 )
-from gpt2emb.sizes import param_counts
 from gpt2emb.tokens import Query, Vocab, check_word, quote
 
 
@@ -607,13 +606,18 @@ def models() -> ModelsResult:
             m.shape.d_model,
             m.shape.n_layer,
             m.shape.n_head,
-            param_counts(m.shape)["total_params"] if m.shape.family == "gpt2" else None,
+            _formula_total(m.shape),
             m.repo in cached,
             m.shape.family,
         )
         for m in registry.MODELS
     )
     return ModelsResult(rows)
+
+
+def _formula_total(shape: Shape) -> int | None:
+    params = families.by_name(shape.family).params
+    return None if params is None else params(shape)["total_params"]
 
 
 def _words(m: cache.Model, vocab: Vocab, rule: Rule, ignore_case: bool) -> evaluate.Words:

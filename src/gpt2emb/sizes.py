@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 from gpt2emb import registry
-from gpt2emb.registry import Shape
+from gpt2emb.families.gpt2 import param_counts
 from gpt2emb.results import ModelSizes, SizesResult
 
 if TYPE_CHECKING:
@@ -22,23 +22,6 @@ BUFFER_SUFFIXES = (
     *("position_ids", "rotary_emb.inv_freq"),
 )
 _FLOAT = ("F", "BF")
-
-
-def block_params(d: int) -> int:
-    """One block: two LayerNorms (2d each), attention (d*3d + 3d, d*d + d), MLP (d*4d + 4d, 4d*d + d)."""
-    return 12 * d * d + 13 * d
-
-
-def param_counts(shape: Shape) -> dict[str, int]:
-    d = shape.d_model
-    counts = {
-        "wte_params": shape.vocab_size * d,
-        "wpe_params": shape.n_positions * d,
-        "block_params": shape.n_layer * block_params(d),
-        "final_ln_params": 2 * d,
-    }
-    counts["total_params"] = sum(counts.values())
-    return counts
 
 
 def _is_parameter(key: str, t: TensorInfo) -> bool:

@@ -12,6 +12,7 @@ tests/tiny_<name>.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +85,9 @@ class Family:
     classes: tuple[str, str, str] = ("", "", "")
     lm_names: tuple[str, str] = ("", "")
     causal: bool = True  # a next-token language model (tying --grad's loss)
+    # the parameter counts of a model of this family from its shape alone, where a formula gives them
+    # (`models`, and `sizes` without -m); `sizes -m` counts any model from its checkpoint headers
+    params: Callable[[Shape], dict[str, int]] | None = None
 
     def position_offset(self, config: dict[str, Any]) -> int:
         """The row of the position table that holds token position 0."""

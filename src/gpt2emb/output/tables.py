@@ -476,11 +476,7 @@ def _(result: ContextResult, dims: int | None) -> RenderableType:
     statics = [f"{n} vs wte>" for n in range(1, len(result.sentences) + 1)]
     rows = [
         [
-            "0 (h0)"
-            if x.layer == 0
-            else f"{x.layer} (last)"
-            if x.layer == last
-            else str(x.layer),
+            "0 (h0)" if x.layer == 0 else f"{x.layer} (last)" if x.layer == last else str(x.layer),
             *(_maybe(p.cosine) for p in x.pairs),
             *(_maybe(c) for c in x.static),
         ]
