@@ -235,6 +235,24 @@ def test_an_untied_llama_says_so_and_compares(served: FakeHub, llama: TinyLlama,
     assert f"against wte: all {len(llama.wte)} rows" in table.stdout and "0.7071" in table.stdout
 
 
+def test_a_config_without_tie_word_embeddings_is_untied(tmp_path: Path, llama: TinyLlama) -> None:
+    """LlamaConfig defaults it to false (GPT-2's to true): a config that leaves it out is read that way."""
+    folder = tmp_path / "llama"
+    folder.mkdir()
+    for name, data in llama.files().items():
+        (folder / name).write_bytes(data)
+    config = json.loads((folder / "config.json").read_text())
+    del config["tie_word_embeddings"]
+    (folder / "config.json").write_text(json.dumps(config))
+    doc = run_json("tying", "-m", str(folder))
+    assert doc["tied"] is False
+    assert doc["checks"][0] == {
+        "name": "config",
+        "passed": False,
+        "detail": "config.json: tie_word_embeddings = false",
+    }
+
+
 def test_neox_compare_counts_the_negated_rows(served: FakeHub, neox: TinyNeox) -> None:
     doc = run_json("tying", "--compare", "-m", NEOX)
     assert doc["tied"] is False

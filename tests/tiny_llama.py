@@ -93,6 +93,21 @@ class TinyLlama:
         return {p.name: p.read_bytes() for p in self.folder.iterdir() if p.is_file()}
 
 
+def token_table(vocab: dict[str, int], prefix: str, rng: np.random.Generator) -> np.ndarray:
+    """Small random rows, with cats and kitten planted near cat, and dog sharing half of cat's direction."""
+    wte = rng.normal(0.0, 0.1, (len(vocab), D)).astype(np.float32)
+    basis = np.linalg.qr(rng.normal(size=(D, D)))[0].T
+    c = basis[0]
+    for word, row in {
+        "cat": 2 * c,
+        "cats": 2 * c + 0.3 * basis[6],
+        "kitten": 2 * c + 0.8 * basis[7],
+        "dog": c + 1.5 * basis[1],
+    }.items():
+        wte[vocab[prefix + word]] = row
+    return wte
+
+
 _CLASSES = {
     "llama": ("LlamaConfig", "LlamaForCausalLM"),
     "mistral": ("MistralConfig", "MistralForCausalLM"),
@@ -126,28 +141,16 @@ def build(folder: Path, tied: bool = False, kind: str = "llama", byte_level: boo
     torch.manual_seed(0)
     model = lm_class(config).eval()
     rng = np.random.default_rng(7)
-    wte = rng.normal(0.0, 0.1, (config.vocab_size, D)).astype(np.float32)
-    basis = np.linalg.qr(rng.normal(size=(D, D)))[0].T
-    c = basis[0]
-    for word, row in {
-        "cat": 2 * c,
-        "cats": 2 * c + 0.3 * basis[6],
-        "kitten": 2 * c + 0.8 * basis[7],
-        "dog": c + 1.5 * basis[1],
-    }.items():
-        wte[vocab[prefix + word]] = row
+    wte = token_table(vocab, prefix, rng)
     output = None
     with torch.no_grad():
         model.get_input_embeddings().weight.copy_(torch.from_numpy(wte))
         if not tied:
             rows = wte.astype(np.float64)
             noise = rng.normal(size=rows.shape)
-            noise -= (
-                (noise * rows).sum(axis=1, keepdims=True) / (rows * rows).sum(axis=1, keepdims=True) * rows
-            )
-            noise *= np.linalg.norm(rows, axis=1, keepdims=True) / np.linalg.norm(
-                noise, axis=1, keepdims=True
-            )
+            along = (noise * rows).sum(axis=1) / (rows * rows).sum(axis=1)  # noise's share of its row
+            noise -= along[:, None] * rows
+            noise *= (np.linalg.norm(rows, axis=1) / np.linalg.norm(noise, axis=1))[:, None]
             output = (rows + noise).astype(np.float32)
             model.get_output_embeddings().weight.copy_(torch.from_numpy(output))
     model.save_pretrained(folder)

@@ -1,10 +1,11 @@
 """A tiny GPT-NeoX (Pythia's architecture) whose answers are known, made by transformers' own GPTNeoXConfig,
 GPTNeoXForCausalLM and save_pretrained.
 
-Its tokenizer is the tiny GPT-2's byte-level BPE (tinymodel.py), with <|endoftext|> as Pythia's. Planted rows
-as there (cats and kitten near cat). No position table (rotary positions), and an output layer of its own,
-embed_out, equal to the token table embed_in except on every fourth row (ids 0, 4, 8, ...), where it is the
-row negated: its mean cosine with the matching row of embed_in is exactly 1 - 2 * NEGATED / vocab.
+Its tokenizer is the tiny GPT-2's byte-level BPE (tinymodel.py), with <|endoftext|> as Pythia's; its token
+table is planted as tiny_llama.py's (cats and kitten near cat). No position table (rotary positions), and an
+output layer of its own, embed_out, equal to the token table embed_in except on every fourth row (ids 0, 4,
+8, ...), where it is the row negated: its mean cosine with the matching row of embed_in is exactly
+1 - 2 * negated / vocab.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer
 
-from tinymodel import train_tokenizer
+from tiny_llama import N_LAYER, D, token_table
 
-D = 32
-N_LAYER = 2
+from tinymodel import train_tokenizer
 
 
 @dataclass(repr=False)
@@ -57,12 +57,7 @@ def build(folder: Path) -> TinyNeox:
     )
     torch.manual_seed(0)
     model = GPTNeoXForCausalLM(config).eval()  # type: ignore[no-untyped-call]
-    rng = np.random.default_rng(11)
-    wte = rng.normal(0.0, 0.1, (config.vocab_size, D)).astype(np.float32)
-    basis = np.linalg.qr(rng.normal(size=(D, D)))[0].T
-    c = basis[0]
-    for word, row in {"cat": 2 * c, "cats": 2 * c + 0.3 * basis[6], "kitten": 2 * c + 0.8 * basis[7]}.items():
-        wte[vocab["Ġ" + word]] = row
+    wte = token_table(vocab, "Ġ", np.random.default_rng(11))
     output = wte.copy()
     output[::4] *= -1
     with torch.no_grad():
