@@ -160,6 +160,8 @@ def test_input_is_the_token_rows_alone(served: FakeHub, llama: TinyLlama, neox: 
     assert table.exit_code == 0
     assert "wte[ids] (2, 32) = h0 (2, 32)" in table.stdout
     assert "|wpe|" not in table.stdout and "cos(wte, wpe)" not in table.stdout
+    cat = next(line.split() for line in table.stdout.splitlines() if '" cat"' in line)
+    assert cat == ["1", str(tiny.id("cat")), '"', 'cat"', "2.0000", "2.0000"]  # pos id token |wte| |h0|
     assert "no position table" in table.stdout
 
 
@@ -232,7 +234,9 @@ def test_an_untied_llama_says_so_and_compares(served: FakeHub, llama: TinyLlama,
     table = run_cli("tying", "--compare", "-m", model)
     assert table.exit_code == 0
     assert f"{model}: not tied" in table.stdout
-    assert f"against wte: all {len(llama.wte)} rows" in table.stdout and "0.7071" in table.stdout
+    shown = " ".join(table.stdout.split())
+    assert f"against wte: all {len(llama.wte)} rows ({llama.wte.nbytes:,} bytes read)" in shown
+    assert "row i with wte row i 0.7071" in shown
 
 
 def test_a_config_without_tie_word_embeddings_is_untied(tmp_path: Path, llama: TinyLlama) -> None:

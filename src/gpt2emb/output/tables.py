@@ -413,11 +413,11 @@ def _(result: TyingResult, dims: int | None) -> RenderableType:
 
 
 def _comparison(c: Comparison) -> RenderableType:
+    read = _mb(c.bytes_read) if c.bytes_read >= 100_000 else f"{c.bytes_read:,} bytes"
     which = (
-        f"a seeded sample of {c.rows:,} of its {c.total_rows:,} rows (the table is over 1 GB; "
-        f"{_mb(c.bytes_read)} read)"
+        f"a seeded sample of {c.rows:,} of its {c.total_rows:,} rows (the table is over 1 GB; {read} read)"
         if c.sampled
-        else f"all {c.rows:,} rows ({_mb(c.bytes_read)} read)"
+        else f"all {c.rows:,} rows ({read} read)"
     )
     rows = [
         ["row i with wte row i", _maybe(c.mean_cosine_matching)],
