@@ -278,7 +278,8 @@ def test_grad_paths_sum_to_the_tied_gradient(hub: FakeHub, tiny: Tiny, tmp_path:
 
 def test_tying_document_is_unchanged_without_grad(hub: FakeHub) -> None:
     doc = run_json("tying")
-    assert list(doc) == ["model", "tied", "saved_params", "checks", "gradient"] and doc["gradient"] is None
+    assert list(doc) == ["model", "tied", "saved_params", "checks", "gradient", "comparison"]
+    assert doc["gradient"] is None and doc["comparison"] is None  # keys added, none renamed
 
 
 def test_grad_table(hub: FakeHub) -> None:

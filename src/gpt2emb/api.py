@@ -27,6 +27,7 @@ from gpt2emb.results import (
     CacheResult,
     Check,
     CompareResult,
+    Comparison,
     ContextLayer,
     ContextPair,
     ContextResult,
@@ -73,7 +74,7 @@ def load(
     model: str, reporter: Reporter | None = None, revision: str | None = None
 ) -> tuple[cache.Model, Vocab]:
     m = cache.open_model(registry.resolve(model, revision), reporter)
-    return m, Vocab(m.path, m.shape.vocab_size, m.family.words)
+    return m, Vocab(m.path, m.shape.vocab_size, m.words)
 
 
 def _tokens(vocab: Vocab, q: Query) -> tuple[Token, ...]:
@@ -239,6 +240,25 @@ def _positions_learned(m: cache.Model) -> str:
     return said
 
 
+def _no_position_table(m: cache.Model) -> str:
+    """Why a model has no position rows, as messages say it."""
+    return f"{m.name} has no position table: in a {m.family.title} model, {m.family.no_position_table}"
+
+
+def _check_position_table(m: cache.Model) -> None:
+    """Refuse a command about position rows for a model that learned none (exit 2)."""
+    if not m.shape.position_table:
+        raise UsageError(
+            f"{_no_position_table(m)}, so there are no position rows to compare; use a model with learned "
+            "positions, such as gpt2 or roberta-base"
+        )
+
+
+def _length_limit(m: cache.Model) -> int | None:
+    """The most tokens a text may have: one per learned position (None without a position table)."""
+    return m.shape.n_positions if m.shape.position_table else None
+
+
 def parse_positions(spans: list[tuple[int, int]], m: cache.Model) -> list[int]:
     """Positions and ranges; every one must be a row the model learned."""
     n_positions = m.shape.n_positions
@@ -256,6 +276,7 @@ def positions(
 ) -> PositionsResult:
     spans = _spans(specs)  # the syntax, before the model is opened
     m, _ = load(model, reporter, revision)
+    _check_position_table(m)
     chosen = parse_positions(spans, m)
     matrix, norms = ops.cosine_matrix(m.wpe[chosen])
     m.check_rows(positions=chosen)
@@ -278,6 +299,7 @@ def position_map(
 
         plot.check_available()  # before any download
     m, _ = load(model, reporter, revision)
+    _check_position_table(m)
     m.check_rows(positions=range(m.shape.n_positions))  # every row is used, before a figure is written
     full, norms = ops.all_cosines(m.wpe)
     cells = min(cells, m.shape.n_positions)
@@ -317,9 +339,11 @@ def tying(
     revision: str | None = None,
     grad: str | None = None,
     reporter: Reporter | None = None,
+    compare: bool = False,
 ) -> TyingResult:
-    """How lm_head reuses wte: config, a model on the meta device, the header; load_model adds data_ptr() on
-    the loaded model, grad the gradient of the language-model loss on a text by each of wte's two uses."""
+    """Whether lm_head reuses wte: config, a model on the meta device, the header; load_model adds data_ptr()
+    on the loaded model, grad the gradient of the language-model loss on a text by each of wte's two uses,
+    compare how far an untied output layer's rows are from wte's."""
     from gpt2emb import heavy
 
     if grad is not None and not grad:
@@ -329,7 +353,7 @@ def tying(
     info = cache.checkpoint_info(ref)
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
-    tie = bool(info.config.get("tie_word_embeddings", True))
+    tie = family.tied(info.config)
     saved = shape.vocab_size * shape.d_model
     checks = [Check("config", tie, f"config.json: tie_word_embeddings = {str(tie).lower()}")]
     same, n_params = heavy.meta_model_ties(info.config, family.classes)
@@ -342,14 +366,14 @@ def tying(
             f"{output} {'is' if same else 'is not'} {table}",
         )
     )
+    own, stored = checkpoint.output_key(info, family), family.output_names[0]
     if info.tensors:
-        own = [k for k in info.tensors if k.endswith(output)]
         checks.append(
             Check(
                 "checkpoint",
-                not own,
+                own is None,
                 f"{info.weights_file} stores {len(info.tensors)} tensors and "
-                + (f"a separate {own[0]}" if own else f"no {output}: the output layer is read from wte"),
+                + (f"a separate {own}" if own else f"no {stored}: the output layer is read from wte"),
             )
         )
     if grad is not None and not family.causal:
@@ -362,9 +386,20 @@ def tying(
             f"{ref.name} is not tied (see: gpt2emb tying -m {model}): its output layer has a matrix of its "
             "own, so no gradient of it reaches wte; --grad needs a tied model"
         )
+    if compare and not info.tensors:
+        raise UsageError(
+            f"{ref.name} stores its weights in {info.weights_file}: --compare reads the output layer by byte "
+            "ranges of a safetensors checkpoint; use a model saved as safetensors"
+        )
+    if compare and own is None:
+        raise UsageError(
+            f"{ref.name} stores no {stored} of its own: its output layer is wte itself, so there is nothing "
+            "to compare; --compare is for an untied model"
+        )
     gradient = None
     if grad is not None:
         gradient = _gradient(ref, info, grad, reporter)
+    comparison = _compare(ref, info, own, reporter) if compare and own is not None else None
     if load_model:
         equal, pa, pb = heavy.loaded_model_ties(_weights_folder(ref, info, reporter), family.classes)
         checks.append(
@@ -375,7 +410,45 @@ def tying(
             )
         )
     tied = all(c.passed for c in checks)
-    return TyingResult(ref.name, tied, saved if tied else 0, tuple(checks), gradient)
+    return TyingResult(ref.name, tied, saved if tied else 0, tuple(checks), gradient, comparison)
+
+
+COMPARE_ALL_BYTES = 1_000_000_000  # an output layer up to 1 GB is compared whole; a larger one is sampled
+COMPARE_SAMPLE, COMPARE_RUN, COMPARE_SEED = 4096, 64, 0  # rows of the sample, in runs of 64, seeded
+
+
+def _compare(ref: ModelRef, info: CheckpointInfo, key: str, reporter: Reporter) -> Comparison:
+    """An untied output layer's rows, fetched by byte ranges (all, or a seeded sample of a large one), each
+    against its own row of wte and against a seeded random other row of wte."""
+    m = cache.open_model(ref, reporter, info.commit)
+    t = info.tensors[key]
+    if t.shape != m.wte.shape:
+        raise BadModel(
+            f"{ref.name}'s {key} is {list(t.shape)} and its token table {list(m.wte.shape)}: their rows do "
+            "not pair up, so they cannot be compared"
+        )
+    n = t.shape[0]
+    sampled = t.end - t.start > COMPARE_ALL_BYTES and n > COMPARE_SAMPLE
+    runs = ops.sample_runs(n, COMPARE_SAMPLE, COMPARE_RUN, COMPARE_SEED) if sampled else [range(n)]
+    ids = np.concatenate([np.arange(r.start, r.stop) for r in runs])
+    others = ops.other_rows(ids, n, COMPARE_SEED)
+    matching, random = np.empty(len(ids)), np.empty(len(ids))
+    at = 0
+    for rows, block in checkpoint.read_rows(ref, info, key, runs, reporter):
+        mine = slice(at, at + len(rows))
+        matching[mine] = ops.paired_cosines(block, m.wte[rows.start : rows.stop])
+        random[mine] = ops.paired_cosines(block, m.wte[others[mine]])
+        at += len(rows)
+    m.check_rows(np.union1d(ids, others))
+    return Comparison(
+        len(ids),
+        sampled,
+        ops.mean_defined(matching),
+        ops.mean_defined(random),
+        n,
+        key,
+        (t.end - t.start) // n * len(ids),
+    )
 
 
 def _weights_folder(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Path:
@@ -397,13 +470,14 @@ def _open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> 
     if not cache.has_entry(ref, info.commit):
         _weights_folder(ref, info, reporter)
     m = cache.open_model(ref, reporter, info.commit)
-    return m, Vocab(m.path, m.shape.vocab_size, m.family.words)
+    return m, Vocab(m.path, m.shape.vocab_size, m.words)
 
 
-def _encode(vocab: Vocab, text: str, n_positions: int, what: str) -> tuple[SentenceToken, ...]:
-    """A text's tokens as the model receives them (as typed: no space added), refused when too long."""
+def _encode(vocab: Vocab, text: str, n_positions: int | None, what: str) -> tuple[SentenceToken, ...]:
+    """A text's tokens as the model receives them (as typed: no space added), refused when longer than the
+    positions the model learned (n_positions; None: no position table, no such limit)."""
     ids = vocab.encode(text)
-    if len(ids) > n_positions:
+    if n_positions is not None and len(ids) > n_positions:
         raise UsageError(
             f"{what} has {len(ids)} tokens, and position {n_positions} does not exist: the model learned "
             f"{n_positions} positions, 0 to {n_positions - 1}; shorten it"
@@ -415,7 +489,7 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
     from gpt2emb import heavy
 
     m, vocab = _open_for_whole(ref, info, reporter)
-    tokens = _encode(vocab, text, m.shape.n_positions, f"--grad {quote(text[:40])}")
+    tokens = _encode(vocab, text, _length_limit(m), f"--grad {quote(text[:40])}")
     if len(tokens) < 2:
         raise UsageError(
             f"--grad {quote(text)} is {len(tokens)} token: the loss predicts each next token from the ones "
@@ -457,7 +531,8 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
 
 
 def _h0_formula(m: cache.Model) -> str:
-    total = "wte[token] + wpe[position]" + (" + type[0]" if m.types is not None else "")
+    total = "wte[token]" + (" + wpe[position]" if m.shape.position_table else "")
+    total += " + type[0]" if m.types is not None else ""
     return f"LayerNorm({total})" if m.norm is not None else total
 
 
@@ -487,7 +562,7 @@ def context(
     info = cache.checkpoint_info(ref)
     m, vocab = _open_for_whole(ref, info, reporter)
     q = vocab.query(word, False, pool)
-    found = [_find(vocab, q, s, n, m.shape.n_positions) for n, s in enumerate(sentences, 1)]
+    found = [_find(vocab, q, s, n, _length_limit(m)) for n, s in enumerate(sentences, 1)]
     states = heavy.hidden_states(
         _weights_folder(ref, info, reporter), m.family.classes, [tuple(t.id for t in f.tokens) for f in found]
     )
@@ -509,7 +584,10 @@ def context(
             if f.occurrences > 1
         ),
         f"layer 0 is h0 = {_h0_formula(m)}: there the word's vectors differ only by their position "
-        "rows (at the same position they are equal)",
+        "rows (at the same position they are equal)"
+        if m.shape.position_table
+        else f"layer 0 is h0 = {_h0_formula(m)} ({_no_position_table(m)}): there the word's vectors are "
+        "the same in every sentence",
     ]
     return ContextResult(
         m.name,
@@ -526,7 +604,7 @@ def _pieces(vocab: Vocab, ids: tuple[int, ...]) -> str:
     return " + ".join(quote(vocab.token(i)) for i in ids)
 
 
-def _find(vocab: Vocab, q: Query, sentence: str, n: int, n_positions: int) -> ContextSentence:
+def _find(vocab: Vocab, q: Query, sentence: str, n: int, n_positions: int | None) -> ContextSentence:
     """Where the word's tokens stand in a sentence: whole tokens, not the start of a longer word."""
     tokens = _encode(vocab, sentence, n_positions, f"sentence {n}")
     ids, k = [t.id for t in tokens], len(q.ids)
@@ -782,9 +860,11 @@ def model_input(
         raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
     m, vocab = load(model, reporter, revision)
     ids = vocab.tokenize(text)
-    limit = m.shape.n_positions
+    limit = _length_limit(m)
     notes = []
-    if len(ids) > limit:
+    if limit is None:
+        notes.append(f"{_no_position_table(m)}: h0 is the token rows alone, wte[ids]")
+    elif len(ids) > limit:
         if not truncate:
             raise UsageError(
                 f"the text is {len(ids):,} tokens, but position {limit} does not exist: "
@@ -795,19 +875,34 @@ def model_input(
         )
     kept = ids[:limit]
     type_row = None if m.types is None else m.types[0]
-    rows = ops.input_rows(m.wte, m.wpe, kept, type_row, m.norm, m.norm_eps)
+    rows = ops.input_rows(m.wte, None if limit is None else m.wpe, kept, type_row, m.norm, m.norm_eps)
     offset = m.shape.position_offset
+    absent = [None] * len(kept)  # no position table: no wpe figures
     tokens = tuple(
         InputToken(
-            p, i, vocab.token(i), float(a), float(b), float(c), _finite(float(cos)), p + offset, float(s)
+            p,
+            i,
+            vocab.token(i),
+            float(a),
+            None if b is None else float(b),
+            float(c),
+            _finite(cos),
+            None if limit is None else p + offset,
+            float(s),
         )
         for p, (i, a, b, c, cos, s) in enumerate(
             zip(
-                kept, rows.wte_norm, rows.wpe_norm, rows.h0_norm, rows.cos_wte_wpe, rows.sum_norm, strict=True
+                kept,
+                rows.wte_norm,
+                absent if rows.wpe_norm is None else rows.wpe_norm,
+                rows.h0_norm,
+                absent if rows.cos_wte_wpe is None else rows.cos_wte_wpe,
+                rows.sum_norm,
+                strict=True,
             )
         )
     )
-    m.check_rows(kept, range(len(kept)))
+    m.check_rows(kept, range(len(kept)) if limit is not None else ())
     h0 = tuple(_floats(r) for r in rows.h0) if full else None
     return InputResult(
         m.name,
@@ -817,7 +912,7 @@ def model_input(
         tokens,
         h0,
         len(ids),
-        limit,
+        m.shape.n_positions,
         tuple(notes),
         m.types is not None,
         m.norm is not None,
@@ -880,6 +975,9 @@ def geometry(model: str, reporter: Reporter | None = None, revision: str | None 
     d = m.shape.d_model
     wte_shape = ops.table_shape(m.wte)
     wte = _table_geometry(wte_shape, lambda i, n: TokenNorm(i, vocab.token(i), n))
+    if not m.shape.position_table:
+        reading = f"{_no_position_table(m)}: there is no wpe to measure, nor content against position."
+        return GeometryResult(m.name, d, wte, None, None, reading)
     wpe = _table_geometry(ops.table_shape(m.wpe), PositionNorm)
     c = ops.cross_cosines(m.wte, m.wpe, wte_shape.norms)
     pair = None

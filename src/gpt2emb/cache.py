@@ -33,7 +33,7 @@ from urllib.parse import quote, unquote
 import numpy as np
 
 from gpt2emb import bpe, checkpoint, families, hub, ops, registry
-from gpt2emb.checkpoint import CheckpointInfo, shape_of
+from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
@@ -73,10 +73,15 @@ class Model:
     types: np.ndarray | None = None  # token-type rows (RoBERTa, BERT); checked on open, as is norm
     norm: np.ndarray | None = None  # the weight and bias of the layer norm applied to the sum of the rows
     norm_eps: float = 0.0  # that layer norm's epsilon
+    words_name: str = ""  # how its vocabulary spells words (families.Words.name), as its tokenizer says
 
     @property
     def family(self) -> Family:
         return families.by_name(self.shape.family)
+
+    @property
+    def words(self) -> families.Words:
+        return families.words_named(self.words_name, self.family)
 
     def check_rows(self, tokens: Iterable[int] = (), positions: Iterable[int] = ()) -> None:
         """Refuse (DamagedEntry) unless these rows of wte, with their stored norms, and of wpe are as built.
@@ -339,7 +344,8 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
     """Build the entry of info.commit in a temporary folder and move it into place; returns where it went.
 
     Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
-    shape = shape_of(info.config, ref.name)
+    family = families.of_config(info.config, ref.name)
+    shape = family.shape(info.config, ref.name)
     tokenizer = checkpoint.tokenizer_json(ref, info.commit)
     parsed = json.loads(tokenizer)
     vocab = parsed["model"]["vocab"]
@@ -373,8 +379,9 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "folder": None if ref.folder is None else str(ref.folder),
             "commit": info.commit,
             "shape": shape.__dict__,
-            "tied": bool(info.config.get("tie_word_embeddings", True)),
-            "norm_eps": float(info.config.get(families.of_config(info.config, ref.name).norm_eps, 1e-12)),
+            "tied": family.tied(info.config),
+            "norm_eps": float(info.config.get(family.norm_eps, 1e-12)),
+            "words": families.words_for(family, parsed).name,
             "files": {f: _fingerprint(tmp / f) for f in contents},
             "sha256": sha256,
         }
@@ -481,6 +488,7 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
         extra.get("types"),
         extra.get("norm"),
         float(manifest.get("norm_eps", 0.0)),
+        str(manifest.get("words", "")),
     )
 
 

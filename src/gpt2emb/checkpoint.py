@@ -1,8 +1,9 @@
 """What a checkpoint holds: its config, its safetensors header (checked), and its embedding tables.
 
 Which tensors those are is the model family's to say (families/): the token table (wte), the position
-table (wpe, kept from the row of position 0 on), and where the family has them, token-type rows and the
-layer norm applied before the first block.
+table (wpe, kept from the row of position 0 on; 0 rows for a family without one), and where the family has
+them, token-type rows and the layer norm applied before the first block. Rows of any other table (an untied
+output layer) are read by byte ranges too.
 
 A checkpoint is a local folder or a Hub repo at one commit; nothing here caches anything (cache.py does).
 """
@@ -14,6 +15,7 @@ import json
 import math
 import re
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,14 +66,16 @@ class Tables:
     """A model's embedding tables in float32, as its entry stores them."""
 
     wte: np.ndarray
-    wpe: np.ndarray  # the rows of positions 0 to n_positions - 1 (past the family's offset)
+    wpe: np.ndarray  # the rows of positions 0 to n_positions - 1 (past the family's offset); none if no table
     types: np.ndarray | None = None  # token-type rows
     norm: np.ndarray | None = None  # the layer norm's weight and bias, 2 x d
 
 
 def wanted(family: Family) -> dict[str, tuple[str, ...]]:
     """The tensors an entry is made of, by the name the entry gives them: their names in a checkpoint."""
-    found = {"wte": family.token_table, "wpe": family.position_table}
+    found = {"wte": family.token_table}
+    if family.position_table:
+        found["wpe"] = family.position_table
     if family.type_table:
         found["types"] = family.type_table
     if family.norm:
@@ -171,10 +175,15 @@ def find_key(tensors: dict[str, TensorInfo], keys: tuple[str, ...], name: str) -
 
 
 def read_tensor(read: ReadRange, info: TensorInfo, task: Task | None) -> np.ndarray:
-    raw = np.frombuffer(read(info.start, info.end - info.start, task), dtype=_EMBEDDING_DTYPES[info.dtype])
-    if info.dtype == "BF16":
+    return _widened(read(info.start, info.end - info.start, task), info.dtype).reshape(info.shape)
+
+
+def _widened(data: bytearray, dtype: str) -> np.ndarray:
+    """Stored numbers as float32 (F32: the downloaded buffer itself)."""
+    raw = np.frombuffer(data, dtype=_EMBEDDING_DTYPES[dtype])
+    if dtype == "BF16":
         raw = (raw.astype(np.uint32) << 16).view(np.float32)
-    return raw.astype(np.float32, copy=False).reshape(info.shape)  # F32: the downloaded buffer itself
+    return raw.astype(np.float32, copy=False)
 
 
 def local_reader(path: Path) -> ReadRange:
@@ -404,8 +413,39 @@ def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Table
         with reporter.progress(f"fetching {ref.name} embeddings", total) as task:
             arrays = {n: read_tensor(_reader(ref, info.commit, t.file), t, task) for n, t in tensors.items()}
     start = shape.position_offset
+    wpe = arrays.get("wpe", np.zeros((0, shape.d_model), np.float32))[start : start + shape.n_positions]
     norm = np.stack([arrays["norm_weight"], arrays["norm_bias"]]) if "norm_weight" in arrays else None
-    return Tables(arrays["wte"], arrays["wpe"][start : start + shape.n_positions], arrays.get("types"), norm)
+    return Tables(arrays["wte"], wpe, arrays.get("types"), norm)
+
+
+def output_key(info: CheckpointInfo, family: Family) -> str | None:
+    """The checkpoint's tensor of the output layer, or None when it stores none (tied: it is wte)."""
+    return next((k for k in info.tensors if k.endswith(family.output_names)), None)
+
+
+_BLOCK_BYTES = 1 << 26  # one request and one float32 block of rows at a time: memory stays bounded
+
+
+def read_rows(
+    ref: ModelRef, info: CheckpointInfo, key: str, runs: list[range], reporter: Reporter
+) -> Iterator[tuple[range, np.ndarray]]:
+    """Rows of a 2-D tensor, widened to float32, by byte ranges: for each run of consecutive rows, its rows
+    in blocks of at most 64 MB, each with the rows it holds."""
+    t = info.tensors[key]
+    if t.dtype not in _EMBEDDING_DTYPES or len(t.shape) != 2:
+        raise BadModel(
+            f"{_label(ref, t.file)} stores {key} as {t.dtype} {list(t.shape)}; gpt2emb reads a table of rows "
+            "stored as F32, F16 or BF16"
+        )
+    row_bytes = (t.end - t.start) // max(1, t.shape[0])
+    step = max(1, _BLOCK_BYTES // max(1, row_bytes))
+    read = _reader(ref, info.commit, t.file)
+    with reporter.progress(f"fetching {key} of {ref.name}", row_bytes * sum(map(len, runs))) as task:
+        for run in runs:
+            for start in range(run.start, run.stop, step):
+                rows = range(start, min(run.stop, start + step))
+                data = read(t.start + start * row_bytes, len(rows) * row_bytes, task)
+                yield rows, _widened(data, t.dtype).reshape(len(rows), t.shape[1])
 
 
 # ---------------------------------------------------------------- the whole checkpoint, to run the model

@@ -457,7 +457,7 @@ def sizes(
 
 @app.command(
     epilog="Examples:\n\n  gpt2emb tying\n\n  gpt2emb tying -m xl --json\n\n  gpt2emb tying --load\n\n"
-    '  gpt2emb tying --grad "The cat sat on the mat"'
+    '  gpt2emb tying --grad "The cat sat on the mat"\n\n  gpt2emb tying -m EleutherAI/pythia-70m --compare'
 )
 def tying(
     model: Model = DEFAULT_MODEL,
@@ -478,13 +478,21 @@ def tying(
             show_default=False,
         ),
     ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="For an untied model: fetch its output layer's rows (all up to 1 GB, else a seeded sample "
+            "of 4,096) and compare each with its row of wte and with a random other row.",
+        ),
+    ] = False,
     revision: Revision = None,
     json: Json = False,
 ) -> None:
-    """Show that the output layer (lm_head) reuses wte: config, a model on the meta device, the header."""
+    """Whether the output layer (lm_head) reuses wte: config, a model on the meta device, the header."""
     from gpt2emb import api
 
-    result = api.tying(model, load, revision, grad, output.reporter(json))
+    result = api.tying(model, load, revision, grad, output.reporter(json), compare)
     output.render(result, json)
 
 

@@ -234,14 +234,15 @@ def vector_stats(v: np.ndarray) -> dict[str, float]:
 class InputRows:
     """h0 as the model makes it (float32): wte[ids] + wpe[0..n-1] (+ token type 0's row), passed through
     the family's layer norm where it has one; per position the norms of the two rows, of their sum and of h0,
-    and the cosine of the wte row with the wpe row (NaN where a row is all zeros), in float64."""
+    and the cosine of the wte row with the wpe row (NaN where a row is all zeros), in float64. Without a
+    position table (wpe None: rotary models), h0 is the token rows alone, and the wpe figures are None."""
 
     h0: np.ndarray
     wte_norm: np.ndarray
-    wpe_norm: np.ndarray
+    wpe_norm: np.ndarray | None
     sum_norm: np.ndarray
     h0_norm: np.ndarray
-    cos_wte_wpe: np.ndarray
+    cos_wte_wpe: np.ndarray | None
 
 
 def _norm_of(rows: np.ndarray) -> np.ndarray:
@@ -251,27 +252,58 @@ def _norm_of(rows: np.ndarray) -> np.ndarray:
 
 def input_rows(
     wte: np.ndarray,
-    wpe: np.ndarray,
+    wpe: np.ndarray | None,
     ids: tuple[int, ...],
     type_row: np.ndarray | None = None,
     norm: np.ndarray | None = None,
     eps: float = 1e-5,
 ) -> InputRows:
     tokens = np.asarray(wte[list(ids)], dtype=np.float32)
-    places = np.asarray(wpe[: len(ids)], dtype=np.float32)
-    total = tokens + places if type_row is None else tokens + places + type_row
+    places = None if wpe is None else np.asarray(wpe[: len(ids)], dtype=np.float32)
+    total = tokens if places is None else tokens + places
+    if type_row is not None:
+        total = total + type_row
     h0 = total
     if norm is not None:  # LayerNorm over each row, in float64, as torch's up to float32 rounding
         t = total.astype(np.float64)
         centred = t - t.mean(axis=1, keepdims=True)
         scaled = centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True) + eps)
         h0 = (scaled * norm[0] + norm[1]).astype(np.float32)
-    t64, p64 = tokens.astype(np.float64), places.astype(np.float64)
-    wte_norm, wpe_norm = _norm_of(tokens), _norm_of(places)
-    denom = wte_norm * wpe_norm
+    wte_norm = _norm_of(tokens)
+    if places is None:
+        return InputRows(h0, wte_norm, None, _norm_of(total), _norm_of(h0), None)
+    return InputRows(
+        h0, wte_norm, _norm_of(places), _norm_of(total), _norm_of(h0), paired_cosines(tokens, places)
+    )
+
+
+def paired_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The cosine of row i of a with row i of b, for each i, in float64 from those two rows alone; NaN where
+    either row is all zeros (no direction)."""
+    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    denom = _norm_of(a64) * _norm_of(b64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        cos = np.where(denom > 0, (t64 * p64).sum(axis=1) / denom, np.nan)
-    return InputRows(h0, wte_norm, wpe_norm, _norm_of(total), _norm_of(h0), cos)
+        return np.asarray(np.where(denom > 0, (a64 * b64).sum(axis=1) / denom, np.nan))
+
+
+def mean_defined(values: np.ndarray) -> float | None:
+    """The mean of the finite values (a cosine of a zero row is NaN, left out); None when there are none."""
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if len(finite) else None
+
+
+def other_rows(ids: np.ndarray, n_rows: int, seed: int) -> np.ndarray:
+    """For each id, another row of a table of n_rows, picked at random (seeded: the same on every run)."""
+    rng = np.random.default_rng(seed)
+    return np.asarray((ids + rng.integers(1, n_rows, size=len(ids))) % n_rows)
+
+
+def sample_runs(n_rows: int, rows: int, run: int, seed: int) -> list[range]:
+    """rows of a table of n_rows, chosen at random (seeded) as rows // run runs of run consecutive rows that
+    do not overlap, in order: a sample read with few byte ranges."""
+    rng = np.random.default_rng(seed)
+    starts = np.sort(rng.choice(n_rows // run, rows // run, replace=False)) * run
+    return [range(int(s), int(s) + run) for s in starts]
 
 
 _BLOCK_VALUES = 1 << 22  # float64 values per block (32 MiB): the whole-table passes stay small in memory

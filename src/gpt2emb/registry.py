@@ -22,6 +22,11 @@ class Shape:
     family: str = "gpt2"  # families/
     position_offset: int = 0  # the position table's row of position 0 (RoBERTa: 2)
 
+    @property
+    def position_table(self) -> bool:
+        """Whether the model learned a row per position (a rotary model has none: n_positions is 0)."""
+        return self.n_positions > 0
+
 
 @dataclass(frozen=True)
 class ModelSpec:

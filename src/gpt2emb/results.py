@@ -196,12 +196,26 @@ class GradientResult:
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """`tying --compare`: an untied output layer's rows against the token table's."""
+
+    rows: int  # output rows compared
+    sampled: bool  # a seeded sample of rows (the output table is over 1 GB), not all of them
+    mean_cosine_matching: float | None  # row i of the output layer with row i of wte, over the rows compared
+    mean_cosine_random: float | None  # row i of the output layer with a seeded random other row of wte
+    total_rows: int  # rows of the output layer
+    output: str  # the output layer's tensor in the checkpoint
+    bytes_read: int  # of the output layer
+
+
+@dataclass(frozen=True)
 class TyingResult:
     model: str
     tied: bool
     saved_params: int
     checks: tuple[Check, ...]
     gradient: GradientResult | None = None  # only with --grad
+    comparison: Comparison | None = None  # only with --compare
 
 
 @dataclass(frozen=True)
@@ -410,10 +424,10 @@ class InputToken:
     id: int
     token: str
     wte_norm: float
-    wpe_norm: float
+    wpe_norm: float | None  # None without a position table (rotary models)
     h0_norm: float
-    cos_wte_wpe: float | None  # None when either row is all zeros
-    row: int  # the position table's row of this position (RoBERTa: position + 2)
+    cos_wte_wpe: float | None  # None when either row is all zeros, or without a position table
+    row: int | None  # the position table's row of this position (RoBERTa: position + 2); None without one
     sum_norm: float  # |wte + wpe (+ type)|, before the layer norm of a family that has one (else h0_norm)
 
 
@@ -428,7 +442,7 @@ class InputResult:
     tokens: tuple[InputToken, ...]
     h0: tuple[tuple[float, ...], ...] | None  # every number of h0, only with --full
     text_tokens: int  # the tokens of the whole text
-    n_positions: int
+    n_positions: int  # 0 without a position table (rotary models): then h0 = wte[ids]
     notes: tuple[str, ...]
     type_row: bool = False  # token type 0's row is added (RoBERTa, BERT)
     layer_norm: bool = False  # h0 is the layer norm of the sum (RoBERTa, BERT)
@@ -492,6 +506,6 @@ class GeometryResult:
     model: str
     d_model: int
     wte: TableGeometry
-    wpe: TableGeometry
-    wte_vs_wpe: CrossGeometry
+    wpe: TableGeometry | None  # None without a position table (rotary models): the reading says why
+    wte_vs_wpe: CrossGeometry | None
     reading: str  # one sentence that reads the numbers

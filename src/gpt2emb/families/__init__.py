@@ -6,7 +6,7 @@ of the position table, the tables added before the first block (token types, a l
 becomes a token, and the names of its transformers classes (as strings: only heavy.py imports
 transformers). The rest of gpt2emb asks the record and never names an architecture. To add a family: a
 module here holding one `Family`, listed in `_families()` below, and a tiny model of it in
-tests/tiny_<name>.py.
+tests/tiny_NAME.py (as tests/tiny_roberta.py, tests/tiny_llama.py).
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ class Words:
 
     name = "byte-level BPE"
 
+    def fits(self, tokenizer: dict[str, Any]) -> bool:
+        """Whether a tokenizer (its parsed tokenizer.json) spells its vocabulary this way."""
+        return any(c.get("type") == "ByteLevel" for c in tokenizer_steps(tokenizer))
+
     def running(self, word: str) -> str:
         """What a typed word means: the word as it appears inside running text."""
         return " " + word
@@ -52,6 +56,18 @@ class Words:
         return bytes(decoder[c] for c in piece)
 
 
+def tokenizer_steps(tokenizer: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every step of a tokenizer's normalizer, pre-tokenizer and decoder, sequences opened."""
+    found: list[dict[str, Any]] = []
+    todo = [tokenizer.get(k) for k in ("normalizer", "pre_tokenizer", "decoder")]
+    while todo:
+        step = todo.pop()
+        if isinstance(step, dict):
+            found.append(step)
+            todo += [s for k in ("normalizers", "pretokenizers", "decoders") for s in step.get(k) or []]
+    return found
+
+
 # Words made only of ASCII letters, or only of digits, are one pre-token for GPT-2's splitter, and a whole
 # pre-token that the vocabulary holds is what byte-level BPE makes of it (a trained merge list reaches every
 # entry it made; tests/test_tokens.py checks every such entry of GPT-2's real vocabulary).
@@ -70,7 +86,7 @@ class Family:
     n_head: tuple[str, ...]
     # tensor names in a checkpoint, the first present wins
     token_table: tuple[str, ...]
-    position_table: tuple[str, ...]
+    position_table: tuple[str, ...]  # () for a family without one (n_positions is then 0)
     type_table: tuple[str, ...] = ()  # token-type rows added to every token (row 0 for a single text)
     norm: tuple[tuple[str, str], ...] = ()  # (weight, bias) of a layer norm applied to the sum
     norm_eps: str = "layer_norm_eps"  # the config field of its epsilon
@@ -84,10 +100,23 @@ class Family:
     # output layer and of the token table, as `tying` names them
     classes: tuple[str, str, str] = ("", "", "")
     lm_names: tuple[str, str] = ("", "")
+    # the output layer's names in a checkpoint, where they are not lm_names[0] (GPT-NeoX saves embed_out)
+    output_table: tuple[str, ...] = ()
     causal: bool = True  # a next-token language model (tying --grad's loss)
     # the parameter counts of a model of this family from its shape alone, where a formula gives them
     # (`models`, and `sizes` without -m); `sizes -m` counts any model from its checkpoint headers
     params: Callable[[Shape], dict[str, int]] | None = None
+    tied_default: bool = True  # tie_word_embeddings when a config leaves it out: its config class's default
+    # why a family without a position table has none, as messages say it where one would be used
+    no_position_table: str = ""
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return self.output_table or self.lm_names[:1]
+
+    def tied(self, config: dict[str, Any]) -> bool:
+        """Whether the config ties the output layer to the token table."""
+        return bool(config.get("tie_word_embeddings", self.tied_default))
 
     def position_offset(self, config: dict[str, Any]) -> int:
         """The row of the position table that holds token position 0."""
@@ -103,8 +132,8 @@ class Family:
             raise KeyError(keys[0])
 
         try:
-            total = field(self.n_positions)
-            offset = self.position_offset(config)
+            total = field(self.n_positions) if self.position_table else 0
+            offset = self.position_offset(config) if self.position_table else 0
             return Shape(
                 vocab_size=int(config["vocab_size"]),
                 d_model=field(self.d_model),
@@ -121,9 +150,18 @@ class Family:
 
 
 def _families() -> tuple[Family, ...]:
-    from gpt2emb.families import bert, gpt2, gpt_neo, roberta
+    from gpt2emb.families import bert, gpt2, gpt_neo, llama, neox, qwen2, roberta
 
-    return (gpt2.FAMILY, roberta.FAMILY, bert.FAMILY, gpt_neo.FAMILY)
+    return (
+        gpt2.FAMILY,
+        roberta.FAMILY,
+        bert.FAMILY,
+        gpt_neo.FAMILY,
+        llama.LLAMA,
+        llama.MISTRAL,
+        qwen2.FAMILY,
+        neox.FAMILY,
+    )
 
 
 def by_name(name: str) -> Family:
@@ -145,3 +183,15 @@ def of_config(config: dict[str, Any], name: str) -> Family:
 
 def shape_of(config: dict[str, Any], name: str) -> Shape:
     return of_config(config, name).shape(config, name)
+
+
+def words_for(family: Family, tokenizer: dict[str, Any]) -> Words:
+    """How a model's vocabulary spells words: its family's way, unless its tokenizer (parsed tokenizer.json)
+    says another family's (SmolLM and Llama 3 are Llama models with byte-level BPE, not SentencePiece)."""
+    kinds = (family.words, *(f.words for f in _families()))
+    return next((w for w in kinds if w.fits(tokenizer)), family.words)
+
+
+def words_named(name: str, family: Family) -> Words:
+    """The Words a cache entry recorded by name (the family's own for an entry that recorded none)."""
+    return next((f.words for f in _families() if f.words.name == name), family.words)

@@ -21,6 +21,7 @@ from gpt2emb.results import (
     CachePath,
     CacheResult,
     CompareResult,
+    Comparison,
     ContextResult,
     GeometryResult,
     GradientResult,
@@ -424,7 +425,27 @@ def _(result: TyingResult, dims: int | None) -> RenderableType:
     rows = [[c.name, _MARK[c.passed], c.detail] for c in result.checks]
     saved = f"tying saves {result.saved_params:,} parameters (vocab x d_model)" if result.tied else ""
     checks = _table(f"{result.model}: {verdict}", "check _ detail", rows, caption=saved)
-    return checks if result.gradient is None else Group(checks, _gradient(result.gradient))
+    parts: list[RenderableType] = [checks]
+    if result.gradient is not None:
+        parts.append(_gradient(result.gradient))
+    if result.comparison is not None:
+        parts.append(_comparison(result.comparison))
+    return Group(*parts)
+
+
+def _comparison(c: Comparison) -> RenderableType:
+    read = _mb(c.bytes_read) if c.bytes_read >= 100_000 else f"{c.bytes_read:,} bytes"
+    which = (
+        f"a seeded sample of {c.rows:,} of its {c.total_rows:,} rows (the table is over 1 GB; {read} read)"
+        if c.sampled
+        else f"all {c.rows:,} rows ({read} read)"
+    )
+    rows = [
+        ["row i with wte row i", _maybe(c.mean_cosine_matching)],
+        ["row i with a random other wte row", _maybe(c.mean_cosine_random)],
+    ]
+    title = f"the output layer ({c.output}) against wte: {which}"
+    return Group(Text(""), _table(title, "_ mean_cosine>", rows))
 
 
 def _maybe(x: float | None, digits: int = 4) -> str:
@@ -511,7 +532,9 @@ MAX_TEXT_SHOWN = 60
 @view.register
 def _(result: InputResult, dims: int | None) -> RenderableType:
     n, d = result.n_tokens, result.d_model
-    total = f"wte[ids] ({n}, {d}) + wpe[{_span(n, result.row_offset)}] ({n}, {d})"
+    positions = result.n_positions > 0  # a rotary model has no position table: h0 = wte[ids]
+    total = f"wte[ids] ({n}, {d})"
+    total += f" + wpe[{_span(n, result.row_offset)}] ({n}, {d})" if positions else ""
     total += f" + type[0] ({d},)" if result.type_row else ""
     shapes = f"LayerNorm({total}) = h0 ({n}, {d})" if result.layer_norm else f"{total} = h0 ({n}, {d})"
     text = result.text if len(result.text) <= MAX_TEXT_SHOWN else result.text[:MAX_TEXT_SHOWN] + "..."
@@ -521,10 +544,13 @@ def _(result: InputResult, dims: int | None) -> RenderableType:
     )
     columns = ["pos>", "id>", "token", "|wte|>", "|wpe|>", "|h0|>", "cos(wte, wpe)>"]
     rows = [
-        [str(t.position), str(t.id), tok(t.token), _num(t.wte_norm), _num(t.wpe_norm), _num(t.h0_norm),
+        [str(t.position), str(t.id), tok(t.token), _num(t.wte_norm), _maybe(t.wpe_norm), _num(t.h0_norm),
          _maybe(t.cos_wte_wpe)]
         for t in result.tokens
     ]  # fmt: skip
+    if not positions:
+        columns = [c for c in columns if "wpe" not in c]
+        rows = [[*row[:4], row[5]] for row in rows]
     if result.layer_norm:  # the sum before the layer norm, beside h0
         columns.insert(5, "|sum|>")
         for row, t in zip(rows, result.tokens, strict=True):
@@ -559,6 +585,7 @@ def _extremes(table: TableGeometry) -> list[list[str]]:
 @view.register
 def _(result: GeometryResult, dims: int | None) -> RenderableType:
     wte, wpe, cross = result.wte, result.wpe, result.wte_vs_wpe
+    tables = (wte,) if wpe is None else (wte, wpe)
     stats: list[tuple[str, Any]] = [
         ("rows", lambda t: f"{t.rows:,}"),
         ("rows of zeros (left out of cosines)", lambda t: f"{t.zero_rows:,}"),
@@ -568,18 +595,23 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
         ("norm: max", lambda t: _num(t.norm.max)),
         ("mean cosine, all pairs of rows", lambda t: _maybe(t.mean_cosine)),
     ]
-    rows = [[label, fmt(wte), fmt(wpe)] for label, fmt in stats]
-    for k in range(max(len(wte.pc_variance), len(wpe.pc_variance))):
-        rows.append([f"variance along PC{k + 1}", *(_pct(_at(t.pc_variance, k)) for t in (wte, wpe))])
-    rows.append(
-        [f"PC1-{len(wte.pc_variance)} together", *(_pct(_together(t.pc_variance)) for t in (wte, wpe))]
-    )
-    summary = _table(f"wte and wpe of {result.model} (d = {result.d_model})", "_ wte> wpe>", rows)
+    rows = [[label, *(fmt(t) for t in tables)] for label, fmt in stats]
+    for k in range(max(len(t.pc_variance) for t in tables)):
+        rows.append([f"variance along PC{k + 1}", *(_pct(_at(t.pc_variance, k)) for t in tables)])
+    rows.append([f"PC1-{len(wte.pc_variance)} together", *(_pct(_together(t.pc_variance)) for t in tables)])
+    names = ("wte", "wpe")[: len(tables)]
+    title = f"{' and '.join(names)} of {result.model} (d = {result.d_model})"
+    summary = _table(title, "_ " + " ".join(f"{name}>" for name in names), rows)
     by_norm_wte = _table(
         "wte rows of smallest and largest norm", "smallest id> norm> largest id> norm>", _extremes(wte)
     )
-    columns = ["smallest position>", "norm>", "largest position>", "norm>"]
-    by_norm_wpe = _table("wpe rows of smallest and largest norm", columns, _extremes(wpe))
+    if wpe is None or cross is None:
+        return Group(summary, by_norm_wte, Text(result.reading))
+    by_norm_wpe = _table(
+        "wpe rows of smallest and largest norm",
+        ["smallest position>", "norm>", "largest position>", "norm>"],
+        _extremes(wpe),
+    )
     pair = cross.max_pair
     largest = "largest"
     if pair is not None:

@@ -1,0 +1,65 @@
+"""Llama and Mistral (one layout, two model_types; SmolLM is a Llama): no position table (rotary position
+embeddings rotate the queries and keys inside attention), an output layer that is usually a matrix of its own
+(the config classes default tie_word_embeddings to false), and SentencePiece-style BPE words ("▁king", byte
+fallback pieces such as "<0x0A>"); a model of theirs with a byte-level tokenizer reads as byte-level BPE
+(families.words_for)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gpt2emb.families import Family, Words, tokenizer_steps
+
+ROTARY = "rotary position embeddings rotate the queries and keys inside attention"
+_BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+class SentencePiece(Words):
+    """SentencePiece's spelling: a word-initial piece starts with "▁" ("▁king" is " king"), and a character
+    the vocabulary lacks is spelled by byte fallback pieces, one per UTF-8 byte ("<0xC3>" "<0xA9>" is "é")."""
+
+    name = "SentencePiece BPE"
+
+    def fits(self, tokenizer: dict[str, Any]) -> bool:
+        steps = tokenizer_steps(tokenizer)
+        return any(s.get("type") == "Metaspace" for s in steps) or any(
+            s.get("type") in ("Replace", "Prepend") and "▁" in str(s) for s in steps
+        )
+
+    def running(self, word: str) -> str:
+        # the tokenizer itself puts "▁" before the first word of a text (SentencePiece's dummy prefix), as
+        # before every word of running text: the bare word becomes "▁king"; " king" would become "▁▁king"
+        # under the Prepend normalizer of Llama 2's and Mistral's tokenizer.json
+        return word
+
+    def whole(self, text: str) -> str | None:
+        return None  # whether "▁" is put in front depends on the tokenizer's settings: it decides
+
+    def raw(self, piece: str) -> bytes | None:
+        byte = _BYTE.fullmatch(piece)
+        return bytes([int(byte.group(1), 16)]) if byte else piece.replace("▁", " ").encode("utf-8")
+
+
+def _record(name: str, title: str, prefix: str) -> Family:
+    return Family(
+        name=name,
+        title=title,
+        model_types=(name,),
+        d_model=("hidden_size",),
+        n_positions=(),
+        n_layer=("num_hidden_layers",),
+        n_head=("num_attention_heads",),
+        token_table=("model.embed_tokens.weight", "embed_tokens.weight"),
+        position_table=(),
+        words=SentencePiece(),
+        specials=re.compile(r"</?s>|<unk>|<\|[^|]*\|>"),
+        classes=(f"{prefix}Config", f"{prefix}Model", f"{prefix}ForCausalLM"),
+        lm_names=("lm_head.weight", "model.embed_tokens.weight"),
+        tied_default=False,
+        no_position_table=ROTARY,
+    )
+
+
+LLAMA = _record("llama", "Llama", "Llama")
+MISTRAL = _record("mistral", "Mistral", "Mistral")

@@ -1,0 +1,17 @@
+"""Qwen2: Llama's layout (rotary positions, embed_tokens, an lm_head of its own unless the config ties it)
+with a byte-level BPE tokenizer whose own splitting pattern and normalizer bpe.py does not reproduce (the
+`tokenizers` library encodes for it)."""
+
+from dataclasses import replace
+
+from gpt2emb.families import Words
+from gpt2emb.families.llama import LLAMA
+
+FAMILY = replace(
+    LLAMA,
+    name="qwen2",
+    title="Qwen2",
+    model_types=("qwen2",),
+    words=Words(),
+    classes=("Qwen2Config", "Qwen2Model", "Qwen2ForCausalLM"),
+)
