@@ -1,4 +1,5 @@
-"""A warm query on roberta-base against gpt2, and the bytes a first use of roberta-base fetches from a Hub.
+"""A warm query on roberta-base against gpt2, and the bytes a first use of roberta-base and of a rotary
+model (SmolLM-135M-shaped) fetches from a Hub.
 
     python bench/families.py [--runs 5]      # prints markdown tables; needs ../shared/gpt2-vocab
 
@@ -7,8 +8,9 @@ times its rows: each folder opened once so its cache entry exists, then each com
 round after round (interleaved, after one warm-up round), the median and range of wall time and peak RSS.
 
 (b) The first use of a roberta-base-shaped repo served by the tests' fake Hub (tests/fakehub.py) as
-FacebookAI/roberta-base, with a fresh HF cache and gpt2emb cache: every request of its log summed per file
-(HEAD requests carry no body), and the total checked against the bytes the fake Hub counted.
+FacebookAI/roberta-base, and of a SmolLM-135M-shaped one (a Llama: no position table) as
+HuggingFaceTB/SmolLM-135M, each with a fresh HF cache and gpt2emb cache: every request of its log summed per
+file (HEAD requests carry no body), and the total checked against the bytes the fake Hub counted.
 
 The roberta-base checkpoint has RoBERTa's real layout and shapes: every parameter of transformers'
 RobertaForMaskedLM at roberta-base's config (built on the meta device: no memory), 50,265 x 768 token rows,
@@ -57,14 +59,52 @@ ROBERTA_CONFIG: dict[str, Any] = {
 }
 
 
-def roberta_shapes() -> dict[str, tuple[int, ...]]:
-    """Every parameter of RobertaForMaskedLM at roberta-base's config, by its name in a checkpoint."""
+ROTARY_REPO = "HuggingFaceTB/SmolLM-135M"
+# SmolLM-135M's published shape (a Llama: rotary positions, tied), with GPT-2's vocabulary of 50,257 tokens in
+# place of its own 49,152
+ROTARY_CONFIG: dict[str, Any] = {
+    "model_type": "llama",
+    "architectures": ["LlamaForCausalLM"],
+    "vocab_size": 50257,
+    "hidden_size": 576,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "max_position_embeddings": 2048,
+    "rms_norm_eps": 1e-05,
+    "tie_word_embeddings": True,
+    "bos_token_id": 50256,
+    "eos_token_id": 50256,
+}
+
+
+def shapes(config_class: str, model_class: str, config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """Every parameter of a transformers model at a config, by its name in a checkpoint (built on the meta
+    device: no memory)."""
     import torch
-    from transformers import RobertaConfig, RobertaForMaskedLM
+    import transformers
 
     with torch.device("meta"):
-        model = RobertaForMaskedLM(RobertaConfig(**ROBERTA_CONFIG))
+        model = getattr(transformers, model_class)(getattr(transformers, config_class)(**config))
     return {name: tuple(p.shape) for name, p in model.named_parameters()}
+
+
+def roberta_shapes() -> dict[str, tuple[int, ...]]:
+    return shapes("RobertaConfig", "RobertaForMaskedLM", ROBERTA_CONFIG)
+
+
+def make_rotary(folder: Path, gpt2_tokenizer: str) -> None:
+    """A Hub-style SmolLM-135M-shaped folder: random token rows, zeros elsewhere, GPT-2's tokenizer."""
+    rows, d = ROTARY_CONFIG["vocab_size"], ROTARY_CONFIG["hidden_size"]
+    table = np.random.default_rng(0).standard_normal((rows, d), dtype=np.float32) * 0.1
+    all_shapes = shapes("LlamaConfig", "LlamaForCausalLM", ROTARY_CONFIG)
+    all_shapes.pop("lm_head.weight", None)  # tied: a checkpoint saved by transformers does not store it
+    write_virtual(
+        folder / "model.safetensors", virtual_safetensors(all_shapes, {"model.embed_tokens.weight": table})
+    )
+    (folder / "config.json").write_text(json.dumps(ROTARY_CONFIG))
+    (folder / "tokenizer.json").write_text(gpt2_tokenizer)
 
 
 def make_roberta(folder: Path, gpt2_tokenizer: str) -> None:
@@ -139,25 +179,33 @@ def main() -> None:
     assert gpt2 == roberta, "the two folders answer differently"
     print(f"\nBoth give the same nearest token to cat ({gpt2['token']!r}, cosine {gpt2['score']:.4f}).")
 
+    for repo, name, folder in (
+        (REPO, "roberta-base", folders["roberta-base"]),
+        (ROTARY_REPO, ROTARY_REPO, work / "rotary"),
+    ):
+        if repo == ROTARY_REPO:
+            make_rotary(folder, tok)
+        first_use(repo, name, folder, work / repo.replace("/", "--"), gpt2emb)
+
+
+def first_use(repo: str, name: str, folder: Path, work: Path, gpt2emb: str) -> None:
+    """Serve a folder as a Hub repo and print what a first `neighbors cat` fetches from it, per file."""
     hub = FakeHub().start()
-    folder = folders["roberta-base"]
     files: dict[str, Content] = {f: (folder / f).read_bytes() for f in ("config.json", "tokenizer.json")}
     files["model.safetensors"] = DiskFile(folder / "model.safetensors")
-    hub.repos[REPO] = Repo("1" * 40, files)
+    hub.repos[repo] = Repo("1" * 40, files)
     fresh = {**os.environ, "HF_ENDPOINT": hub.url, "HF_HUB_CACHE": str(work / "hf"),
-             "GPT2EMB_CACHE_DIR": str(work / "cache-hub"), "HF_HUB_DISABLE_TELEMETRY": "1"}  # fmt: skip
-    first = measure([gpt2emb, "neighbors", "cat", "-m", "roberta-base", "--json"], fresh, 1, warmup=False)
+             "GPT2EMB_CACHE_DIR": str(work / "cache"), "HF_HUB_DISABLE_TELEMETRY": "1"}  # fmt: skip
+    first = measure([gpt2emb, "neighbors", "cat", "-m", name, "--json"], fresh, 1, warmup=False)
     hub.stop()
     found = fetched_per_file(hub, files)
     assert sum(b for _, b in found.values()) == hub.bytes_served, "the log and the Hub's count disagree"
     size = length(files["model.safetensors"])
-    print(
-        f"\nFirst use of {REPO} (roberta-base-shaped, {size / 1e6:,.1f} MB of model.safetensors) through the"
-    )
-    print(f"fake Hub: `neighbors cat --json`, {first.wall:.2f} s.\n")
+    print(f"\nFirst use of {repo} ({size / 1e6:,.1f} MB of model.safetensors) through the fake Hub:")
+    print(f"`neighbors cat --json`, {first.wall:.2f} s.\n")
     print("| file | requests | bytes fetched | file size |\n|---|---:|---:|---:|")
-    for name, (n, got) in found.items():
-        print(f"| {name} | {n} | {got:,} | {length(files[name]):,} |")
+    for file, (n, got) in found.items():
+        print(f"| {file} | {n} | {got:,} | {length(files[file]):,} |")
     share = hub.bytes_served / sum(length(c) for c in files.values())
     print(f"| total | {sum(n for n, _ in found.values())} | {hub.bytes_served:,} | {share:.2%} of the repo |")
 
