@@ -5,12 +5,15 @@ the tensor names of its token table, position table and output layer, how a toke
 of the position table, the tables added before the first block (token types, a layer norm), how a word
 becomes a token, and the names of its transformers classes (as strings: only heavy.py imports
 transformers). The rest of gpt2emb asks the record and never names an architecture. To add a family: a
-module here holding one `Family`, listed in `_families()` below, and a tiny model of it in
-tests/tiny_NAME.py (as tests/tiny_roberta.py, tests/tiny_llama.py).
+module here holding its `Family` (every module's records are found by `_families()`, nothing lists them),
+and a tiny model of it in tests/tiny_NAME.py (as tests/tiny_roberta.py, tests/tiny_llama.py).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -149,19 +152,17 @@ class Family:
             ) from None
 
 
+@functools.cache
 def _families() -> tuple[Family, ...]:
-    from gpt2emb.families import bert, gpt2, gpt_neo, llama, neox, qwen2, roberta
-
-    return (
-        gpt2.FAMILY,
-        roberta.FAMILY,
-        bert.FAMILY,
-        gpt_neo.FAMILY,
-        llama.LLAMA,
-        llama.MISTRAL,
-        qwen2.FAMILY,
-        neox.FAMILY,
-    )
+    """Every family record of every module of this package (gpt2 first: messages list the families in this
+    order): a new family is a new module, and nothing else lists it."""
+    found: dict[str, Family] = {}  # by name: a module that builds on another's record imports it too
+    modules = sorted((m.name for m in pkgutil.iter_modules(__path__)), key=lambda m: (m != "gpt2", m))
+    for module in modules:
+        for value in vars(importlib.import_module(f"{__name__}.{module}")).values():
+            if isinstance(value, Family):
+                found.setdefault(value.name, value)
+    return tuple(found.values())
 
 
 def by_name(name: str) -> Family:
