@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
-from tinymodel import WORDS
+from tinymodel import WORDS, planted_rows
 
 D = 32
 N_LAYER = 2
@@ -94,18 +94,7 @@ class TinyLlama:
 
 
 def token_table(vocab: dict[str, int], prefix: str, rng: np.random.Generator) -> np.ndarray:
-    """Small random rows, with cats and kitten planted near cat, and dog sharing half of cat's direction."""
-    wte = rng.normal(0.0, 0.1, (len(vocab), D)).astype(np.float32)
-    basis = np.linalg.qr(rng.normal(size=(D, D)))[0].T
-    c = basis[0]
-    for word, row in {
-        "cat": 2 * c,
-        "cats": 2 * c + 0.3 * basis[6],
-        "kitten": 2 * c + 0.8 * basis[7],
-        "dog": c + 1.5 * basis[1],
-    }.items():
-        wte[vocab[prefix + word]] = row
-    return wte
+    return planted_rows(vocab, prefix, rng)
 
 
 _CLASSES = {

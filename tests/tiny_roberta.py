@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from tokenizers import Tokenizer, processors
 
 import tinymodel
+from tinymodel import Saved
 
 D = 32
 N_POSITIONS = 64  # usable positions: the table has 66 rows
@@ -33,25 +33,10 @@ def train_tokenizer() -> Tokenizer:
 
 
 @dataclass(repr=False)
-class TinyRoberta:
-    folder: Path
-    tokenizer: Tokenizer
+class TinyRoberta(Saved):
+    model_class = "RobertaForMaskedLM"
     wte: np.ndarray
     positions: np.ndarray  # the whole table, N_POSITIONS + 2 rows
-
-    def id(self, word: str) -> int:
-        """The id of ' word' (the leading-space rule)."""
-        vocab: dict[str, int] = self.tokenizer.get_vocab()
-        return vocab["Ġ" + word]
-
-    def files(self) -> dict[str, bytes]:
-        return {p.name: p.read_bytes() for p in self.folder.iterdir() if p.is_file()}
-
-    def model(self) -> Any:
-        """The saved model, loaded back by transformers (the oracle of `input` and `context`)."""
-        from transformers import RobertaForMaskedLM
-
-        return RobertaForMaskedLM.from_pretrained(self.folder).eval()  # type: ignore[no-untyped-call]
 
 
 def build(folder: Path) -> TinyRoberta:
@@ -77,21 +62,10 @@ def build(folder: Path) -> TinyRoberta:
     model = RobertaForMaskedLM(config).eval()  # type: ignore[no-untyped-call]
     rng = np.random.default_rng(99)
     emb = model.roberta.embeddings
-    wte = rng.normal(0.0, 0.1, (config.vocab_size, D)).astype(np.float32)
-    basis = np.linalg.qr(rng.normal(size=(D, D)))[0].T
-    c = basis[0]
-    for word, row in {
-        "cat": 2 * c,
-        "cats": 2 * c + 0.3 * basis[6],
-        "kitten": 2 * c + 0.8 * basis[7],
-        "dog": c + 1.5 * basis[1],
-    }.items():
-        wte[vocab["Ġ" + word]] = row
-    pos = np.arange(N_POSITIONS)[:, None]
-    freqs = 1.0 / (100.0 ** (2 * np.arange(D // 2) / D))[None, :]
+    wte = tinymodel.planted_rows(vocab, "Ġ", rng)
     table = rng.normal(0.0, 0.1, (N_POSITIONS + 2, D)).astype(np.float32)
     table[1] = 0.0  # the padding row
-    table[2:, 0::2], table[2:, 1::2] = 0.5 * np.cos(pos * freqs), 0.5 * np.sin(pos * freqs)
+    table[2:] = tinymodel.sinusoids(N_POSITIONS)
     with torch.no_grad():
         emb.word_embeddings.weight.copy_(torch.from_numpy(wte))
         emb.position_embeddings.weight.copy_(torch.from_numpy(table))

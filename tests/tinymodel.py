@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -52,6 +52,54 @@ def train_tokenizer(specials: tuple[str, ...] = ("<|endoftext|>",), vocab_size: 
     corpus = [" ".join(WORDS * 3) for _ in range(60)] + [filler for _ in range(20)]
     tok.train_from_iterator(corpus, trainer)
     return tok
+
+
+@dataclass(repr=False)
+class Saved:
+    """A tiny model of another family, saved by transformers' save_pretrained with its tokenizer."""
+
+    folder: Path
+    tokenizer: Tokenizer
+    model_class: ClassVar[str]  # the transformers class that loads it back
+
+    def id(self, word: str) -> int:
+        """The id of ' word' (the leading-space rule, byte-level: "Ġword")."""
+        vocab: dict[str, int] = self.tokenizer.get_vocab()
+        return vocab["Ġ" + word]
+
+    def files(self) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in self.folder.iterdir() if p.is_file()}
+
+    def model(self) -> Any:
+        """The saved model, loaded back by transformers: the oracle of `input` and `context`."""
+        import transformers
+
+        return getattr(transformers, self.model_class).from_pretrained(self.folder).eval()
+
+
+def planted_rows(vocab: dict[str, int], prefix: str, rng: np.random.Generator, d: int = D) -> np.ndarray:
+    """A token table of small random rows, with cats and kitten planted near cat and dog sharing half of cat's
+    direction (prefix: how the vocabulary marks a word-initial token, "Ġ" or "▁"; "" for WordPiece)."""
+    wte = rng.normal(0.0, 0.1, (len(vocab), d)).astype(np.float32)
+    basis = np.linalg.qr(rng.normal(size=(d, d)))[0].T
+    c = basis[0]
+    for word, row in {
+        "cat": 2 * c,
+        "cats": 2 * c + 0.3 * basis[6],
+        "kitten": 2 * c + 0.8 * basis[7],
+        "dog": c + 1.5 * basis[1],
+    }.items():
+        wte[vocab[prefix + word]] = row
+    return wte
+
+
+def sinusoids(n: int, d: int = D, scale: float = 0.5) -> np.ndarray:
+    """n position rows, row p the Transformer paper's sinusoids of p: neighbouring positions are similar."""
+    pos = np.arange(n)[:, None]
+    freqs = 1.0 / (100.0 ** (2 * np.arange(d // 2) / d))[None, :]
+    rows = np.zeros((n, d), dtype=np.float32)
+    rows[:, 0::2], rows[:, 1::2] = scale * np.cos(pos * freqs), scale * np.sin(pos * freqs)
+    return rows
 
 
 @dataclass(repr=False)
@@ -101,11 +149,7 @@ def build() -> Tiny:
     put("cats", 2 * c + 0.3 * basis[6])
     put("kitten", 2 * c + 0.8 * basis[7])
     put("dog", c + 1.5 * g)
-    pos = np.arange(N_POSITIONS)[:, None]
-    freqs = 1.0 / (100.0 ** (2 * np.arange(D // 2) / D))[None, :]  # the Transformer paper's sinusoids
-    wpe = np.zeros((N_POSITIONS, D), dtype=np.float32)
-    wpe[:, 0::2], wpe[:, 1::2] = np.cos(pos * freqs), np.sin(pos * freqs)
-    wpe *= 0.5
+    wpe = sinusoids(N_POSITIONS)
     blocks: dict[str, np.ndarray] = {}
     for i in range(N_LAYER):
         p = f"h.{i}."
