@@ -8,6 +8,7 @@ case as gensim does by default (the lowest token id stands for all the spellings
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +37,7 @@ class Words:
             if not pieces[token_id]:
                 continue
             word = text if rule is Rule.bare else (text[1:] if text.startswith(" ") else "")
-            if word and not any(ch.isspace() for ch in word) and word not in seen:
+            if word.split() == [word] and word not in seen:  # a word: not empty, no whitespace
                 seen.add(word)
                 words.append(word)
                 ids.append(token_id)
@@ -143,13 +144,9 @@ def analogy_answers(
     q = _Questions.of(wte, vocab, abc, method, ignore_case)
     best = np.full(len(q.order), -np.inf)  # each question's best fast score so far (3cosmul: lower bound)
     held = _Held()
-    step = _step(wte.shape[1], len(q.words) + len(q.pair_cols))
-    for start in range(0, len(vocab.ids) if len(q.order) else 0, step):
-        rows, norms = _unit(wte[vocab.ids[start : start + step]])
-        broken = np.flatnonzero(~np.isfinite(norms))  # no direction: never an answer
-        rows[broken] = 0.0
-        passes = q.tables(q.fast_words @ rows.astype(np.float32).T)  # this block's one matrix product
-        hidden = q.hidden_in(start, start + len(rows))
+    for start, g, broken in q.products(wte, vocab):
+        passes = q.tables(g)
+        hidden = q.hidden_in(start, start + g.shape[1])
         for q0 in range(0, len(q.order), _CHUNK):
             q1 = min(q0 + _CHUNK, len(q.order))
             scores = q.fast(passes[0], q0, q1, hidden, start, broken)
@@ -166,7 +163,7 @@ def analogy_answers(
             if len(near):
                 # flatnonzero: numpy's nonzero of a 2-d mask is many times slower
                 r, c = np.divmod(
-                    np.flatnonzero(scores[near] >= bar[near, None].astype(scores.dtype)), len(rows)
+                    np.flatnonzero(scores[near] >= bar[near, None].astype(scores.dtype)), scores.shape[1]
                 )
                 held.add(q0 + near[r], start + c, scores[near[r], c])
                 if held.size > _HELD:
@@ -289,6 +286,16 @@ class _Questions:
             (hq[by], hx[by]),
             (others[0], others[1]),
         )
+
+    def products(self, wte: np.ndarray, vocab: Words) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """Block by block of candidates: the first one's index, the fast dot products of the file's words with
+        them (words x candidates, one matrix product), and those that have no direction (never an answer)."""
+        step = _step(wte.shape[1], len(self.words) + len(self.pair_cols))
+        for start in range(0, len(vocab.ids) if len(self.order) else 0, step):
+            rows, norms = _unit(wte[vocab.ids[start : start + step]])
+            broken = np.flatnonzero(~np.isfinite(norms))
+            rows[broken] = 0.0
+            yield start, self.fast_words @ rows.astype(np.float32).T, broken
 
     def tables(self, g: np.ndarray) -> list[_Pass]:
         """From one block's fast cosines (words x candidates), the tables a question's scores join: for the
