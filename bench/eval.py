@@ -60,6 +60,31 @@ class Row:
     answered: int
 
 
+def plant(folder: Path, wte: np.ndarray, questions: Path, most: int = 2000) -> int:
+    """Make some questions answerable, in wte and in the checkpoint: d = b - a + c on the raw rows, a row
+    set once and never one that a question planted before reads, so the counts compared are not all of
+    wrong answers."""
+    pieces = json.loads((VOCAB / "vocab.json").read_text(encoding="utf-8"))
+    word_id = {display(p)[1:]: i for p, i in pieces.items() if display(p).startswith(" ")}
+    fixed: set[int] = set()  # rows planted or read by a planting
+    planted = 0
+    for section in evaluate.read_analogies(questions):
+        for words in section.questions:
+            ids = [word_id.get(w) for w in words]
+            if None in ids or len(set(ids)) < 4 or ids[3] in fixed or planted == most:
+                continue
+            a, b, c, d = (int(i) for i in ids if i is not None)
+            wte[d] = wte[b] - wte[a] + wte[c]
+            fixed.update((a, b, c, d))
+            planted += 1
+    with (folder / "model.safetensors").open("r+b") as f:
+        size = int.from_bytes(f.read(8), "little")
+        start = json.loads(f.read(size))["wte.weight"]["data_offsets"][0]
+        f.seek(8 + size + start)
+        f.write(np.ascontiguousarray(wte, "<f4").tobytes())
+    return planted
+
+
 def make_gensim_words(path: Path, wte: np.ndarray) -> None:
     """KeyedVectors of the words of gpt2emb's space rule (" king" is the word king): its candidates."""
     from gensim.models import KeyedVectors
@@ -183,6 +208,7 @@ def main() -> None:
             print(f"[{name}] building the checkpoint", flush=True)
             folder = work / name
             wte = make_checkpoint(folder, name, tokenizer)
+            print(f"[{name}] {plant(folder, wte, questions)} questions made answerable", flush=True)
             files: dict[str, Content] = {
                 f: (folder / f).read_bytes() for f in ("config.json", "tokenizer.json")
             }

@@ -160,6 +160,20 @@ def test_ranks_and_correlations() -> None:
     assert evaluate.spearman(x, -(x**3)) == pytest.approx(-1.0)
 
 
+def correct_per_section(
+    wte: np.ndarray, words: evaluate.Words, questions: Path, ignore_case: bool
+) -> list[int]:
+    """3CosAdd's right answers in each section, counted as api.analogy_eval counts them."""
+    ours = []
+    for section in evaluate.read_analogies(questions):
+        found = [[words.find(w, ignore_case) for w in q] for q in section.questions]
+        abcd = np.array([f for f in found if None not in f], dtype=np.int64).reshape(-1, 4)
+        predicted = evaluate.analogy_answers(wte, words, abcd[:, :3], Method.cosadd, ignore_case)
+        same = words.group if ignore_case else np.arange(len(words.words))
+        ours.append(int(((predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])).sum()))
+    return ours
+
+
 @pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab")
 def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
     """GPT-2's real vocabulary with random vectors, on (a tenth of) gensim's questions-words.txt."""
@@ -190,13 +204,7 @@ def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
         _, sections = gensim_on(wte, keys, ids).evaluate_word_analogies(
             str(subset), case_insensitive=ignore_case
         )
-        ours = []
-        for section in evaluate.read_analogies(subset):
-            found = [[words.find(w, ignore_case) for w in q] for q in section.questions]
-            abcd = np.array([f for f in found if None not in f], dtype=np.int64).reshape(-1, 4)
-            predicted = evaluate.analogy_answers(wte, words, abcd[:, :3], Method.cosadd, ignore_case)
-            same = words.group if ignore_case else np.arange(len(words.words))
-            ours.append(int(((predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])).sum()))
+        ours = correct_per_section(wte, words, subset, ignore_case)
         assert ours == [len(s["correct"]) for s in sections[:-1]]
         assert sum(ours) > 0
 
@@ -355,13 +363,7 @@ def test_other_spellings_and_inputs_as_gensim_counts_them(
     _, sections = gensim_on(wte, names, list(range(len(names)))).evaluate_word_analogies(
         str(questions), case_insensitive=ignore_case
     )
-    ours = []
-    for section in evaluate.read_analogies(questions):
-        found = [[words.find(w, ignore_case) for w in q] for q in section.questions]
-        abcd = np.array([f for f in found if None not in f], dtype=np.int64).reshape(-1, 4)
-        predicted = evaluate.analogy_answers(wte, words, abcd[:, :3], Method.cosadd, ignore_case)
-        same = words.group if ignore_case else np.arange(len(names))
-        ours.append(int(((predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])).sum()))
+    ours = correct_per_section(wte, words, questions, ignore_case)
     assert ours == [len(s["correct"]) for s in sections[:-1]]
     # case folded, five spellings of woman hide queen from gensim's best five, princess is found past three;
     # as typed, each spelling is a word of its own, and the best answer
