@@ -156,9 +156,10 @@ def markdown(rows: list[Row], runs: int) -> list[str]:
         f"Machine: {machine()}.",
         "`questions-words.txt` (gensim's copy, 19,544 questions), 3CosAdd, case-insensitive, words as",
         "` word` tokens; gensim at its defaults on a KeyedVectors of exactly gpt2emb's candidate words and",
-        f"rows. Each way as a whole process, {runs} rounds taking turns: median (min-max). The floor is the",
-        "fast dot products of every candidate with the file's distinct words alone, as gpt2emb computes",
-        "them, in one process.",
+        "rows. Random tables in which some questions are made answerable (d = b - a + c on the raw rows),",
+        f"so the counts compared hold right answers too. Each way as a whole process, {runs} rounds taking",
+        "turns: median (min-max). The floor is the fast dot products of every candidate with the file's",
+        "distinct words alone, as gpt2emb computes them, in one process.",
         "",
         "| model | gensim (s) | gpt2emb (s) | gensim ÷ gpt2emb | floor (s) | gensim RSS (MiB) | gpt2emb RSS "
         "| counts, section by section |",
