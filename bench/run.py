@@ -38,6 +38,7 @@ from tinymodel import gpt2_tensor_shapes, virtual_safetensors  # noqa: E402
 VOCAB = ROOT.parent / "shared" / "gpt2-vocab"
 SHAPES = {"gpt2": (768, 12, 12), "gpt2-xl": (1600, 48, 25)}
 BIN = Path(sys.executable).parent
+EVALUATION = "## Benchmark evaluation"  # written by bench/eval.py, kept as it is here
 
 
 @dataclass
@@ -131,19 +132,14 @@ def make_gensim(path: Path, wte: np.ndarray) -> None:
     kv.save(str(path))
 
 
-def make_gensim_words(path: Path, wte: np.ndarray) -> None:
-    """KeyedVectors of the words of gpt2emb's space rule (" king" is the word king), for the evaluation."""
-    from gensim.models import KeyedVectors
-
-    from gpt2emb.choices import Rule
-    from gpt2emb.evaluate import Words
-
-    pieces = json.loads((VOCAB / "vocab.json").read_text(encoding="utf-8"))
-    by_id = [p for p, _ in sorted(pieces.items(), key=lambda kv: kv[1])]
-    words = Words.build(by_id, [display(p) for p in by_id], Rule.space, ignore_case=False)
-    kv = KeyedVectors(vector_size=wte.shape[1])
-    kv.add_vectors(words.words, wte[words.ids])
-    kv.save(str(path))
+def kept_evaluation(out: Path) -> str | None:
+    """The page's evaluation section as it stands: bench/eval.py measures and writes it, not this script."""
+    page = out.read_text(encoding="utf-8") if out.exists() else ""
+    if EVALUATION not in page:
+        return None
+    section = EVALUATION + page.split(EVALUATION, 1)[1]
+    end = section.find("\n## ")
+    return (section[:end] if end >= 0 else section).rstrip("\n")
 
 
 def machine() -> str:
@@ -194,8 +190,6 @@ def report(work: Path, args: argparse.Namespace) -> None:
         folder = work / name
         wte = make_checkpoint(folder, name, tokenizer)
         make_gensim(work / f"{name}.kv", wte)
-        if name == "gpt2":
-            make_gensim_words(work / "words.kv", wte)
         del wte
         files: dict[str, Content] = {f: (folder / f).read_bytes() for f in ("config.json", "tokenizer.json")}
         files["model.safetensors"] = DiskFile(folder / "model.safetensors")
@@ -233,22 +227,6 @@ def report(work: Path, args: argparse.Namespace) -> None:
             )
             rows.append((f"{task} {' '.join(words)} ({name})", lab, peer, ours))
             facts[f"{name}_{task}_lab"] = lab.wall
-    if "gpt2" in args.models.split(","):
-        from gensim.test.utils import datapath
-
-        print("[gpt2] evaluation on questions-words.txt: gensim, gpt2emb", flush=True)
-        questions = datapath("questions-words.txt")
-        peer = measure(
-            [py, str(ROOT / "bench" / "gensim_eval.py"), str(work / "words.kv"), questions], base_env, 1
-        )
-        evaluation = ["analogy", "--eval", questions, "--method", "3cosadd", "--ignore-case", "--json"]
-        ours = measure([gpt2emb, *evaluation], base_env, 3)
-        theirs, mine = json.loads(peer.out), json.loads(ours.out)
-        assert theirs["correct"][-1] == mine["total"]["correct"], "gpt2emb and gensim disagree"
-        facts["eval_gensim"], facts["eval_ours"] = peer.wall, ours.wall
-        facts["eval_gensim_rss"], facts["eval_ours_rss"] = peer.rss, ours.rss
-        facts["eval_correct"] = mine["total"]["correct"]
-        facts["eval_answered"] = mine["total"]["correct"] + mine["total"]["incorrect"]
     hub.stop()
     light = {cmd: measure([gpt2emb, *cmd.split()], base_env, args.runs) for cmd in ("--help", "sizes")}
     if "gpt2" in args.models.split(","):  # what a person at a shell sees: a rich table, not JSON
@@ -282,23 +260,9 @@ def write(out: Path, rows: list[tuple[str, Run | None, Run | None, Run]], facts:
             f"| {lab.rss:.0f} | {peer.rss:.0f} | {ours.rss:.0f} "
             f"| {ours.rss / lab.rss:.2f} |"
         )
-    if "eval_ours" in facts:
-        lines += [
-            "",
-            "## Benchmark evaluation",
-            "",
-            "`questions-words.txt` (gensim's copy, 19,544 questions), 3CosAdd, case-insensitive, words as",
-            "` word` tokens; both ways answer the same questions and get the same ones right "
-            f"({facts['eval_correct']:.0f} of {facts['eval_answered']:.0f} answered; random vectors, so the",
-            "accuracy itself means nothing here).",
-            "",
-            "| way | wall (s) | peak RSS (MiB) |",
-            "| --- | ---: | ---: |",
-            f"| gensim `evaluate_word_analogies` | {facts['eval_gensim']:.1f} "
-            f"| {facts['eval_gensim_rss']:.0f} |",
-            f"| `gpt2emb analogy --eval` | {facts['eval_ours']:.2f} | {facts['eval_ours_rss']:.0f} |",
-            f"| gensim ÷ gpt2emb | **{facts['eval_gensim'] / facts['eval_ours']:.0f}x** | |",
-        ]
+    evaluation = kept_evaluation(out)
+    if evaluation:
+        lines += ["", evaluation]
     lines += ["", "## Light commands, and the warm queries as tables", "",
               "A table (what a person at a shell sees) adds the import of rich to the JSON path above.",
               "", "| command | wall (s) | peak RSS (MiB) |", "| --- | ---: | ---: |"]  # fmt: skip

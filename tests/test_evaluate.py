@@ -9,6 +9,7 @@ import pytest
 from gensim.models import KeyedVectors
 
 from gpt2emb import evaluate
+from gpt2emb.choices import Method, Rule
 from gpt2emb.tokens import display
 
 from conftest import SHARED_VOCAB, run_cli, run_json
@@ -159,12 +160,24 @@ def test_ranks_and_correlations() -> None:
     assert evaluate.spearman(x, -(x**3)) == pytest.approx(-1.0)
 
 
+def correct_per_section(
+    wte: np.ndarray, words: evaluate.Words, questions: Path, ignore_case: bool
+) -> list[int]:
+    """3CosAdd's right answers in each section, counted as api.analogy_eval counts them."""
+    ours = []
+    for section in evaluate.read_analogies(questions):
+        found = [[words.find(w, ignore_case) for w in q] for q in section.questions]
+        abcd = np.array([f for f in found if None not in f], dtype=np.int64).reshape(-1, 4)
+        predicted = evaluate.analogy_answers(wte, words, abcd[:, :3], Method.cosadd, ignore_case)
+        same = words.group if ignore_case else np.arange(len(words.words))
+        ours.append(int(((predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])).sum()))
+    return ours
+
+
 @pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab")
 def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
     """GPT-2's real vocabulary with random vectors, on (a tenth of) gensim's questions-words.txt."""
     from gensim.test.utils import datapath
-
-    from gpt2emb.choices import Method, Rule
 
     pieces = json.loads((SHARED_VOCAB / "vocab.json").read_text(encoding="utf-8"))
     rng = np.random.default_rng(7)
@@ -191,14 +204,180 @@ def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
         _, sections = gensim_on(wte, keys, ids).evaluate_word_analogies(
             str(subset), case_insensitive=ignore_case
         )
-        ours = []
-        for section in evaluate.read_analogies(subset):
-            found = [[words.find(w, ignore_case) for w in q] for q in section.questions]
-            abcd = np.array([f for f in found if None not in f], dtype=np.int64).reshape(-1, 4)
-            predicted = evaluate.analogy_answers(
-                wte[words.ids], words, abcd[:, :3], Method.cosadd, ignore_case
-            )
-            same = words.group if ignore_case else np.arange(len(words.words))
-            ours.append(int(((predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])).sum()))
+        ours = correct_per_section(wte, words, subset, ignore_case)
         assert ours == [len(s["correct"]) for s in sections[:-1]]
         assert sum(ours) > 0
+
+
+# ---------------------------------------------------------------- the blocked pass, question by question
+
+
+def vocabulary(names: list[str], ignore_case: bool) -> evaluate.Words:
+    """A word vocabulary of the bare rule whose word i is token i."""
+    return evaluate.Words.build(names, names, Rule.bare, ignore_case)
+
+
+def reference(
+    wte: np.ndarray, words: evaluate.Words, abc: np.ndarray, method: Method, ignore_case: bool
+) -> list[int]:
+    """Every candidate scored exactly, row by row in float64, then gensim's rule: no fast pass to trust."""
+    x = wte[words.ids].astype(np.float64)
+    n = np.sqrt((x * x).sum(axis=1))
+    u = x / n[:, None]
+    answers = []
+    for a, b, c in abc.tolist():
+        ca, cb, cc = ((u * u[w]).sum(axis=1) for w in (a, b, c))
+        if method is Method.cosadd:
+            s = cb - ca + cc
+        elif method is Method.add:
+            s = n[b] * cb - n[a] * ca + n[c] * cc
+        else:
+            s = ((1 + cb) / 2) * ((1 + cc) / 2) / ((1 + ca) / 2 + 1e-6)
+        s[[a, b, c]] = -np.inf
+        others = words.spellings(np.array([a, b, c])) if ignore_case else []
+        spelt = s[others].copy()
+        s[others] = -np.inf
+        best = int(np.argmax(s))  # ties: the smaller index
+        answers.append(-1 if (spelt > s[best]).sum() >= 5 else best)
+    return answers
+
+
+def near_ties(seed: int = 6) -> tuple[np.ndarray, list[str], np.ndarray, list[list[int]]]:
+    """Random rows and questions; after them, for each question a family of six rows pointing where its
+    answer lies (b - a + c of the unit rows), scaled apart, some a little spread: their exact scores differ by
+    1e-8 (below what float32 resolves) to 1e-4 (about the rounding of the fast pass). For every other question
+    five of the six are other spellings of its c; in family 2 the best row (3cosadd) is copied, to the bit,
+    onto the family's first row."""
+    rng = np.random.default_rng(seed)
+    d, n_base, n_q = 24, 120, 30
+    names: list[str] = []
+    while len(names) < n_base + n_q:
+        w = "".join(rng.choice(list("bcdfghjklmnpqrstvwxz"), 3))
+        if w not in names:
+            names.append(w)
+    fresh = names[n_base:]
+    del names[n_base:]
+    rows = [rng.standard_normal(d) for _ in names]
+    abc = np.array([rng.choice(n_base, 3, replace=False) for _ in range(n_q)])
+    abc[:, 2] = rng.permutation(n_base)[:n_q]  # each c once: its spellings are added once
+    abc[:, :2] = np.where(abc[:, :2] == abc[:, 2:], (abc[:, 2:] + 1) % n_base, abc[:, :2])
+    families = []
+    for i, (a, b, c) in enumerate(abc.tolist()):
+        unit = [rows[w] / np.linalg.norm(rows[w]) for w in (a, b, c)]
+        target = unit[1] - unit[0] + unit[2]
+        w = names[c]
+        spelt = [w[:k] + w[k].upper() + w[k + 1 :] for k in range(3)] + [w.upper(), w[:2].upper() + w[2]]
+        family = [*spelt, fresh[i]] if i % 2 else [*(fresh[i] + s for s in "aeiou"), fresh[i]]
+        families.append(list(range(len(names), len(names) + len(family))))
+        names += family
+        spread = (0.0, 1e-3, 3e-3)[i % 3] * np.linalg.norm(target)  # nothing but rounding; 1e-6 to 1e-4
+        rows += [target * s + spread * rng.standard_normal(d) for s in rng.uniform(0.5, 2.0, len(family))]
+    wte = np.array(rows, dtype=np.float32)
+    u = wte.astype(np.float64) / np.linalg.norm(wte.astype(np.float64), axis=1)[:, None]
+    a, b, c = abc[2]
+    best = max(families[2], key=lambda x: float(u[x] @ (u[b] - u[a] + u[c])))
+    wte[families[2][0]] = wte[best]
+    return wte, names, abc, families
+
+
+@pytest.mark.parametrize("method", list(Method))
+@pytest.mark.parametrize("ignore_case", [False, True])
+def test_close_calls_are_settled_exactly_whatever_else_is_asked(
+    method: Method, ignore_case: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wte, names, abc, families = near_ties()
+    words = vocabulary(names, ignore_case)
+    assert words.words == names
+    expected = reference(wte, words, abc, method, ignore_case)
+    together = evaluate.analogy_answers(wte, words, abc, method, ignore_case)
+    assert together.tolist() == expected
+    alone = [
+        int(evaluate.analogy_answers(wte, words, abc[i : i + 1], method, ignore_case)[0])
+        for i in range(len(abc))
+    ]
+    assert alone == expected
+    # close calls: float32 picks another row of the family than the exact scores for some questions
+    unit = (wte / np.linalg.norm(wte, axis=1)[:, None]).astype(np.float32)
+    fast = [
+        f[int(np.argmax(unit[f] @ (unit[b] - unit[a] + unit[c])))]
+        for (a, b, c), f in zip(abc, families, strict=True)
+    ]
+    assert sum(e in f and e != g for e, f, g in zip(expected, families, fast, strict=True)) >= 3
+    if method is Method.cosadd:
+        assert expected[2] == families[2][0]  # a tie to the bit: the smaller index
+    if ignore_case:  # some questions have five other spellings of c above the answer, some fewer
+        assert -1 in expected and any(e >= 0 for e in expected[1::2])
+    # one candidate per block, two questions per chunk, and near-ties settled as soon as there are more than 3
+    monkeypatch.setattr(evaluate, "_BUDGET", 1)
+    monkeypatch.setattr(evaluate, "_CHUNK", 2)
+    monkeypatch.setattr(evaluate, "_HELD", 3)
+    assert evaluate.analogy_answers(wte, words, abc, method, ignore_case).tolist() == expected
+
+
+SPELLINGS = """\
+: five spellings above the answer
+man king woman queen
+MAN KING WOMAN QUEEN
+: three spellings above the answer
+boy prince girl princess
+Boy Prince Girl Princess
+: reversed, where the inputs score above any answer
+king man queen woman
+queen woman king man
+girl boy princess prince
+"""
+
+
+def spelled(seed: int = 2) -> tuple[np.ndarray, list[str]]:
+    """Planted: queen = king - man + woman, princess = prince - boy + girl, each with noise; five other
+    spellings of woman and three of prince lie nearer still to those targets than the answers do."""
+    rng = np.random.default_rng(seed)
+    names = ["man", "king", "woman", "queen", "boy", "prince", "girl", "princess"]
+    names += ["Woman", "WOMAN", "wOman", "woMan", "womAn", "Prince", "PRINCE", "pRince"]
+    names += [f"f{i:02d}" for i in range(40)]
+    d = 16
+    wte = rng.standard_normal((len(names), d))
+    unit = wte / np.linalg.norm(wte, axis=1)[:, None]
+    at = {w: i for i, w in enumerate(names)}
+    for a, b, c, answer, nearer in (("man", "king", "woman", "queen", names[8:13]),
+                                    ("boy", "prince", "girl", "princess", names[13:16])):  # fmt: skip
+        target = unit[at[b]] - unit[at[a]] + unit[at[c]]
+        wte[at[answer]] = target + 0.15 * np.linalg.norm(target) * rng.standard_normal(d) / np.sqrt(d)
+        for w in nearer:
+            wte[at[w]] = target + 0.03 * np.linalg.norm(target) * rng.standard_normal(d) / np.sqrt(d)
+    return wte.astype(np.float32), names
+
+
+@pytest.mark.parametrize("ignore_case", [False, True])
+@pytest.mark.parametrize("blocks", ["whole", "one candidate a block"])
+def test_other_spellings_and_inputs_as_gensim_counts_them(
+    tmp_path: Path, ignore_case: bool, blocks: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if blocks != "whole":
+        monkeypatch.setattr(evaluate, "_BUDGET", 1)
+        monkeypatch.setattr(evaluate, "_CHUNK", 2)
+    wte, names = spelled()
+    questions = tmp_path / "questions.txt"
+    questions.write_text(SPELLINGS)
+    words = vocabulary(names, ignore_case)
+    _, sections = gensim_on(wte, names, list(range(len(names)))).evaluate_word_analogies(
+        str(questions), case_insensitive=ignore_case
+    )
+    ours = correct_per_section(wte, words, questions, ignore_case)
+    assert ours == [len(s["correct"]) for s in sections[:-1]]
+    # case folded, five spellings of woman hide queen from gensim's best five, princess is found past three;
+    # as typed, each spelling is a word of its own, and the best answer
+    assert ours == ([0, 2, 2] if ignore_case else [0, 0, 2])
+
+
+def test_a_row_without_direction_is_no_answer_and_answers_nothing() -> None:
+    wte, names = spelled()
+    words = vocabulary(names, False)
+    at = {w: i for i, w in enumerate(names)}
+    abc = np.array([[at["man"], at["king"], at["woman"]], [at["boy"], at["prince"], at["girl"]]])
+    before = evaluate.analogy_answers(wte, words, abc, Method.cosadd, False)
+    wte[before[0]] = np.nan  # the first question's answer
+    wte[at["boy"], 3] = np.inf  # an input of the second
+    after = evaluate.analogy_answers(wte, words, abc, Method.cosadd, False)
+    assert after[0] not in (before[0], -1) and after[1] == -1
+    assert evaluate.analogy_answers(wte, words, abc[:0], Method.cosadd, False).shape == (0,)

@@ -723,10 +723,9 @@ def analogy_eval(
     abcd = np.array([fs[i] for fs, ks in zip(found, known, strict=True) for i in ks], dtype=np.int64).reshape(
         -1, 4
     )
-    # every section in one pass: the batches stay full
-    raw = np.asarray(m.wte[words.ids], dtype=np.float32)
+    # every section in one pass: one matrix product with the file's words for all of them
     m.check_rows(words.ids)  # every word's row is a candidate answer
-    predicted = evaluate.analogy_answers(raw, words, abcd[:, :3], method, ignore_case)
+    predicted = evaluate.analogy_answers(m.wte, words, abcd[:, :3], method, ignore_case)
     same = words.group if ignore_case else np.arange(len(words.words))
     right = (predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])
     scores, failures, start = [], [], 0

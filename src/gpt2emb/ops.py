@@ -33,7 +33,7 @@ def pooled(rows: np.ndarray, pool: Pool) -> np.ndarray:
 _U32 = 2.0**-24  # float32's unit roundoff
 
 
-def _slack(d: int) -> float:
+def slack(d: int) -> float:
     """A bound on |fast cosine - exact cosine| for d-dimensional float32 rows (Higham's gamma_d for the dot
     product and again for each norm, plus the divisions), doubled for safety: 3.7e-4 for d = 768. It holds
     while no product under- or overflows float32: rows and queries of a norm outside _SAFE get no bound."""
@@ -119,13 +119,13 @@ def cosine_rankings(wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray
     """Each vector's cosine with every row of wte: one matrix pass for all, then exact where it counts."""
     stacked = np.stack(vectors).astype(np.float32)
     q_norms = np.array([norm(v) for v in stacked])
-    slack = np.float32(_slack(wte.shape[1]) * 1.01)  # 1% more: lo and hi are themselves rounded to float32
+    pad = np.float32(slack(wte.shape[1]) * 1.01)  # 1% more: lo and hi are themselves rounded to float32
     with np.errstate(all="ignore"):  # a row of NaN, inf or extreme scale gets no bound, not a warning
         fast = (wte @ stacked.T).T  # (len(vectors), rows), float32 throughout: this pass is the batch's cost
         fast /= norms[None, :]
         fast /= q_norms[:, None].astype(np.float32)
         fast[:, norms == 0] = 0.0  # a zero row scores 0, exactly
-        lo, hi = fast - slack, fast + slack
+        lo, hi = fast - pad, fast + pad
     for rows in (np.s_[:, ~_safe(norms)], np.s_[~_safe(q_norms), :]):
         lo[rows], hi[rows] = -np.inf, np.inf
     bounded(lo, hi)
@@ -142,7 +142,7 @@ def bounded(lo: np.ndarray, hi: np.ndarray) -> None:
 
 
 def _safe(norms: np.ndarray) -> np.ndarray:
-    """Norms whose rows the fast float32 pass scores within _slack (zero rows too: they score 0 exactly)."""
+    """Norms whose rows the fast float32 pass scores within slack (zero rows too: they score 0 exactly)."""
     result: np.ndarray = (norms == 0) | ((norms >= _SAFE[0]) & (norms <= _SAFE[1]))
     return result
 
@@ -423,7 +423,7 @@ def cross_cosines(a: np.ndarray, b: np.ndarray, norms_a: np.ndarray | None = Non
     best = float(row_max.max())
     if not math.isfinite(best):  # a row holds NaN or inf: no honest maximum
         return CrossCosines(pairs, total / pairs, math.nan, None, math.nan)
-    near = np.flatnonzero(row_max >= best - 2 * _slack(d))
+    near = np.flatnonzero(row_max >= best - 2 * slack(d))
     unit_near, _ = _unit64(a[near])  # every one of them is a non-zero row
     exact = unit_near @ unit_b.T
     magnitude = np.abs(exact)
