@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -255,6 +256,35 @@ def test_a_config_without_tie_word_embeddings_is_untied(tmp_path: Path, llama: T
         "passed": False,
         "detail": "config.json: tie_word_embeddings = false",
     }
+
+
+def _neox_model(folder: Path) -> Any:
+    from transformers import GPTNeoXForCausalLM
+
+    return GPTNeoXForCausalLM.from_pretrained(folder)
+
+
+def test_sizes_counts_an_untied_output_layer(tmp_path: Path, llama: TinyLlama, neox: TinyNeox) -> None:
+    """GPT-NeoX's embed_out and a Llama whose config is silent on tying (untied) count their output layer,
+    as transformers' own models do."""
+    silent = tmp_path / "silent"
+    silent.mkdir()
+    for name, data in llama.files().items():
+        (silent / name).write_bytes(data)
+    config = json.loads((silent / "config.json").read_text())
+    del config["tie_word_embeddings"]
+    (silent / "config.json").write_text(json.dumps(config))
+    doc = run_json("sizes", "-m", str(neox.folder), "-m", str(llama.folder), "-m", str(silent))
+    rows = len(neox.wte) * neox.wte.shape[1], len(llama.wte) * llama.wte.shape[1]
+    for m, output_params, loaded in zip(
+        doc["models"],
+        (rows[0], rows[1], rows[1]),
+        (_neox_model(neox.folder), llama_model(llama.folder), llama_model(llama.folder)),
+        strict=True,
+    ):
+        assert m["output_params"] == output_params
+        assert m["total_params"] == sum(p.numel() for p in loaded.parameters())
+    assert "tied to wte" not in run_cli("sizes", "-m", str(neox.folder)).stdout
 
 
 def test_neox_compare_counts_the_negated_rows(served: FakeHub, neox: TinyNeox) -> None:

@@ -47,11 +47,13 @@ def header_counts(info: CheckpointInfo) -> dict[str, int]:
         return next((k for k in keys if k in params), None)
 
     wte, wpe = first(family.token_table), first(family.position_table)
-    name = family.lm_names[0]
-    output = next((k for k in params if name and k != wte and k.endswith(name)), None)
-    tied = bool(info.config.get("tie_word_embeddings", True))
+    from gpt2emb import checkpoint
+
+    output = checkpoint.output_key(info, family)  # GPT-NeoX's embed_out as well as lm_head
+    output = output if output in params and output != wte else None
+    tied = family.tied(info.config)  # the family's default where the config is silent (Llama: untied)
     if output is not None and tied:
-        del params[output]
+        del params[output]  # a stored copy of a tied output layer is wte again
     return {
         "wte_params": params[wte] if wte else 0,
         "wpe_params": params[wpe] if wpe else 0,
