@@ -50,6 +50,18 @@ def encoder(text: str) -> Bpe:
     return Bpe(rows, [t["content"] for t in parsed.get("added_tokens") or []])
 
 
+def write_entry(folder: Path, tokenizer: str, extra: dict[str, bytes | np.ndarray]) -> None:
+    """The tokenizer files of a cache entry: tokenizer.json, pieces.txt and the given encoder files."""
+    (folder / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
+    pieces = cache._pieces_text(json.loads(tokenizer)["model"]["vocab"])
+    (folder / "pieces.txt").write_text(pieces, encoding="utf-8")
+    for name, content in extra.items():
+        if isinstance(content, np.ndarray):
+            np.save(folder / name, content)
+        else:
+            (folder / name).write_bytes(content)
+
+
 def random_texts(n: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     safe = sorted(bpe._classes()[2])
@@ -130,14 +142,31 @@ def test_an_entry_uses_it_and_an_older_entry_still_answers(tiny: Tiny, tmp_path:
     new, old = tmp_path / "new", tmp_path / "old"
     for folder, extra in ((new, files), (old, {})):
         folder.mkdir()
-        (folder / "tokenizer.json").write_text(text, encoding="utf-8")
-        (folder / "pieces.txt").write_text(cache._pieces_text(vocab_of), encoding="utf-8")
-        for name, content in extra.items():
-            if isinstance(content, np.ndarray):
-                np.save(folder / name, content)
-            else:
-                (folder / name).write_bytes(content)
+        write_entry(folder, text, extra)
     sentence = "the king's cat sat, and 12 queens — 3 dogs!"
     a, b = Vocab(new, len(vocab_of)), Vocab(old, len(vocab_of))
     assert a.tokenize(sentence) == b.tokenize(sentence) == tuple(tiny.tokenizer.encode(sentence).ids)
     assert "_tokenizer" not in a.__dict__ and "_tokenizer" in b.__dict__
+
+
+def test_the_whole_word_shortcut_is_taken_only_for_gpt2_s_splitter(tiny: Tiny, tmp_path: Path) -> None:
+    """A byte-level vocabulary that holds "12" answers "12" with that one token under GPT-2's splitter, but
+    a Qwen2-like one splits digits one by one: there the shortcut must not answer, the tokenizer does."""
+    from tokenizers import Regex, Tokenizer, pre_tokenizers
+
+    text = json.loads(tiny.tokenizer.to_str())
+    text["model"]["vocab"]["12"] = len(text["model"]["vocab"])
+    text["model"]["merges"].append(["1", "2"])
+    plain = Tokenizer.from_str(json.dumps(text))
+    digits = Tokenizer.from_str(json.dumps(text))
+    digits.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(Regex(r"\p{N}"), "isolated"), pre_tokenizers.ByteLevel(False, use_regex=False)]
+    )
+    for name, tok in (("plain", plain), ("digits", digits)):
+        folder = tmp_path / name
+        folder.mkdir()
+        raw = tok.to_str()
+        write_entry(folder, raw, cache._encoder_files(raw, json.loads(raw)))
+        vocab = Vocab(folder, tok.get_vocab_size())
+        assert vocab.tokenize("12") == tuple(tok.encode("12", add_special_tokens=False).ids)
+    assert len(plain.encode("12").ids) == 1 and len(digits.encode("12").ids) == 2

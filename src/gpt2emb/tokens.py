@@ -144,6 +144,16 @@ class Vocab:
         return {t["content"]: t["id"] for t in self._added if t["special"]}
 
     @functools.cached_property
+    def _shortcut(self) -> bool:
+        """Whether words.whole may answer without the tokenizer. Byte-level BPE's rule holds for GPT-2's own
+        splitter only (Qwen2's splits digits one by one): an entry whose tokenizer bpe.py reproduces holds
+        bpe.npy, and one built before added.json existed is a GPT-2 entry. Another family's Words says itself
+        where its rule holds."""
+        if type(self.words) is not Words:
+            return True
+        return (self._entry / bpe.FILE).is_file() or not (self._entry / ADDED_FILE).is_file()
+
+    @functools.cached_property
     def _bpe(self) -> Bpe | None:
         """The plain-Python encoder, where the entry's tokenizer is one it reproduces (bpe.npy)."""
         path = self._entry / bpe.FILE
@@ -177,7 +187,7 @@ class Vocab:
 
     def tokenize(self, text: str) -> tuple[int, ...]:
         """A whole text's ids exactly as the tokenizer makes them: as typed, special tokens in it kept."""
-        whole = self.words.whole(text)
+        whole = self.words.whole(text) if self._shortcut else None
         if whole is not None:  # a dictionary lookup, no tokenizer
             found = self._id_of(whole)
             if found is not None:
