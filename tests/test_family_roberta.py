@@ -76,6 +76,12 @@ def test_input_is_transformers_own_embedding_output(served: FakeHub, roberta: Ti
     ids = list(roberta.tokenizer.encode(text, add_special_tokens=False).ids)
     assert [t["id"] for t in doc["tokens"]] == ids
     assert [t["row"] for t in doc["tokens"]] == list(range(2, 2 + len(ids)))
+    with_specials = roberta.tokenizer.encode(text).ids  # called as usual: <s> ... </s> around the text
+    assert with_specials == [0, *ids, 2]
+    assert doc["notes"] == [
+        "roberta-base's tokenizer, called as usual, adds <s> before and </s> after the text; shown here as "
+        "typed, without them: in use each token sits 1 position(s) later"
+    ]
     with torch.no_grad():  # RoBERTa numbers positions from pad_token_id + 1 = 2 itself
         h0 = roberta.model().roberta.embeddings(input_ids=torch.tensor([ids]))[0].numpy()
     np.testing.assert_allclose(np.array(doc["h0"]), h0, atol=2e-5)

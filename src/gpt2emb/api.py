@@ -379,7 +379,8 @@ def tying(
     if grad is not None and not family.causal:
         raise UsageError(
             f"{ref.name} is a masked language model ({family.title}), not a next-token one: --grad takes the "
-            "gradient of the next-token loss, which it was not trained on; use a GPT-2 model"
+            "gradient of the next-token loss, which it was not trained on; use a next-token model (gpt2, "
+            "GPT-Neo, a tied rotary model)"
         )
     if grad is not None and not (tie and same):
         raise UsageError(
@@ -530,6 +531,21 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
     )
 
 
+def _wrapped(m: cache.Model, vocab: Vocab) -> list[str]:
+    """A note where the model's tokenizer, called as usual, adds special tokens around a text: gpt2emb takes
+    the text as typed, so in use every token sits that many positions later."""
+    before, after = m.wraps
+    if not before and not after:
+        return []
+    shown = " and ".join(
+        f"{' '.join(vocab.token(i) for i in ids)} {where}"
+        for ids, where in ((before, "before"), (after, "after"))
+        if ids
+    )
+    said = f"{m.name}'s tokenizer, called as usual, adds {shown} the text; shown here as typed, without them"
+    return [said + (f": in use each token sits {len(before)} position(s) later" if before else "")]
+
+
 def _h0_formula(m: cache.Model) -> str:
     total = "wte[token]" + (" + wpe[position]" if m.shape.position_table else "")
     total += " + type[0]" if m.types is not None else ""
@@ -588,6 +604,10 @@ def context(
         if m.shape.position_table
         else f"layer 0 is h0 = {_h0_formula(m)} ({_no_position_table(m)}): there the word's vectors are "
         "the same in every sentence",
+        *(
+            n.replace("shown here as typed", "the model is run on each sentence as typed")
+            for n in _wrapped(m, vocab)
+        ),
     ]
     return ContextResult(
         m.name,
@@ -872,6 +892,7 @@ def model_input(
         notes.append(
             f"the text is {len(ids):,} tokens: only the first {limit} go in (position {limit} does not exist)"
         )
+    notes += _wrapped(m, vocab)
     kept = ids[:limit]
     type_row = None if m.types is None else m.types[0]
     rows = ops.input_rows(m.wte, None if limit is None else m.wpe, kept, type_row, m.norm, m.norm_eps)

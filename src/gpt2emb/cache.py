@@ -74,6 +74,7 @@ class Model:
     norm: np.ndarray | None = None  # the weight and bias of the layer norm applied to the sum of the rows
     norm_eps: float = 0.0  # that layer norm's epsilon
     words_name: str = ""  # how its vocabulary spells words (families.Words.name), as its tokenizer says
+    wraps: tuple[tuple[int, ...], ...] = ((), ())  # the ids its tokenizer adds before and after a text
 
     @property
     def family(self) -> Family:
@@ -289,6 +290,21 @@ def _encoder_files(tokenizer: str, parsed: dict[str, Any]) -> dict[str, bytes | 
     return files
 
 
+def _wraps(tokenizer: str) -> list[list[int]]:
+    """The ids a tokenizer called as usual (special tokens on) puts before and after a text: RoBERTa's <s>
+    and </s>, BERT's [CLS] and [SEP], Llama's <s>; GPT-2's none. gpt2emb shows texts as typed, without
+    them, and says so where they would move the positions."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_str(tokenizer)
+    bare = tok.encode("a", add_special_tokens=False).ids
+    full = tok.encode("a", add_special_tokens=True).ids
+    for i in range(len(full) - len(bare) + 1):
+        if full[i : i + len(bare)] == bare:
+            return [full[:i], full[i + len(bare) :]]
+    return [[], []]
+
+
 def _fingerprint(path: Path) -> str:
     """A cheap checksum: the size and 16 sampled 4 KiB blocks, enough to tell damage or a swapped file."""
     size = path.stat().st_size
@@ -382,6 +398,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "tied": family.tied(info.config),
             "norm_eps": float(info.config.get(family.norm_eps, 1e-12)),
             "words": families.words_for(family, parsed).name,
+            "wraps": _wraps(tokenizer),
             "files": {f: _fingerprint(tmp / f) for f in contents},
             "sha256": sha256,
         }
@@ -489,6 +506,7 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
         extra.get("norm"),
         float(manifest.get("norm_eps", 0.0)),
         str(manifest.get("words", "")),
+        tuple(tuple(int(i) for i in ids) for ids in manifest.get("wraps", [[], []])),
     )
 
 

@@ -144,7 +144,8 @@ class _PlainValue:
 
 app = typer.Typer(
     cls=App,
-    help="Look inside GPT-2's embeddings: token rows (wte), position rows (wpe), sizes and weight tying.\n\n"
+    help="Look inside GPT-2's embeddings (and RoBERTa's, BERT's, GPT-Neo's, Llama's...): token rows (wte), "
+    "position rows (wpe), sizes and weight tying.\n\n"
     "A word means the word inside running text: king is the token ' king'. The first use of a model "
     "fetches its embeddings once; after that every command works offline.",
     epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb neighbors cat -k 5 --json\n\n  "
@@ -165,7 +166,7 @@ Model = Annotated[
     typer.Option(
         "-m",
         "--model",
-        help="gpt2, medium, large, xl, a Hub repo id or a folder.",
+        help="gpt2, medium, large, xl, roberta, ... (gpt2emb models), a Hub repo id or a folder.",
         autocompletion=_complete_model,
     ),
 ]
@@ -489,7 +490,7 @@ def tying(
     revision: Revision = None,
     json: Json = False,
 ) -> None:
-    """Whether the output layer (lm_head) reuses wte: config, a model on the meta device, the header."""
+    """Whether the output layer reuses wte: config, a model on the meta device, the header."""
     from gpt2emb import api
 
     result = api.tying(model, load, revision, grad, output.reporter(json), compare)
@@ -618,7 +619,7 @@ def input_(
         bool,
         typer.Option(
             "--truncate",
-            help="Keep the first 1024 tokens (as many as the model has positions) of a longer text.",
+            help="Keep as many tokens as the model has positions (GPT-2: the first 1024) of a longer text.",
         ),
     ] = False,
     revision: Revision = None,
@@ -628,7 +629,7 @@ def input_(
 
     And the cosine of each token's wte row with its position's wpe row.
 
-    A text longer than the model's positions cannot go in (position 1024 does not exist)."""
+    A text longer than the model's positions cannot go in (GPT-2: position 1024 does not exist)."""
     from gpt2emb import api
 
     output.render(api.model_input(model, text, full, truncate, output.reporter(json), revision), json)
@@ -685,7 +686,8 @@ def context(
 
 @app.command(epilog="Examples:\n\n  gpt2emb models\n\n  gpt2emb models --json")
 def models(json: Json = False) -> None:
-    """The four GPT-2 sizes with their aliases and shapes, and which are cached."""
+    """The named models (the four GPT-2 sizes, distilgpt2, RoBERTa) with their family, aliases and shapes, and
+    which are cached."""
     from gpt2emb import api
 
     output.render(api.models(), json)
