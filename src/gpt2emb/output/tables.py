@@ -542,6 +542,7 @@ def _(result: InputResult, dims: int | None) -> RenderableType:
     about = (
         f"{tok(text)} in {result.model}: {result.text_tokens:,} {plural}, as typed (no space added in front)"
     )
+    # the rows of wpe are in the line of shapes (RoBERTa: wpe[2..n+1])
     columns = ["pos>", "id>", "token", "|wte|>", "|wpe|>", "|h0|>", "cos(wte, wpe)>"]
     rows = [
         [str(t.position), str(t.id), tok(t.token), _num(t.wte_norm), _maybe(t.wpe_norm), _num(t.h0_norm),
@@ -555,10 +556,6 @@ def _(result: InputResult, dims: int | None) -> RenderableType:
         columns.insert(5, "|sum|>")
         for row, t in zip(rows, result.tokens, strict=True):
             row.insert(5, _num(t.sum_norm))
-    if result.row_offset:
-        columns.insert(1, "row>")
-        for row, t in zip(rows, result.tokens, strict=True):
-            row.insert(1, str(t.row))
     parts: list[RenderableType] = [
         *_notes(list(result.notes)),
         Text(shapes, style="bold"),
