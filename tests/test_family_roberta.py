@@ -175,3 +175,13 @@ def test_models_lists_each_family(served: FakeHub) -> None:
     families = {m["name"]: m["family"] for m in doc["models"]}
     assert families["gpt2"] == "gpt2" and families["roberta-base"] == "roberta"
     assert families["distilgpt2"] == "gpt2" and families["roberta-large"] == "roberta"
+
+
+def test_a_sentence_past_the_last_position_is_refused_with_the_rows(served: FakeHub) -> None:
+    long = "the cat" + " cat" * N_POSITIONS  # " cat" is one token; "the" is one too at the start
+    result = run_cli("context", "cat", long, "the cat sat", "-m", "roberta")
+    assert result.exit_code == 2
+    assert (
+        f"sentence 1 has {N_POSITIONS + 2} tokens, and position {N_POSITIONS} does not exist" in result.stderr
+    )
+    assert f"rows 2 to {N_POSITIONS + 1} of its position table" in result.stderr

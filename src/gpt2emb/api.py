@@ -474,14 +474,15 @@ def _open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> 
     return m, Vocab(m.path, m.shape.vocab_size, m.words)
 
 
-def _encode(vocab: Vocab, text: str, n_positions: int | None, what: str) -> tuple[SentenceToken, ...]:
+def _encode(vocab: Vocab, text: str, m: cache.Model, what: str) -> tuple[SentenceToken, ...]:
     """A text's tokens as the model receives them (as typed: no space added), refused when longer than the
-    positions the model learned (n_positions; None: no position table, no such limit)."""
+    positions the model learned (a model without a position table has no such limit)."""
     ids = vocab.encode(text)
-    if n_positions is not None and len(ids) > n_positions:
+    limit = _length_limit(m)
+    if limit is not None and len(ids) > limit:
         raise UsageError(
-            f"{what} has {len(ids)} tokens, and position {n_positions} does not exist: the model learned "
-            f"{n_positions} positions, 0 to {n_positions - 1}; shorten it"
+            f"{what} has {len(ids)} tokens, and position {limit} does not exist: {_positions_learned(m)}; "
+            "shorten it"
         )
     return tuple(SentenceToken(p, i, vocab.token(i)) for p, i in enumerate(ids))
 
@@ -490,7 +491,7 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
     from gpt2emb import heavy
 
     m, vocab = _open_for_whole(ref, info, reporter)
-    tokens = _encode(vocab, text, _length_limit(m), f"--grad {quote(text[:40])}")
+    tokens = _encode(vocab, text, m, f"--grad {quote(text[:40])}")
     if len(tokens) < 2:
         raise UsageError(
             f"--grad {quote(text)} is {len(tokens)} token: the loss predicts each next token from the ones "
@@ -578,7 +579,7 @@ def context(
     info = cache.checkpoint_info(ref)
     m, vocab = _open_for_whole(ref, info, reporter)
     q = vocab.query(word, False, pool)
-    found = [_find(vocab, q, s, n, _length_limit(m)) for n, s in enumerate(sentences, 1)]
+    found = [_find(vocab, q, s, n, m) for n, s in enumerate(sentences, 1)]
     states = heavy.hidden_states(
         _weights_folder(ref, info, reporter), m.family.classes, [tuple(t.id for t in f.tokens) for f in found]
     )
@@ -624,9 +625,9 @@ def _pieces(vocab: Vocab, ids: tuple[int, ...]) -> str:
     return " + ".join(quote(vocab.token(i)) for i in ids)
 
 
-def _find(vocab: Vocab, q: Query, sentence: str, n: int, n_positions: int | None) -> ContextSentence:
+def _find(vocab: Vocab, q: Query, sentence: str, n: int, m: cache.Model) -> ContextSentence:
     """Where the word's tokens stand in a sentence: whole tokens, not the start of a longer word."""
-    tokens = _encode(vocab, sentence, n_positions, f"sentence {n}")
+    tokens = _encode(vocab, sentence, m, f"sentence {n}")
     ids, k = [t.id for t in tokens], len(q.ids)
     starts = [
         p

@@ -19,7 +19,7 @@ import unicodedata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import numpy as np  # imported where used: `quote` and `display` come from here, for light commands too
+    import numpy as np  # imported where used: tokens.py imports this module, and light commands import it
 
 FILE = "bpe.npy"
 _SAFE_BLOCKS = ((0x0000, 0x058F), (0x2000, 0x206F))
