@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from familycheck import geometry_similarity_vector, unit
 from tiny_bert import N_POSITIONS, TinyBert, build
 
 from conftest import COMMIT, run_cli, run_json
@@ -31,11 +32,6 @@ def bert(tmp_path_factory: pytest.TempPathFactory) -> TinyBert:
 def served(hub: FakeHub, bert: TinyBert) -> Iterator[FakeHub]:
     hub.repos[REPO] = Repo(COMMIT, bert.files())
     yield hub
-
-
-def unit(rows: np.ndarray) -> np.ndarray:
-    r = rows.astype(np.float64)
-    return np.asarray(r / np.linalg.norm(r, axis=1, keepdims=True))
 
 
 def where(bert: TinyBert, at: str) -> str:
@@ -255,17 +251,7 @@ def test_tying_names_bert_s_layers(served: FakeHub, bert: TinyBert) -> None:
 
 
 def test_geometry_similarity_and_vector(served: FakeHub, bert: TinyBert) -> None:
-    geo = run_json("geometry", "-m", REPO)
-    assert geo["wpe"]["rows"] == N_POSITIONS and geo["wte"]["rows"] == len(bert.wte)
-    norms = np.linalg.norm(bert.positions.astype(np.float64), axis=1)
-    assert geo["wpe"]["norm"]["mean"] == pytest.approx(norms.mean(), rel=1e-6)
-    sim = run_json("similarity", "cat", "cats", "dog", "-m", REPO)
-    u = unit(bert.wte[[bert.id("cat"), bert.id("cats"), bert.id("dog")]])
-    np.testing.assert_allclose(np.array(sim["matrix"]), u @ u.T, atol=1e-6)
-    vec = run_json("vector", "cat", "--full", "-m", REPO)
-    np.testing.assert_allclose(vec["items"][0]["vector"], bert.wte[bert.id("cat")], rtol=1e-6)
-    for args in (["geometry"], ["similarity", "cat", "dog"], ["vector", "cat"]):
-        assert run_cli(*args, "-m", REPO).exit_code == 0
+    geometry_similarity_vector(REPO, bert.wte, bert.positions, bert.id)
 
 
 def test_context_is_transformers_own_hidden_states(served: FakeHub, bert: TinyBert) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from familycheck import geometry_similarity_vector, unit
 from tiny_distilbert import N_LAYER, N_POSITIONS, TinyDistilBert, build
 
 from conftest import COMMIT, run_cli, run_json
@@ -30,11 +31,6 @@ def distil(tmp_path_factory: pytest.TempPathFactory) -> TinyDistilBert:
 def served(hub: FakeHub, distil: TinyDistilBert) -> Iterator[FakeHub]:
     hub.repos[REPO] = Repo(COMMIT, distil.files())
     yield hub
-
-
-def unit(rows: np.ndarray) -> np.ndarray:
-    r = rows.astype(np.float64)
-    return np.asarray(r / np.linalg.norm(r, axis=1, keepdims=True))
 
 
 def where(distil: TinyDistilBert, at: str) -> str:
@@ -115,17 +111,7 @@ def test_tying_names_distilbert_s_layers(served: FakeHub, distil: TinyDistilBert
 
 
 def test_geometry_similarity_and_vector(served: FakeHub, distil: TinyDistilBert) -> None:
-    geo = run_json("geometry", "-m", REPO)
-    assert geo["wpe"]["rows"] == N_POSITIONS and geo["wte"]["rows"] == len(distil.wte)
-    norms = np.linalg.norm(distil.positions.astype(np.float64), axis=1)
-    assert geo["wpe"]["norm"]["mean"] == pytest.approx(norms.mean(), rel=1e-6)
-    sim = run_json("similarity", "cat", "cats", "dog", "-m", REPO)
-    u = unit(distil.wte[[distil.id("cat"), distil.id("cats"), distil.id("dog")]])
-    np.testing.assert_allclose(np.array(sim["matrix"]), u @ u.T, atol=1e-6)
-    vec = run_json("vector", "cat", "--full", "-m", REPO)
-    np.testing.assert_allclose(vec["items"][0]["vector"], distil.wte[distil.id("cat")], rtol=1e-6)
-    for args in (["geometry"], ["similarity", "cat", "dog"], ["vector", "cat"]):
-        assert run_cli(*args, "-m", REPO).exit_code == 0
+    geometry_similarity_vector(REPO, distil.wte, distil.positions, distil.id)
 
 
 def test_context_is_transformers_own_hidden_states(served: FakeHub, distil: TinyDistilBert) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from familycheck import geometry_similarity_vector, unit
 from tiny_roberta import N_POSITIONS, TinyRoberta, build
 
 from conftest import COMMIT, run_cli, run_json
@@ -31,11 +32,6 @@ def roberta(tmp_path_factory: pytest.TempPathFactory) -> TinyRoberta:
 def served(hub: FakeHub, roberta: TinyRoberta) -> Iterator[FakeHub]:
     hub.repos[REPO] = Repo(COMMIT, roberta.files())
     yield hub
-
-
-def unit(rows: np.ndarray) -> np.ndarray:
-    r = rows.astype(np.float64)
-    return np.asarray(r / np.linalg.norm(r, axis=1, keepdims=True))
 
 
 @pytest.mark.parametrize("where", ["hub", "folder"])
@@ -129,17 +125,7 @@ def test_tying_names_roberta_s_layers(served: FakeHub) -> None:
 
 
 def test_geometry_and_similarity_and_vector(served: FakeHub, roberta: TinyRoberta) -> None:
-    geo = run_json("geometry", "-m", "roberta")
-    assert geo["wpe"]["rows"] == N_POSITIONS and geo["wte"]["rows"] == len(roberta.wte)
-    norms = np.linalg.norm(roberta.positions[2:].astype(np.float64), axis=1)
-    assert geo["wpe"]["norm"]["mean"] == pytest.approx(norms.mean(), rel=1e-6)
-    sim = run_json("similarity", "cat", "cats", "dog", "-m", "roberta")
-    u = unit(roberta.wte[[roberta.id("cat"), roberta.id("cats"), roberta.id("dog")]])
-    np.testing.assert_allclose(np.array(sim["matrix"]), u @ u.T, atol=1e-6)
-    vec = run_json("vector", "cat", "--full", "-m", "roberta")
-    np.testing.assert_allclose(vec["items"][0]["vector"], roberta.wte[roberta.id("cat")], rtol=1e-6)
-    for args in (["geometry"], ["similarity", "cat", "dog"], ["vector", "cat"]):
-        assert run_cli(*args, "-m", "roberta").exit_code == 0
+    geometry_similarity_vector("roberta", roberta.wte, roberta.positions[2:], roberta.id)
 
 
 def test_side_by_side_with_gpt2_is_joined_by_token_text(served: FakeHub, roberta: TinyRoberta) -> None:
