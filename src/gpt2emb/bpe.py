@@ -47,6 +47,23 @@ def byte_decoder() -> dict[str, int]:
     return {c: b for b, c in _byte_encoder().items()}
 
 
+@functools.cache
+def _to_latin1() -> dict[int, str]:
+    """A str.translate table from a byte-level entry's characters to the bytes they stand for (as latin-1
+    characters); any other character below 256 goes to one above, so that the entry is refused."""
+    table = {c: "\uffff" for c in range(256)}
+    table.update({ord(c): chr(b) for c, b in byte_decoder().items()})
+    return table
+
+
+def from_byte_level(piece: str) -> bytes | None:
+    """The bytes a byte-level vocabulary entry stands for ('Ġking' is b' king'); None when it is not one."""
+    try:
+        return piece.translate(_to_latin1()).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+
+
 def to_byte_level(text: str) -> str:
     """Text as a byte-level vocabulary spells it: each UTF-8 byte one character (' king' is 'Ġking')."""
     encoder = _byte_encoder()

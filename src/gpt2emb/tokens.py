@@ -165,8 +165,31 @@ class Vocab:
 
     def texts(self) -> tuple[list[str], list[str]]:
         """For every row: its vocabulary entry ("" where none) and that entry as text."""
+        return self._texts
+
+    @functools.cached_property
+    def _texts(self) -> tuple[list[str], list[str]]:
         pieces = self._pieces + [""] * max(0, self.n_rows - len(self._pieces))
         return pieces, [self.words.text(p) if p else "" for p in pieces]
+
+    @functools.cached_property
+    def word_starts(self) -> tuple[list[bool], list[bool]]:
+        """For every row: whether its token starts a word (shown with a leading space: " king"), and whether
+        it is a whole word: it starts one, holds more than the space, and holds only whole characters (no
+        fragment of a character's UTF-8 bytes). The one definition behind --whole-words everywhere."""
+        pieces, texts = self.texts()
+        leading = [t.startswith(" ") for t in texts]
+        whole = [False] * len(texts)
+        for i, (piece, text) in enumerate(zip(pieces, texts, strict=True)):
+            if leading[i] and text[1:].strip():
+                raw = self.words.raw(piece)
+                if raw is not None:
+                    try:
+                        raw.decode("utf-8")
+                    except UnicodeDecodeError:
+                        continue
+                    whole[i] = True
+        return leading, whole
 
     def _piece(self, token_id: int) -> str:
         """The vocabulary entry of a token id ("" for an added token or an id past the vocabulary)."""

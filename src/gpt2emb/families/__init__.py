@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpt2emb.bpe import byte_decoder, to_byte_level
+from gpt2emb.bpe import from_byte_level, to_byte_level
 from gpt2emb.errors import BadModel
 from gpt2emb.registry import Shape
 
@@ -53,10 +53,7 @@ class Words:
 
     def raw(self, piece: str) -> bytes | None:
         """The bytes of a vocabulary entry, or None for an entry stored as plain text (an added token)."""
-        decoder = byte_decoder()
-        if any(c not in decoder for c in piece):
-            return None
-        return bytes(decoder[c] for c in piece)
+        return from_byte_level(piece)
 
 
 def tokenizer_steps(tokenizer: dict[str, Any]) -> list[dict[str, Any]]:
