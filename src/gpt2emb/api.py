@@ -6,16 +6,16 @@ import itertools
 import math
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from gpt2emb import cache, checkpoint, evaluate, families, ops, registry
+from gpt2emb import batch, cache, checkpoint, evaluate, families, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Method, Pool, Rule
-from gpt2emb.errors import BadModel, NotCached, UsageError
+from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results import (
@@ -81,29 +81,6 @@ def _tokens(vocab: Vocab, q: Query) -> tuple[Token, ...]:
     return tuple(Token(i, vocab.token(i)) for i in q.ids)
 
 
-def _open(
-    model: str,
-    words: list[str],
-    exact: bool,
-    k: int | None,
-    reporter: Reporter | None,
-    revision: str | None = None,
-) -> tuple[cache.Model, Vocab]:
-    """Check what can be checked before the model is opened: bad input never fetches or caches anything."""
-    if not words:
-        raise UsageError("give at least one word")
-    spec = registry.find(model)
-    specials = families.by_name(spec.shape.family).specials if spec is not None else None
-    for w in words:
-        check_word(w, exact, specials)
-    if k is not None:  # a registry model's vocabulary is known before anything is fetched
-        _check_top(k, spec.shape.vocab_size if spec is not None else None)
-    m, vocab = load(model, reporter, revision)
-    if k is not None:
-        _check_top(k, m.shape.vocab_size)
-    return m, vocab
-
-
 def _direction(wte: np.ndarray, q: Query) -> np.ndarray:
     """The query's vector, refused when it is all zeros (a cosine needs a direction) or not all numbers."""
     v = ops.query_vector(wte, q)
@@ -126,8 +103,351 @@ def _check_top(k: int, rows: int | None) -> None:
         raise UsageError(f"-k/--top must be at most {rows} (the number of tokens), not {k}")
 
 
-def _queries(vocab: Vocab, words: list[str], exact: bool, pool: Pool) -> list[Query]:
-    return [vocab.query(w, exact, pool) for w in words]
+def open(
+    model: str = registry.DEFAULT_MODEL, revision: str | None = None, reporter: Reporter | None = None
+) -> Embeddings:
+    """A handle on one model's embeddings, for notebooks and scripts: `gpt2emb.open("gpt2")`. Its cache
+    entry is opened and checked once, here (fetched on first use); every call then answers from it."""
+    return Embeddings(*load(model, reporter, revision))
+
+
+def opened(
+    model: str, words: list[str], exact: bool, k: int | None, reporter: Reporter | None, revision: str | None
+) -> Embeddings:
+    """`open` for a command that has its words: what can be checked before the model is opened is checked
+    first, so bad input never fetches or caches anything."""
+    if not words:
+        raise UsageError("give at least one word")
+    spec = registry.find(model)
+    specials = families.by_name(spec.shape.family).specials if spec is not None else None
+    for w in words:
+        check_word(w, exact, specials)
+    if k is not None:  # a registry model's vocabulary is known before anything is fetched
+        _check_top(k, spec.shape.vocab_size if spec is not None else None)
+    return open(model, revision, reporter)
+
+
+Prepared = TypeVar("Prepared")
+Answer = TypeVar("Answer")
+
+
+class Embeddings:
+    """One model's token and position rows, opened once. Each method answers as the command of its name does
+    and returns the same result object as that command's --json (`.to_dict()` gives the document).
+
+    >>> m = gpt2emb.open("gpt2")
+    >>> [n.token for n in m.neighbors("cat", k=5).items[0].neighbors]
+
+    Words are given as on the command line: a str is one word, a list several; `id:N` is token N. The
+    `each_*` methods answer a stream of numbered lines (`batch.Line`) a block at a time, a failed line as a
+    `batch.Failed` in its place, as `neighbors -` does.
+    """
+
+    def __init__(self, model: cache.Model, vocab: Vocab) -> None:
+        self.model, self.vocab = model, vocab
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def __repr__(self) -> str:
+        shape = self.model.shape
+        return f"<gpt2emb {self.name}: {shape.vocab_size} tokens x {shape.d_model}>"
+
+    # ------------------------------------------------------------------ one word or a few
+
+    def vector(
+        self, words: str | Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
+    ) -> VectorResult:
+        """The raw row of wte for each word, with its norm, mean, std, min and max."""
+        return VectorResult(
+            self.name, tuple(self._vectors([self._query(w, exact, pool) for w in _listed(words)]))
+        )
+
+    def neighbors(
+        self,
+        words: str | Sequence[str],
+        k: int = 10,
+        exact: bool = False,
+        pool: Pool | str = Pool.mean,
+        keep_query: bool = False,
+    ) -> NeighborsResult:
+        """The k nearest tokens to each word by cosine over all of wte."""
+        _check_top(k, self.model.shape.vocab_size)
+        queries = [self._aimed(w, exact, pool) for w in _listed(words)]
+        return NeighborsResult(self.name, k, tuple(self._neighbors(queries, k, keep_query)))
+
+    def analogy(
+        self,
+        a: str,
+        b: str,
+        c: str,
+        k: int = 10,
+        exact: bool = False,
+        pool: Pool | str = Pool.mean,
+        keep_inputs: bool = False,
+        method: Method | str = Method.add,
+    ) -> AnalogyResult:
+        """A is to B as C is to what: the k best tokens, and where each input itself ranks."""
+        _check_top(k, self.model.shape.vocab_size)
+        (result,) = self._analogies([self._question((a, b, c), exact, pool)], k, keep_inputs, Method(method))
+        return result
+
+    def similarity(
+        self, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
+    ) -> SimilarityResult:
+        """The cosine of every pair of words, and each word's norm."""
+        words = _listed(words)
+        if len(words) < 2:
+            raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
+        return self._similarity([self._aimed(w, exact, pool) for w in words])
+
+    def positions(self, positions: Sequence[int | str]) -> PositionsResult:
+        """The rows of wpe at some positions (`0`, `500`, `"0-5"`): their norms and pairwise cosines."""
+        spans = _spans([str(p) for p in positions])
+        m = self.model
+        _check_position_table(m)
+        chosen = parse_positions(spans, m)
+        matrix, norms = ops.cosine_matrix(m.wpe[chosen])
+        m.check_rows(positions=chosen)
+        rows = tuple(p + m.shape.position_offset for p in chosen)
+        return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix), rows)
+
+    def input(self, text: str, full: bool = False, truncate: bool = False) -> InputResult:
+        """The text as the model receives it: its tokens (as typed: no leading space added) and
+        h0 = wte[ids] + wpe[0..n-1], with each position's norms and the cosine of its two rows."""
+        if not text:
+            raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
+        m, vocab = self.model, self.vocab
+        ids = vocab.tokenize(text)
+        limit = _length_limit(m)
+        notes = []
+        if limit is None:
+            notes.append(f"{_no_position_table(m)}: h0 is the token rows alone, wte[ids]")
+        elif len(ids) > limit:
+            if not truncate:
+                raise UsageError(
+                    f"the text is {len(ids):,} tokens, but position {limit} does not exist: "
+                    f"{_positions_learned(m)}; shorten the text, or use --truncate to keep the first {limit}"
+                )
+            notes.append(
+                f"the text is {len(ids):,} tokens: only the first {limit} go in "
+                f"(position {limit} does not exist)"
+            )
+        notes += _wrapped(m, vocab)
+        kept = ids[:limit]
+        type_row = None if m.types is None else m.types[0]
+        rows = ops.input_rows(m.wte, None if limit is None else m.wpe, kept, type_row, m.norm, m.norm_eps)
+        offset = m.shape.position_offset
+        absent = [None] * len(kept)  # no position table: no wpe figures
+        tokens = tuple(
+            InputToken(
+                p,
+                i,
+                vocab.token(i),
+                float(a),
+                None if b is None else float(b),
+                float(c),
+                _finite(cos),
+                None if limit is None else p + offset,
+                float(s),
+            )
+            for p, (i, a, b, c, cos, s) in enumerate(
+                zip(
+                    kept,
+                    rows.wte_norm,
+                    absent if rows.wpe_norm is None else rows.wpe_norm,
+                    rows.h0_norm,
+                    absent if rows.cos_wte_wpe is None else rows.cos_wte_wpe,
+                    rows.sum_norm,
+                    strict=True,
+                )
+            )
+        )
+        m.check_rows(kept, range(len(kept)) if limit is not None else ())
+        h0 = tuple(_floats(r) for r in rows.h0) if full else None
+        return InputResult(
+            m.name,
+            text,
+            len(kept),
+            m.shape.d_model,
+            tokens,
+            h0,
+            len(ids),
+            m.shape.n_positions,
+            tuple(notes),
+            m.types is not None,
+            m.norm is not None,
+            offset,
+        )
+
+    # ------------------------------------------------------------------ streams of lines
+
+    def each_vector(
+        self, blocks: Iterable[list[batch.Line]], exact: bool = False, pool: Pool | str = Pool.mean
+    ) -> Iterator[VectorItem | batch.Failed]:
+        return _each(blocks, lambda text: self._query(text, exact, pool), self._vectors)
+
+    def each_neighbors(
+        self,
+        blocks: Iterable[list[batch.Line]],
+        k: int = 10,
+        exact: bool = False,
+        pool: Pool | str = Pool.mean,
+        keep_query: bool = False,
+    ) -> Iterator[NeighborsItem | batch.Failed]:
+        _check_top(k, self.model.shape.vocab_size)
+        return _each(
+            blocks, lambda text: self._aimed(text, exact, pool), lambda qs: self._neighbors(qs, k, keep_query)
+        )
+
+    def each_analogy(
+        self,
+        blocks: Iterable[list[batch.Line]],
+        k: int = 10,
+        exact: bool = False,
+        pool: Pool | str = Pool.mean,
+        keep_inputs: bool = False,
+        method: Method | str = Method.add,
+    ) -> Iterator[AnalogyResult | batch.Failed]:
+        """Each line `A B C`, whitespace between the words."""
+        _check_top(k, self.model.shape.vocab_size)
+
+        def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
+            words = text.split()
+            if len(words) != 3:
+                raise UsageError(f"{quote(text[:80])} is not three words A B C, as in: king man woman")
+            return self._question((words[0], words[1], words[2]), exact, pool)
+
+        return _each(blocks, question, lambda qs: self._analogies(qs, k, keep_inputs, Method(method)))
+
+    def each_similarity(
+        self, blocks: Iterable[list[batch.Line]], exact: bool = False, pool: Pool | str = Pool.mean
+    ) -> tuple[SimilarityResult | None, list[batch.Failed]]:
+        """One matrix of the words of every line that holds a word (None for fewer than two); the lines that
+        do not, apart."""
+        answers = list(_each(blocks, lambda text: self._aimed(text, exact, pool), lambda aimed: aimed))
+        aimed = [a for a in answers if not isinstance(a, batch.Failed)]
+        failed = [a for a in answers if isinstance(a, batch.Failed)]
+        return (self._similarity(aimed) if len(aimed) > 1 else None), failed
+
+    # ------------------------------------------------------------------ the work, for both
+
+    def _query(self, word: str, exact: bool, pool: Pool | str) -> Query:
+        return self.vocab.query(word, exact, Pool(pool))
+
+    def _aimed(self, word: str, exact: bool, pool: Pool | str) -> Aimed:
+        q = self._query(word, exact, pool)
+        return q, _direction(self.model.wte, q)
+
+    def _question(
+        self, words: tuple[str, str, str], exact: bool, pool: Pool | str
+    ) -> tuple[Aimed, Aimed, Aimed]:
+        a, b, c = (self._aimed(w, exact, pool) for w in words)
+        return a, b, c
+
+    def _vectors(self, queries: list[Query]) -> list[VectorItem]:
+        items = []
+        for q in queries:
+            v = ops.query_vector(self.model.wte, q)
+            items.append(
+                VectorItem(
+                    q.word,
+                    _tokens(self.vocab, q),
+                    q.pool.value,
+                    q.note,
+                    tuple(float(x) for x in v),
+                    **ops.vector_stats(v),
+                )
+            )
+        self.model.check_rows(t.id for item in items for t in item.tokens)
+        return items
+
+    def _rankings(self, vectors: list[np.ndarray]) -> Iterator[ops.Ranking]:
+        """Each vector's cosine ranking over wte, a block of vectors per matrix pass (memory stays bounded
+        however many there are; a ranking does not depend on its block: see ops.cosine_rankings)."""
+        for start in range(0, len(vectors), batch.BLOCK):
+            yield from ops.cosine_rankings(
+                self.model.wte, self.model.wte_norm, vectors[start : start + batch.BLOCK]
+            )
+
+    def _neighbors(self, queries: list[Aimed], k: int, keep_query: bool) -> list[NeighborsItem]:
+        vocab, items = self.vocab, []
+        for (q, _), ranking in zip(queries, self._rankings([v for _, v in queries]), strict=True):
+            best = ranking.top(k, () if keep_query else q.ids)
+            found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
+            items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
+        self.model.check_rows(
+            i for item in items for i in (*(t.id for t in item.tokens), *(n.id for n in item.neighbors))
+        )
+        return items
+
+    def _analogies(
+        self, questions: list[tuple[Aimed, Aimed, Aimed]], k: int, keep_inputs: bool, method: Method
+    ) -> list[AnalogyResult]:
+        vectors = [ops.analogy_vectors(a[1], b[1], c[1], method) for a, b, c in questions]
+        rankings = self._rankings([v for vs in vectors for v in vs])
+        vocab, results = self.vocab, []
+        for question, vs in zip(questions, vectors, strict=True):
+            ranking = ops.analogy_of([next(rankings) for _ in vs], method)
+            qa, qb, qc = (q for q, _ in question)
+            input_ids = tuple(dict.fromkeys(i for q in (qa, qb, qc) for i in q.ids))
+            best = ranking.top(k, () if keep_inputs else input_ids)
+            ranked = tuple(
+                Ranked(r, i, vocab.token(i), s, i in input_ids) for r, (i, s) in enumerate(best, 1)
+            )
+            inputs = tuple(
+                AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i)) for q in (qa, qb, qc) for i in q.ids
+            )
+            notes = tuple(q.note for q in (qa, qb, qc) if q.note)
+            expression = f"{qa.word} - {qb.word} + {qc.word}"
+            results.append(
+                AnalogyResult(self.name, expression, method.value, keep_inputs, ranked, inputs, notes)
+            )
+        self.model.check_rows(
+            i for r in results for i in (*(x.id for x in r.inputs), *(x.id for x in r.results))
+        )
+        return results
+
+    def _similarity(self, queries: list[Aimed]) -> SimilarityResult:
+        matrix, norms = ops.cosine_matrix(np.stack([v for _, v in queries]))
+        items = tuple(Word(q.word, _tokens(self.vocab, q), q.pool.value, q.note) for q, _ in queries)
+        self.model.check_rows(t.id for item in items for t in item.tokens)
+        return SimilarityResult(self.name, items, _floats(norms), tuple(_floats(r) for r in matrix))
+
+
+Aimed = tuple[Query, np.ndarray]  # a word's query and its vector, checked to have a direction
+
+
+def _listed(words: str | Sequence[str]) -> list[str]:
+    return [words] if isinstance(words, str) else list(words)
+
+
+def _each(
+    blocks: Iterable[list[batch.Line]],
+    prepare: Callable[[str], Prepared],
+    answer: Callable[[list[Prepared]], list[Answer]],
+) -> Iterator[Answer | batch.Failed]:
+    """Each line's answer, in the order of the lines: a block's good lines answered together, a line that
+    fails (its word, not the model) as a Failed in its place."""
+    for block in blocks:
+        ready: dict[int, Prepared] = {}
+        failed: dict[int, batch.Failed] = {}
+        for line in block:
+            try:
+                if line.problem:
+                    raise UsageError(line.problem)
+                ready[line.number] = prepare(line.text)
+            except DamagedEntry:
+                raise  # the cache entry, not the line: nothing else can be answered either
+            except Gpt2embError as e:
+                failed[line.number] = batch.Failed(line, e)
+        answers = dict(zip(ready, answer(list(ready.values())), strict=True))
+        for line in block:
+            yield failed[line.number] if line.number in failed else answers[line.number]
+
+
+# The commands with their words: open (after checking the words), then ask the handle.
 
 
 def vector(
@@ -138,22 +458,7 @@ def vector(
     reporter: Reporter | None = None,
     revision: str | None = None,
 ) -> VectorResult:
-    m, vocab = _open(model, words, exact, None, reporter, revision)
-    items = []
-    for q in _queries(vocab, words, exact, pool):
-        v = ops.query_vector(m.wte, q)
-        items.append(
-            VectorItem(
-                q.word,
-                _tokens(vocab, q),
-                q.pool.value,
-                q.note,
-                tuple(float(x) for x in v),
-                **ops.vector_stats(v),
-            )
-        )
-    m.check_rows(t.id for item in items for t in item.tokens)
-    return VectorResult(m.name, tuple(items))
+    return opened(model, words, exact, None, reporter, revision).vector(words, exact, pool)
 
 
 def neighbors(
@@ -166,16 +471,7 @@ def neighbors(
     reporter: Reporter | None = None,
     revision: str | None = None,
 ) -> NeighborsResult:
-    m, vocab = _open(model, words, exact, k, reporter, revision)
-    queries = _queries(vocab, words, exact, pool)
-    rankings = ops.cosine_rankings(m.wte, m.wte_norm, [_direction(m.wte, q) for q in queries])
-    items = []
-    for q, ranking in zip(queries, rankings, strict=True):
-        best = ranking.top(k, () if keep_query else q.ids)
-        found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
-        items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
-    m.check_rows(i for item in items for i in (*(t.id for t in item.tokens), *(n.id for n in item.neighbors)))
-    return NeighborsResult(m.name, k, tuple(items))
+    return opened(model, words, exact, k, reporter, revision).neighbors(words, k, exact, pool, keep_query)
 
 
 def analogy(
@@ -191,19 +487,41 @@ def analogy(
     reporter: Reporter | None = None,
     revision: str | None = None,
 ) -> AnalogyResult:
-    m, vocab = _open(model, [a, b, c], exact, k, reporter, revision)
-    qa, qb, qc = _queries(vocab, [a, b, c], exact, pool)
-    va, vb, vc = (_direction(m.wte, q) for q in (qa, qb, qc))
-    ranking = ops.analogy_ranking(m.wte, m.wte_norm, va, vb, vc, method)
-    input_ids = tuple(dict.fromkeys(i for q in (qa, qb, qc) for i in q.ids))
-    best = ranking.top(k, () if keep_inputs else input_ids)
-    results = tuple(Ranked(r, i, vocab.token(i), s, i in input_ids) for r, (i, s) in enumerate(best, 1))
-    inputs = tuple(
-        AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i)) for q in (qa, qb, qc) for i in q.ids
-    )
-    notes = tuple(q.note for q in (qa, qb, qc) if q.note)
-    m.check_rows([*input_ids, *(r.id for r in results)])
-    return AnalogyResult(m.name, f"{a} - {b} + {c}", method.value, keep_inputs, results, inputs, notes)
+    handle = opened(model, [a, b, c], exact, k, reporter, revision)
+    return handle.analogy(a, b, c, k, exact, pool, keep_inputs, method)
+
+
+def similarity(
+    model: str,
+    words: list[str],
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> SimilarityResult:
+    if len(words) < 2:
+        raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
+    return opened(model, words, exact, None, reporter, revision).similarity(words, exact, pool)
+
+
+def positions(
+    model: str, specs: list[str], reporter: Reporter | None = None, revision: str | None = None
+) -> PositionsResult:
+    _spans(specs)  # the syntax, before the model is opened
+    return open(model, revision, reporter).positions(specs)
+
+
+def model_input(
+    model: str,
+    text: str,
+    full: bool = False,
+    truncate: bool = False,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> InputResult:
+    if not text:
+        raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
+    return open(model, revision, reporter).input(text, full, truncate)
 
 
 _RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
@@ -271,19 +589,6 @@ def parse_positions(spans: list[tuple[int, int]], m: cache.Model) -> list[int]:
     return [p for lo, hi in spans for p in range(lo, hi + 1)]
 
 
-def positions(
-    model: str, specs: list[str], reporter: Reporter | None = None, revision: str | None = None
-) -> PositionsResult:
-    spans = _spans(specs)  # the syntax, before the model is opened
-    m, _ = load(model, reporter, revision)
-    _check_position_table(m)
-    chosen = parse_positions(spans, m)
-    matrix, norms = ops.cosine_matrix(m.wpe[chosen])
-    m.check_rows(positions=chosen)
-    rows = tuple(p + m.shape.position_offset for p in chosen)
-    return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix), rows)
-
-
 def position_map(
     model: str,
     cells: int = 32,
@@ -309,24 +614,6 @@ def position_map(
     return HeatmapResult(
         m.name, m.shape.n_positions, m.shape.n_positions / cells, tuple(_floats(r) for r in small), png
     )
-
-
-def similarity(
-    model: str,
-    words: list[str],
-    exact: bool = False,
-    pool: Pool = Pool.mean,
-    reporter: Reporter | None = None,
-    revision: str | None = None,
-) -> SimilarityResult:
-    if len(words) < 2:
-        raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
-    m, vocab = _open(model, words, exact, None, reporter, revision)
-    queries = _queries(vocab, words, exact, pool)
-    matrix, norms = ops.cosine_matrix(np.stack([_direction(m.wte, q) for q in queries]))
-    items = tuple(Word(q.word, _tokens(vocab, q), q.pool.value, q.note) for q in queries)
-    m.check_rows(t.id for item in items for t in item.tokens)
-    return SimilarityResult(m.name, items, _floats(norms), tuple(_floats(r) for r in matrix))
 
 
 def _floats(values: np.ndarray) -> tuple[float, ...]:
@@ -864,81 +1151,6 @@ def compare(results: list[NeighborsResult] | list[AnalogyResult]) -> CompareResu
 def _finite(x: float | None) -> float | None:
     """A figure for the JSON: None where it is undefined (a zero row has no direction)."""
     return None if x is None or not math.isfinite(x) else float(x)
-
-
-def model_input(
-    model: str,
-    text: str,
-    full: bool = False,
-    truncate: bool = False,
-    reporter: Reporter | None = None,
-    revision: str | None = None,
-) -> InputResult:
-    """The text as the model receives it: its tokens (as typed: no leading space added) and
-    h0 = wte[ids] + wpe[0..n-1], with each position's norms and the cosine of its two rows."""
-    if not text:
-        raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
-    m, vocab = load(model, reporter, revision)
-    ids = vocab.tokenize(text)
-    limit = _length_limit(m)
-    notes = []
-    if limit is None:
-        notes.append(f"{_no_position_table(m)}: h0 is the token rows alone, wte[ids]")
-    elif len(ids) > limit:
-        if not truncate:
-            raise UsageError(
-                f"the text is {len(ids):,} tokens, but position {limit} does not exist: "
-                f"{_positions_learned(m)}; shorten the text, or use --truncate to keep the first {limit}"
-            )
-        notes.append(
-            f"the text is {len(ids):,} tokens: only the first {limit} go in (position {limit} does not exist)"
-        )
-    notes += _wrapped(m, vocab)
-    kept = ids[:limit]
-    type_row = None if m.types is None else m.types[0]
-    rows = ops.input_rows(m.wte, None if limit is None else m.wpe, kept, type_row, m.norm, m.norm_eps)
-    offset = m.shape.position_offset
-    absent = [None] * len(kept)  # no position table: no wpe figures
-    tokens = tuple(
-        InputToken(
-            p,
-            i,
-            vocab.token(i),
-            float(a),
-            None if b is None else float(b),
-            float(c),
-            _finite(cos),
-            None if limit is None else p + offset,
-            float(s),
-        )
-        for p, (i, a, b, c, cos, s) in enumerate(
-            zip(
-                kept,
-                rows.wte_norm,
-                absent if rows.wpe_norm is None else rows.wpe_norm,
-                rows.h0_norm,
-                absent if rows.cos_wte_wpe is None else rows.cos_wte_wpe,
-                rows.sum_norm,
-                strict=True,
-            )
-        )
-    )
-    m.check_rows(kept, range(len(kept)) if limit is not None else ())
-    h0 = tuple(_floats(r) for r in rows.h0) if full else None
-    return InputResult(
-        m.name,
-        text,
-        len(kept),
-        m.shape.d_model,
-        tokens,
-        h0,
-        len(ids),
-        m.shape.n_positions,
-        tuple(notes),
-        m.types is not None,
-        m.norm is not None,
-        offset,
-    )
 
 
 EXTREMES = 5  # rows shown at each end of a table's norm distribution

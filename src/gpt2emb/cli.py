@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 from enum import Enum
-from typing import Annotated, Any, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 import typer
 from typer.core import TyperGroup
@@ -19,6 +19,12 @@ from gpt2emb import output
 from gpt2emb.choices import DType, Method, Pool, Rule
 from gpt2emb.errors import BadModel, DamagedEntry, ExitCode, Gpt2embError, InUse, UsageError, error_for
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
+from gpt2emb.results import AnalogyBatch, NeighborsResult, VectorResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+    from gpt2emb.batch import Failed, Line
 
 
 class App(TyperGroup):
@@ -32,6 +38,12 @@ class App(TyperGroup):
             _PlainValue.install(command.get_params(ctx))
         return name, command, rest
 
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise _ReaderGone() from None  # past Typer, which would make it exit 1
+
     def main(
         self,
         args: Sequence[str] | None = None,
@@ -42,7 +54,7 @@ class App(TyperGroup):
         **extra: Any,
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
-        as_json = "--json" in argv
+        as_json = "--json" in argv or "--jsonl" in argv
         output.prepare_streams()  # a cp1252 or ascii stdout shows escapes, never fails
         if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -61,7 +73,7 @@ class App(TyperGroup):
             code = getattr(e, "exit_code", ExitCode.USAGE)
         except typer.Abort:
             code = ExitCode.INTERRUPTED
-        except BrokenPipeError:
+        except (BrokenPipeError, _ReaderGone):
             # the reader went away (| head): say nothing, and keep Python from complaining at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             code = ExitCode.OK
@@ -80,6 +92,10 @@ class App(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+class _ReaderGone(Exception):
+    """stdout's reader has closed the pipe (`| head`): the run ends quietly, with success."""
 
 
 class _PlainValue:
@@ -211,9 +227,25 @@ IgnoreCase = Annotated[
     bool, typer.Option("--ignore-case", help="With --eval, match words whatever their case, as gensim does.")
 ]
 Top = Annotated[int, typer.Option("-k", "--top", help="How many results.")]
+Jsonl = Annotated[
+    bool,
+    typer.Option(
+        "--jsonl", help="One JSON object per line: per word (per input line with -), printed once answered."
+    ),
+]
+Strict = Annotated[
+    bool,
+    typer.Option(
+        "--strict", help="With -: stop at the first line that fails (exit with its code) instead of going on."
+    ),
+]
 Words = Annotated[
     list[str],
-    typer.Argument(help="Words (king), or token ids (id:5822).", metavar="WORD", show_default=False),
+    typer.Argument(
+        help="Words (king), or token ids (id:5822); - alone reads them from stdin, one per line.",
+        metavar="WORD",
+        show_default=False,
+    ),
 ]
 
 
@@ -247,12 +279,20 @@ def vector(
     pool: PoolOpt = Pool.mean,
     revision: Revision = None,
     json: Json = False,
-) -> None:
+    jsonl: Jsonl = False,
+    strict: Strict = False,
+) -> int:
     """The raw row of wte for each word: its first numbers, norm, mean, std, min and max."""
     from gpt2emb import api
 
+    shown = None if full else dims
+    if _from_stdin(words, jsonl, strict):
+        handle = api.open(model, revision, output.reporter(json))
+        answers = handle.each_vector(_stdin_blocks(), exact, pool)
+        return _stream(answers, json, jsonl, strict, lambda items: VectorResult(handle.name, items), shown)
     result = api.vector(model, words, exact, pool, output.reporter(json), revision)
-    output.render(result, json, None if full else dims)
+    output.render(result, json, shown, jsonl)
+    return ExitCode.OK
 
 
 @app.command(
@@ -270,15 +310,24 @@ def neighbors(
     pool: PoolOpt = Pool.mean,
     revision: Revision = None,
     json: Json = False,
-) -> None:
+    jsonl: Jsonl = False,
+    strict: Strict = False,
+) -> int:
     """The nearest tokens to each word by cosine similarity over all of wte."""
     from gpt2emb import api
 
+    if _from_stdin(words, jsonl, strict):
+        handle = api.open(_one_model(model), revision, output.reporter(json))
+        answers = handle.each_neighbors(_stdin_blocks(), top, exact, pool, keep_query)
+        return _stream(answers, json, jsonl, strict, lambda items: NeighborsResult(handle.name, top, items))
+    models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
+    if jsonl:
+        models = [_one_model(models)]
     results = [
-        api.neighbors(m, words, top, exact, pool, keep_query, output.reporter(json), revision)
-        for m in api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
+        api.neighbors(m, words, top, exact, pool, keep_query, output.reporter(json), revision) for m in models
     ]
-    output.render(results[0] if len(results) == 1 else api.compare(results), json)
+    output.render(results[0] if len(results) == 1 else api.compare(results), json, lines=jsonl)
+    return ExitCode.OK
 
 
 @app.command(
@@ -315,10 +364,13 @@ def analogy(
     ] = False,
     revision: Revision = None,
     json: Json = False,
-) -> None:
+    jsonl: Jsonl = False,
+    strict: Strict = False,
+) -> int:
     """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
 
-    With --eval FILE, a whole benchmark file of analogies instead, scored per section."""
+    With - in place of A B C, questions from stdin, one `A B C` per line. With --eval FILE, a whole
+    benchmark file of analogies instead, scored per section."""
     from gpt2emb import api
 
     models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
@@ -328,14 +380,19 @@ def analogy(
         reporter = output.reporter(json)
         result = api.analogy_eval(models[0], eval_file, method, rule, ignore_case, errors, reporter, revision)
         output.render(result, json)
-        return
+        return ExitCode.OK
+    if _from_stdin([w for w in (a, b, c) if w is not None], jsonl, strict):
+        handle = api.open(_one_model(models), revision, output.reporter(json))
+        answers = handle.each_analogy(_stdin_blocks(), top, exact, pool, keep_inputs, method)
+        return _stream(answers, json, jsonl, strict, lambda items: AnalogyBatch(handle.name, items))
     if a is None or b is None or c is None:
         raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
     results = [
         api.analogy(m, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json), revision)
-        for m in models
+        for m in ([_one_model(models)] if jsonl else models)
     ]
-    output.render(results[0] if len(results) == 1 else api.compare(results), json)
+    output.render(results[0] if len(results) == 1 else api.compare(results), json, lines=jsonl)
+    return ExitCode.OK
 
 
 @app.command(
@@ -388,10 +445,12 @@ def similarity(
     ignore_case: IgnoreCase = False,
     revision: Revision = None,
     json: Json = False,
-) -> None:
+    strict: Strict = False,
+) -> int:
     """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
 
-    With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""
+    With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with
+    human judgements of a word-pair file (WordSim-353 format)."""
     from gpt2emb import api
 
     if eval_file is not None:
@@ -399,8 +458,17 @@ def similarity(
             raise UsageError("give words, or --eval FILE, not both")
         reporter = output.reporter(json)
         output.render(api.similarity_eval(model, eval_file, rule, ignore_case, reporter, revision), json)
+    elif _from_stdin(words or [], False, strict):
+        handle = api.open(model, revision, output.reporter(json))
+        result, failed = handle.each_similarity(_stdin_blocks(), exact, pool)
+        code = _failures(failed, json, strict)
+        if result is None:
+            raise UsageError("stdin held fewer than two words to compare (one per line)")
+        output.render(result, json)
+        return code
     else:
         output.render(api.similarity(model, words or [], exact, pool, output.reporter(json), revision), json)
+    return ExitCode.OK
 
 
 @app.command(
@@ -697,6 +765,77 @@ COMMANDS = (
     *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying"),
     *("input", "geometry", "context", "cache", "models"),
 )
+
+
+# ---------------------------------------------------------------- words from stdin (`-`)
+
+
+def _from_stdin(words: list[str], jsonl: bool, strict: bool) -> bool:
+    """Whether the words come from stdin: `-` alone in their place."""
+    if "-" not in words:
+        if strict:
+            raise UsageError("--strict is for - (words from stdin): give - in place of the words")
+        return False
+    if words != ["-"]:
+        raise UsageError(
+            '- reads the words from stdin, one per line: give it alone, not with other words (the token " -" '
+            'itself is --exact " -", or its id)'
+        )
+    return True
+
+
+def _one_model(models: list[str] | None) -> str:
+    if models and len(models) > 1:
+        raise UsageError("- (words from stdin) takes one model: stdin can be read only once")
+    return models[0] if models else DEFAULT_MODEL
+
+
+def _stdin_blocks() -> Iterator[list[Line]]:
+    from gpt2emb import batch
+
+    if sys.stdin is None:
+        raise UsageError("- reads words from stdin, but there is no stdin")
+    if sys.stdin.isatty():
+        output.hint("reading words from stdin, one per line; end with Ctrl-D (Ctrl-Z then Enter on Windows)")
+    return batch.blocks(batch.lines(sys.stdin.buffer))
+
+
+def _stream(
+    answers: Iterable[Any | Failed],
+    as_json: bool,
+    jsonl: bool,
+    strict: bool,
+    whole: Callable[[tuple[Any, ...]], Any],
+    dims: int | None = None,
+) -> int:
+    """Print a batch's answers as they come (a table, or a JSON line, each); one JSON document of them all
+    at the end with --json. A line that failed is reported on stderr, and the exit code says some did."""
+    from gpt2emb.batch import Failed
+
+    code: int = ExitCode.OK
+    kept = []
+    for answer in answers:
+        if isinstance(answer, Failed):
+            code = _failures([answer], as_json or jsonl, strict)
+        elif jsonl:
+            output.line(answer)
+        elif as_json:
+            kept.append(answer)
+        else:
+            output.render(whole((answer,)), False, dims)
+    if as_json and not jsonl:
+        output.render(whole(tuple(kept)), True, dims)
+    return code if code == ExitCode.OK else ExitCode.SOME_FAILED
+
+
+def _failures(failed: list[Failed], as_json: bool, strict: bool) -> int:
+    """Report lines that failed, each on stderr with its number; with --strict the first ends the run."""
+    for f in failed:
+        if strict:
+            e = type(f.error)(f.message)
+            raise e
+        output.error(f.message, f.error.kind, f.error.code, as_json, f.line.number)
+    return ExitCode.SOME_FAILED if failed else ExitCode.OK
 
 
 def main() -> None:

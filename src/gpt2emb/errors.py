@@ -13,6 +13,7 @@ class ExitCode(IntEnum):
     NOT_CACHED = 4  # offline and the model has never been fetched
     NETWORK = 5  # the Hub could not be reached or answered with an error
     BAD_MODEL = 6  # the model is not GPT-2 shaped, or its files disagree with each other
+    SOME_FAILED = 7  # words from stdin: some lines had no answer (each reported on stderr), the rest did
     INTERRUPTED = 130
 
 

@@ -95,13 +95,13 @@ class Ranking:
         k = min(k, len(self.lo) - len(out))
         if k <= 0:
             return []
-        lo = self.lo
-        if out:  # an excluded row sinks below every other: the k-th largest of the rest is unchanged
-            lo = lo.copy()
-            lo[out] = -np.inf
-        kth = np.partition(lo, len(lo) - k)[len(lo) - k]  # the k-th largest lower bound
+        # the (k + excluded)-th largest lower bound is at most the k-th largest among the rows not excluded:
+        # every row that can make the top k is a candidate (maybe a few more), and lo is not copied to say so
+        n = len(self.lo)
+        kth = np.partition(self.lo, n - k - len(out))[n - k - len(out)]
         candidates = np.flatnonzero(self.hi >= kth)
-        candidates = candidates[~np.isin(candidates, out)]
+        for i in out:
+            candidates = candidates[candidates != i]
         exact = self.scores(candidates)
         order = np.lexsort((candidates, -np.nan_to_num(exact, nan=-np.inf)))[:k]
         return [(int(candidates[i]), float(exact[i])) for i in order]
@@ -120,15 +120,22 @@ def cosine_rankings(wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray
     stacked = np.stack(vectors).astype(np.float32)
     q_norms = np.array([norm(v) for v in stacked])
     pad = np.float32(slack(wte.shape[1]) * 1.01)  # 1% more: lo and hi are themselves rounded to float32
+    safe_rows, safe_queries = _safe(norms), _safe(q_norms)
     with np.errstate(all="ignore"):  # a row of NaN, inf or extreme scale gets no bound, not a warning
-        fast = (wte @ stacked.T).T  # (len(vectors), rows), float32 throughout: this pass is the batch's cost
+        fast = stacked @ wte.T  # (len(vectors), rows), float32 throughout: this pass is the batch's cost
         fast /= norms[None, :]
         fast /= q_norms[:, None].astype(np.float32)
-        fast[:, norms == 0] = 0.0  # a zero row scores 0, exactly
-        lo, hi = fast - pad, fast + pad
-    for rows in (np.s_[:, ~_safe(norms)], np.s_[~_safe(q_norms), :]):
-        lo[rows], hi[rows] = -np.inf, np.inf
-    bounded(lo, hi)
+        zero = norms == 0
+        if zero.any():
+            fast[:, zero] = 0.0  # a zero row scores 0, exactly
+        lo = fast - pad
+        fast += pad
+        hi = fast
+    # only a row or query outside the safe norms can make a NaN or a value off by more than the pad
+    if not (safe_rows.all() and safe_queries.all()):
+        for rows in (np.s_[:, ~safe_rows], np.s_[~safe_queries, :]):
+            lo[rows], hi[rows] = -np.inf, np.inf
+        bounded(lo, hi)
 
     def exact_for(v: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         return lambda ids: cosines(wte[ids], v)
@@ -157,23 +164,37 @@ def analogy_ranking(
     3cosmul  Levy and Goldberg's cos'(x, A) cos'(x, C) / (cos'(x, B) + 1e-6) with cos' = (1 + cos) / 2
              (gensim's most_similar_cosmul).
     """
+    return analogy_of(cosine_rankings(wte, norms, analogy_vectors(a, b, c, method)), method)
+
+
+def analogy_vectors(a: np.ndarray, b: np.ndarray, c: np.ndarray, method: Method) -> list[np.ndarray]:
+    """The vectors whose cosine rankings make an analogy's ranking (`analogy_of`): many questions' vectors
+    go through one matrix pass together."""
     if method is Method.cosmul:
-        ra, rb, rc = cosine_rankings(wte, norms, [a, b, c])
-
-        def shifted(x: np.ndarray) -> np.ndarray:
-            return np.clip((1 + x) / 2, 0.0, 1.0)
-
-        def cosmul(sa: np.ndarray, sb: np.ndarray, sc: np.ndarray) -> np.ndarray:
-            result: np.ndarray = sa * sc / (sb + 1e-6)
-            return result
-
-        lo = cosmul(shifted(ra.lo), shifted(rb.hi), shifted(rc.lo))
-        hi = cosmul(shifted(ra.hi), shifted(rb.lo), shifted(rc.hi))
-        bounded(lo, hi)
-        return Ranking(lo, hi, lambda ids: cosmul(*((1 + r.exact(ids)) / 2 for r in (ra, rb, rc))))
+        return [a, b, c]
     if method is Method.cosadd:
         a, b, c = (v / max(norm(v), 1e-30) for v in (a, b, c))
-    return cosine_rankings(wte, norms, [(a - b + c).astype(np.float32)])[0]
+    return [(a - b + c).astype(np.float32)]
+
+
+def analogy_of(rankings: list[Ranking], method: Method) -> Ranking:
+    """An analogy's ranking from the cosine rankings of its `analogy_vectors`."""
+    if method is not Method.cosmul:
+        (ranking,) = rankings
+        return ranking
+    ra, rb, rc = rankings
+
+    def shifted(x: np.ndarray) -> np.ndarray:
+        return np.clip((1 + x) / 2, 0.0, 1.0)
+
+    def cosmul(sa: np.ndarray, sb: np.ndarray, sc: np.ndarray) -> np.ndarray:
+        result: np.ndarray = sa * sc / (sb + 1e-6)
+        return result
+
+    lo = cosmul(shifted(ra.lo), shifted(rb.hi), shifted(rc.lo))
+    hi = cosmul(shifted(ra.hi), shifted(rb.lo), shifted(rc.hi))
+    bounded(lo, hi)
+    return Ranking(lo, hi, lambda ids: cosmul(*((1 + r.exact(ids)) / 2 for r in (ra, rb, rc))))
 
 
 def cosine_matrix(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

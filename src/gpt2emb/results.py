@@ -5,17 +5,52 @@ The JSON document of a command is `asdict` of its result, so field names here ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+class Document:
+    """What every result is: `to_dict()` gives the JSON document its command prints with --json."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return strict(asdict(self))  # type: ignore[call-overload]
+
+
+def strict(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document as strict JSON can hold it: a float that is not finite (NaN, inf: a model whose rows hold
+    them) becomes null, and the document's notes say so. Values known to be undefined are None already."""
+    found = 0
+
+    def clean(value: Any) -> Any:
+        nonlocal found
+        if isinstance(value, float) and not math.isfinite(value):
+            found += 1
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [clean(v) for v in value]
+        return value
+
+    doc = clean(doc)
+    if found:
+        doc["notes"] = [
+            *doc.get("notes", []),
+            f"{found} value{'s are' if found > 1 else ' is'} not a finite number (the model's rows hold "
+            "NaN or infinite values there) and shown as null",
+        ]
+    return doc
 
 
 @dataclass(frozen=True)
-class Token:
+class Token(Document):
     id: int
     token: str
 
 
 @dataclass(frozen=True)
-class VectorItem:
+class VectorItem(Document):
     word: str
     tokens: tuple[Token, ...]
     pool: str
@@ -29,13 +64,13 @@ class VectorItem:
 
 
 @dataclass(frozen=True)
-class VectorResult:
+class VectorResult(Document):
     model: str
     items: tuple[VectorItem, ...]
 
 
 @dataclass(frozen=True)
-class Neighbor:
+class Neighbor(Document):
     rank: int
     id: int
     token: str
@@ -43,7 +78,7 @@ class Neighbor:
 
 
 @dataclass(frozen=True)
-class NeighborsItem:
+class NeighborsItem(Document):
     word: str
     tokens: tuple[Token, ...]
     pool: str
@@ -52,14 +87,14 @@ class NeighborsItem:
 
 
 @dataclass(frozen=True)
-class NeighborsResult:
+class NeighborsResult(Document):
     model: str
     k: int
     items: tuple[NeighborsItem, ...]
 
 
 @dataclass(frozen=True)
-class Ranked:
+class Ranked(Document):
     rank: int
     id: int
     token: str
@@ -68,7 +103,7 @@ class Ranked:
 
 
 @dataclass(frozen=True)
-class AnalogyInput:
+class AnalogyInput(Document):
     word: str
     id: int
     token: str
@@ -77,7 +112,7 @@ class AnalogyInput:
 
 
 @dataclass(frozen=True)
-class AnalogyResult:
+class AnalogyResult(Document):
     model: str
     expression: str
     method: str
@@ -88,7 +123,15 @@ class AnalogyResult:
 
 
 @dataclass(frozen=True)
-class PositionsResult:
+class AnalogyBatch(Document):
+    """`analogy -`'s --json: each line's `analogy A B C --json` document, in the order of the lines."""
+
+    model: str
+    items: tuple[AnalogyResult, ...]
+
+
+@dataclass(frozen=True)
+class PositionsResult(Document):
     model: str
     positions: tuple[int, ...]
     norms: tuple[float, ...]
@@ -97,7 +140,7 @@ class PositionsResult:
 
 
 @dataclass(frozen=True)
-class HeatmapResult:
+class HeatmapResult(Document):
     """The cosine similarity of every pair of position rows, averaged over blocks of `block` positions."""
 
     model: str
@@ -108,7 +151,7 @@ class HeatmapResult:
 
 
 @dataclass(frozen=True)
-class Word:
+class Word(Document):
     word: str
     tokens: tuple[Token, ...]
     pool: str
@@ -116,7 +159,7 @@ class Word:
 
 
 @dataclass(frozen=True)
-class SimilarityResult:
+class SimilarityResult(Document):
     model: str
     items: tuple[Word, ...]
     norms: tuple[float, ...]
@@ -124,7 +167,7 @@ class SimilarityResult:
 
 
 @dataclass(frozen=True)
-class ModelSizes:
+class ModelSizes(Document):
     name: str
     repo: str
     vocab_size: int
@@ -148,21 +191,21 @@ class ModelSizes:
 
 
 @dataclass(frozen=True)
-class SizesResult:
+class SizesResult(Document):
     dtype: str
     models: tuple[ModelSizes, ...]
     source: str  # "formula" (the four GPT-2 sizes) or "checkpoint" (sizes -m: counted from the headers)
 
 
 @dataclass(frozen=True)
-class Check:
+class Check(Document):
     name: str
     passed: bool
     detail: str
 
 
 @dataclass(frozen=True)
-class SentenceToken:
+class SentenceToken(Document):
     """A token of a text as the model receives it."""
 
     position: int
@@ -171,7 +214,7 @@ class SentenceToken:
 
 
 @dataclass(frozen=True)
-class PathGradient:
+class PathGradient(Document):
     """The gradient reaching wte by one path."""
 
     norm: float
@@ -179,7 +222,7 @@ class PathGradient:
 
 
 @dataclass(frozen=True)
-class GradientResult:
+class GradientResult(Document):
     """`tying --grad TEXT`: the language-model loss on TEXT, its gradient reaching wte by each path."""
 
     text: str
@@ -196,7 +239,7 @@ class GradientResult:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Document):
     """`tying --compare`: an untied output layer's rows against the token table's."""
 
     rows: int  # output rows compared
@@ -209,7 +252,7 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class TyingResult:
+class TyingResult(Document):
     model: str
     tied: bool
     saved_params: int
@@ -219,7 +262,7 @@ class TyingResult:
 
 
 @dataclass(frozen=True)
-class ContextSentence:
+class ContextSentence(Document):
     text: str
     tokens: tuple[SentenceToken, ...]
     at: tuple[int, ...]  # the positions of the word's tokens, at its first occurrence
@@ -227,21 +270,21 @@ class ContextSentence:
 
 
 @dataclass(frozen=True)
-class ContextPair:
+class ContextPair(Document):
     a: int  # 0-based indexes into the sentences
     b: int
     cosine: float | None  # None when either vector is all zeros
 
 
 @dataclass(frozen=True)
-class ContextLayer:
+class ContextLayer(Document):
     layer: int  # 0 is h0 = wte + wpe; n_layer is the last hidden state, after the final layer norm
     pairs: tuple[ContextPair, ...]
     static: tuple[float | None, ...]  # per sentence: the cosine with the word's row of wte
 
 
 @dataclass(frozen=True)
-class ContextResult:
+class ContextResult(Document):
     """`context WORD SENTENCE...`: the word's vector in each sentence, layer by layer."""
 
     model: str
@@ -254,7 +297,7 @@ class ContextResult:
 
 
 @dataclass(frozen=True)
-class CacheEntry:
+class CacheEntry(Document):
     name: str
     repo: str | None
     commit: str
@@ -263,7 +306,7 @@ class CacheEntry:
 
 
 @dataclass(frozen=True)
-class KeptEntry:
+class KeptEntry(Document):
     name: str
     repo: str | None
     commit: str
@@ -272,7 +315,7 @@ class KeptEntry:
 
 
 @dataclass(frozen=True)
-class CacheResult:
+class CacheResult(Document):
     """`cache list` (what is there) or `cache clear` (what was removed, and what could not be)."""
 
     action: str  # "list" or "clear"
@@ -283,7 +326,7 @@ class CacheResult:
 
 
 @dataclass(frozen=True)
-class VerifiedEntry:
+class VerifiedEntry(Document):
     name: str
     repo: str | None
     commit: str
@@ -295,7 +338,7 @@ class VerifiedEntry:
 
 
 @dataclass(frozen=True)
-class VerifyResult:
+class VerifyResult(Document):
     """`cache verify`: every byte of each entry read against its checksums."""
 
     root: str
@@ -305,12 +348,12 @@ class VerifyResult:
 
 
 @dataclass(frozen=True)
-class CachePath:
+class CachePath(Document):
     path: str
 
 
 @dataclass(frozen=True)
-class RefreshedRevision:
+class RefreshedRevision(Document):
     model: str
     repo: str
     revision: str  # a branch or tag; commit ids asked with --revision never move
@@ -320,7 +363,7 @@ class RefreshedRevision:
 
 
 @dataclass(frozen=True)
-class RefreshResult:
+class RefreshResult(Document):
     """`cache refresh`: each recorded branch or tag asked of the Hub again."""
 
     root: str
@@ -329,14 +372,14 @@ class RefreshResult:
 
 
 @dataclass(frozen=True)
-class RefreshFailure:
+class RefreshFailure(Document):
     model: str
     message: str
     code: int  # the exit code this failure alone would give
 
 
 @dataclass(frozen=True)
-class ModelRow:
+class ModelRow(Document):
     name: str
     repo: str
     aliases: tuple[str, ...]
@@ -350,12 +393,12 @@ class ModelRow:
 
 
 @dataclass(frozen=True)
-class ModelsResult:
+class ModelsResult(Document):
     models: tuple[ModelRow, ...]
 
 
 @dataclass(frozen=True)
-class SectionScore:
+class SectionScore(Document):
     section: str
     correct: int
     incorrect: int
@@ -364,7 +407,7 @@ class SectionScore:
 
 
 @dataclass(frozen=True)
-class Failure:
+class Failure(Document):
     section: str
     question: tuple[str, str, str]
     expected: str
@@ -372,7 +415,7 @@ class Failure:
 
 
 @dataclass(frozen=True)
-class AnalogyEvalResult:
+class AnalogyEvalResult(Document):
     model: str
     file: str
     method: str
@@ -386,7 +429,7 @@ class AnalogyEvalResult:
 
 
 @dataclass(frozen=True)
-class PairsEvalResult:
+class PairsEvalResult(Document):
     model: str
     file: str
     rule: str
@@ -401,7 +444,7 @@ class PairsEvalResult:
 
 
 @dataclass(frozen=True)
-class Overlap:
+class Overlap(Document):
     query: str  # the word, or the analogy's expression
     models: tuple[str, str]
     shared: int  # tokens in both top-k lists
@@ -410,7 +453,7 @@ class Overlap:
 
 
 @dataclass(frozen=True)
-class CompareResult:
+class CompareResult(Document):
     """The same question put to several models: each model's own result, and how much their answers agree."""
 
     models: tuple[str, ...]
@@ -419,7 +462,7 @@ class CompareResult:
 
 
 @dataclass(frozen=True)
-class InputToken:
+class InputToken(Document):
     position: int
     id: int
     token: str
@@ -432,7 +475,7 @@ class InputToken:
 
 
 @dataclass(frozen=True)
-class InputResult:
+class InputResult(Document):
     """`input`: the text as the model receives it, h0 = wte[ids] + wpe[0..n-1]."""
 
     model: str
@@ -450,7 +493,7 @@ class InputResult:
 
 
 @dataclass(frozen=True)
-class NormStats:
+class NormStats(Document):
     mean: float
     std: float
     min: float
@@ -458,20 +501,20 @@ class NormStats:
 
 
 @dataclass(frozen=True)
-class TokenNorm:
+class TokenNorm(Document):
     id: int
     token: str
     norm: float
 
 
 @dataclass(frozen=True)
-class PositionNorm:
+class PositionNorm(Document):
     position: int
     norm: float
 
 
 @dataclass(frozen=True)
-class TableGeometry:
+class TableGeometry(Document):
     rows: int
     zero_rows: int  # rows of zeros: left out of the cosine figures
     norm: NormStats  # over all rows
@@ -482,7 +525,7 @@ class TableGeometry:
 
 
 @dataclass(frozen=True)
-class MaxPair:
+class MaxPair(Document):
     id: int
     token: str
     position: int
@@ -490,7 +533,7 @@ class MaxPair:
 
 
 @dataclass(frozen=True)
-class CrossGeometry:
+class CrossGeometry(Document):
     mean_abs_cosine: float | None  # over every pair of a non-zero wte row and a non-zero wpe row
     max_abs_cosine: float | None
     max_pair: MaxPair | None
@@ -500,7 +543,7 @@ class CrossGeometry:
 
 
 @dataclass(frozen=True)
-class GeometryResult:
+class GeometryResult(Document):
     """`geometry`: the shape of wte and wpe, and how far apart content and position lie."""
 
     model: str

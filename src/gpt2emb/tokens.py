@@ -103,6 +103,7 @@ class Vocab:
         self.n_rows = n_rows
         self.words = words
         self._lookups = 0
+        self._shown: dict[int, str] = {}  # token ids as shown, once worked out (a batch shows many again)
 
     @functools.cached_property
     def _pieces(self) -> list[str]:
@@ -196,6 +197,13 @@ class Vocab:
         return self._pieces[token_id] if 0 <= token_id < len(self._pieces) else ""
 
     def token(self, token_id: int) -> str:
+        """A token as tables and JSON show it: the text it stands for (see Words.text)."""
+        shown = self._shown.get(token_id)
+        if shown is None:
+            shown = self._shown[token_id] = self._token(token_id)
+        return shown
+
+    def _token(self, token_id: int) -> str:
         piece = self._piece(token_id)
         if not piece:
             added = self._tokenizer.id_to_token(token_id)

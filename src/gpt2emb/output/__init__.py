@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import codecs
 import json
-import math
 import sys
 from dataclasses import asdict
 from typing import Any, TextIO
 
 from gpt2emb.report import QuietReporter, Reporter
+from gpt2emb.results import strict
 
 ESCAPE = "gpt2emb.escape"
 
@@ -45,11 +45,16 @@ def prepare_streams() -> None:
             reconfigure(errors=ESCAPE)
 
 
-def render(result: Any, as_json: bool, dims: int | None = None) -> None:
-    """Print a result: one JSON document (indented on a terminal), or its table.
+def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = False) -> None:
+    """Print a result: one JSON document (indented on a terminal), or its table; with lines (--jsonl), each
+    of its items as a JSON line (a result without items is one line).
 
     The JSON is UTF-8 text where stdout is UTF-8, else pure ASCII with \\u escapes: the same document for any
     parser, whichever code page the reading end assumes."""
+    if lines:
+        for item in getattr(result, "items", (result,)):
+            line(item)
+        return
     if as_json:
         indent = 2 if sys.stdout.isatty() else None
         doc = strict(asdict(result))
@@ -61,41 +66,32 @@ def render(result: Any, as_json: bool, dims: int | None = None) -> None:
     tables.print_view(result, dims)
 
 
-def strict(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document as strict JSON can hold it: a float that is not finite (NaN, inf: a model whose rows hold
-    them) becomes null, and the document's notes say so. Values known to be undefined are None already."""
-    found = 0
-
-    def clean(value: Any) -> Any:
-        nonlocal found
-        if isinstance(value, float) and not math.isfinite(value):
-            found += 1
-            return None
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [clean(v) for v in value]
-        return value
-
-    doc = clean(doc)
-    if found:
-        doc["notes"] = [
-            *doc.get("notes", []),
-            f"{found} value{'s are' if found > 1 else ' is'} not a finite number (the model's rows hold "
-            "NaN or infinite values there) and shown as null",
-        ]
-    return doc
+def line(result: Any) -> None:
+    """One JSON object on one line (--jsonl), flushed: the reader gets it now, not when a buffer fills."""
+    text = json.dumps(strict(asdict(result)), ensure_ascii=not carries_all(sys.stdout), allow_nan=False)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
-def error(message: str, kind: str, code: int, as_json: bool) -> None:
-    """One line on stderr: a JSON object with --json, else `gpt2emb: message`."""
+def error(message: str, kind: str, code: int, as_json: bool, line: int | None = None) -> None:
+    """One line on stderr: a JSON object with --json, else `gpt2emb: message`. line: the number of the
+    input line (words from stdin) that failed, a key of the JSON object."""
     message = " ".join(message.splitlines())  # a line break typed into a word must not break the line
     if as_json:
-        sys.stderr.write(json.dumps({"error": {"type": kind, "code": code, "message": message}}) + "\n")
+        doc: dict[str, Any] = {"type": kind, "code": code, "message": message}
+        if line is not None:
+            doc["line"] = line
+        sys.stderr.write(json.dumps({"error": doc}) + "\n")
+        sys.stderr.flush()
         return
     from gpt2emb.output import tables
 
     tables.print_error(message)
+
+
+def hint(message: str) -> None:
+    """A word to the person at the terminal, on stderr."""
+    sys.stderr.write(f"gpt2emb: {message}\n")
 
 
 class _PlainReporter(QuietReporter):

@@ -634,8 +634,14 @@ def _together(shares: tuple[float | None, ...]) -> float | None:
     return None if any(x is None for x in shares) else sum(x for x in shares if x is not None)
 
 
+class _Stdout(Console):
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError  # the reader left (| head): cli.py ends the run quietly, as for JSON lines
+
+
 def print_view(result: Any, dims: int | None) -> None:
-    console = Console(highlight=False, soft_wrap=False)
+    console = _Stdout(highlight=False, soft_wrap=False)
     console.print(view(_fitted(result, console.encoding), dims))
 
 

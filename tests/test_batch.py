@@ -1,0 +1,170 @@
+"""Words from stdin (`-`), --jsonl and --strict, through real processes and pipes; and the Python handle.
+
+The promise: each line's answer is the one its word gets alone (bit for bit: a batch is a different matrix
+product, but the shown figures are scored exactly, per row), a bad line is reported with its number and the
+others still answered (exit 7), and a reader that leaves early (`| head`) ends the run quietly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run_cli, run_json
+from fakehub import FakeHub
+
+EXE = str(Path(sys.executable).with_name("gpt2emb"))
+WORDS = ["cat", "king", "queen", "Paris", "hello", "kitten", "dog"]
+# more lines than a block (batch.BLOCK = 128): ids of the tiny vocabulary's tokens, then the words again
+MANY = [f"id:{i}" for i in range(190, 343)] + WORDS
+
+
+def feed(
+    args: list[str], stdin: bytes | str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+    return subprocess.run(
+        [EXE, *args], input=data, capture_output=True, env={**os.environ, **(env or {})}, timeout=300
+    )
+
+
+def lines_of(proc: subprocess.CompletedProcess[bytes]) -> list[Any]:
+    return [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
+
+
+def test_each_line_gets_the_answer_its_word_gets_alone(hub: FakeHub) -> None:
+    proc = feed(["neighbors", "-", "-k", "5", "--jsonl"], "\n".join(MANY) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    got = lines_of(proc)
+    assert [g["word"] for g in got] == MANY
+    for word, answer in zip(MANY, got, strict=True):
+        if word in WORDS or word.endswith(("0", "7")):  # a sample of the ids, every word
+            (alone,) = run_json("neighbors", word, "-k", "5")["items"]
+            assert answer == alone, word  # the same exact computation per row, whatever the batch
+    whole = feed(["neighbors", "-", "-k", "5", "--json"], "\n".join(MANY))
+    assert json.loads(whole.stdout)["items"] == got  # --json: the same objects in one document
+
+
+def test_vector_and_analogy_and_similarity_read_stdin(hub: FakeHub) -> None:
+    vector = feed(["vector", "-", "--jsonl"], "king\nqueen\n")
+    assert lines_of(vector) == run_json("vector", "king", "queen")["items"]
+    analogy = feed(["analogy", "-", "-k", "3", "--jsonl"], "king man woman\nParis France cat\n")
+    assert lines_of(analogy) == [
+        run_json("analogy", "king", "man", "woman", "-k", "3"),
+        run_json("analogy", "Paris", "France", "cat", "-k", "3"),
+    ]
+    assert lines_of(analogy)[0]["results"][0]["token"] == " queen"
+    batch = json.loads(feed(["analogy", "-", "-k", "3", "--json"], "king man woman\n").stdout)
+    assert batch["items"] == lines_of(analogy)[:1]
+    similarity = feed(["similarity", "-", "--json"], "cat\ncats\ndog\n")
+    assert json.loads(similarity.stdout) == run_json("similarity", "cat", "cats", "dog")
+
+
+def test_comments_blank_lines_and_a_byte_order_mark(hub: FakeHub) -> None:
+    proc = feed(["vector", "-", "--jsonl"], b"\xef\xbb\xbfking\n\n# a comment\n  \r\nqueen\r\n")
+    assert proc.returncode == 0, proc.stderr
+    assert [d["word"] for d in lines_of(proc)] == ["king", "queen"]
+
+
+def test_a_bad_line_is_reported_with_its_number_and_the_others_answered(hub: FakeHub) -> None:
+    stdin = b"cat\n# skipped\nid:99999\n\xff\xfeking\nking\n"
+    proc = feed(["neighbors", "-", "-k", "3", "--jsonl"], stdin)
+    assert proc.returncode == 7  # some lines failed; not 1, which is a bug
+    assert [d["word"] for d in lines_of(proc)] == ["cat", "king"]
+    errors = [json.loads(line)["error"] for line in proc.stderr.decode().splitlines()]
+    assert [(e["line"], e["code"]) for e in errors] == [(3, 2), (4, 2)]
+    assert errors[0]["message"].startswith("line 3: id:99999 does not exist")
+    assert "line 4: it is not UTF-8 text" in errors[1]["message"]
+    table = feed(["neighbors", "-", "-k", "3"], stdin)
+    assert table.returncode == 7
+    assert table.stderr.decode().splitlines()[0].startswith("gpt2emb: line 3: id:99999 does not exist")
+    assert table.stdout.decode().count("nearest to") == 2
+
+
+def test_strict_stops_at_the_first_bad_line(hub: FakeHub) -> None:
+    proc = feed(["analogy", "-", "--strict", "--jsonl"], "king man woman\nking man\nParis France cat\n")
+    assert proc.returncode == 2
+    assert len(lines_of(proc)) == 1  # the line before it was answered, none after
+    (error,) = [json.loads(line)["error"] for line in proc.stderr.decode().splitlines()]
+    assert error["message"].startswith('line 2: "king man" is not three words A B C')
+
+
+@pytest.mark.parametrize("form", [["--jsonl"], []])
+def test_a_reader_that_leaves_early_ends_the_run_quietly(
+    hub: FakeHub, tmp_path: Path, form: list[str]
+) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("\n".join(MANY * 30) + "\n", encoding="utf-8")  # 4,800 lines
+    with words.open("rb") as stdin:
+        producer = subprocess.Popen([EXE, "neighbors", "-", *form], stdin=stdin, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE)  # fmt: skip
+        assert producer.stdout is not None
+        head = subprocess.run(["head", "-n", "2"], stdin=producer.stdout, capture_output=True, timeout=300)
+        producer.stdout.close()
+        _, err = producer.communicate(timeout=300)
+    shown = head.stdout.decode().splitlines()
+    if form:
+        assert [json.loads(line)["word"] for line in shown] == MANY[:2]
+    else:
+        assert shown[0].startswith("nearest to")
+    assert producer.returncode == 0
+    assert err == b""  # no traceback, no "Exception ignored" at exit
+
+
+def test_dash_is_alone_and_for_one_model(hub: FakeHub) -> None:
+    mixed = run_cli("neighbors", "cat", "-")
+    assert mixed.exit_code == 2
+    assert '--exact " -"' in mixed.stderr
+    two = feed(["neighbors", "-", "-m", "gpt2", "-m", "roberta"], "cat\n")
+    assert two.returncode == 2
+    assert b"takes one model" in two.stderr
+    assert run_cli("neighbors", "cat", "--strict").exit_code == 2
+    # the token " -" itself stays reachable
+    (item,) = run_json("vector", "--exact", " -")["items"]
+    assert "".join(t["token"] for t in item["tokens"]) == " -"
+
+
+def test_jsonl_with_words_on_the_command_line(hub: FakeHub) -> None:
+    proc = feed(["neighbors", "cat", "king", "-k", "3", "--jsonl"], "")
+    assert lines_of(proc) == run_json("neighbors", "cat", "king", "-k", "3")["items"]
+
+
+def test_the_handle_answers_as_the_commands_do(hub: FakeHub, caches: dict[str, Path]) -> None:
+    import gpt2emb
+
+    m = gpt2emb.open("gpt2")
+    assert m.neighbors("cat", k=5).to_dict() == run_json("neighbors", "cat", "-k", "5")
+    assert m.vector(["king", "queen"]).to_dict() == run_json("vector", "king", "queen")
+    assert m.analogy("king", "man", "woman", k=3, method="3cosmul").to_dict() == run_json(
+        "analogy", "king", "man", "woman", "-k", "3", "--method", "3cosmul"
+    )
+    assert m.similarity(["cat", "dog"]).to_dict() == run_json("similarity", "cat", "dog")
+    assert m.positions([0, 1, "2-3"]).to_dict() == run_json("positions", "0", "1", "2-3")
+    assert m.input("hello king").to_dict() == run_json("input", "hello king")
+    # opened once: with its cache entry gone and the Hub empty, the handle still answers from what it holds
+    shutil.rmtree(caches["cache"])
+    hub.reset()
+    assert m.neighbors("queen", k=2, pool="first").items[0].neighbors[0].token == " woman"
+
+
+def test_importing_the_package_loads_no_numpy() -> None:
+    code = "import sys, gpt2emb; gpt2emb.open; print('numpy' in sys.modules)"
+    lazy = subprocess.run([sys.executable, "-c", "import sys, gpt2emb; print('numpy' in sys.modules)"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert lazy.stdout.strip() == "False"
+    reached = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert reached.stdout.strip() == "True"  # reaching open loads the core
+
+
+@pytest.mark.parametrize("bad", ["cat\n\n", "id:1\n"])
+def test_similarity_needs_two_words(hub: FakeHub, bad: str) -> None:
+    proc = feed(["similarity", "-"], bad)
+    assert proc.returncode == 2
+    assert b"fewer than two words" in proc.stderr
