@@ -28,13 +28,12 @@ import numpy as np
 from gensim.test.utils import datapath
 from run import (
     BIN,
-    EVALUATION,
     ROOT,
     VOCAB,
-    kept_evaluation,
     machine,
     make_checkpoint,
     measure,
+    put_section,
     tokenizer_json,
 )
 
@@ -44,6 +43,8 @@ from gpt2emb.tokens import display
 
 sys.path.insert(0, str(ROOT / "tests"))
 from fakehub import Content, DiskFile, FakeHub, Repo
+
+TITLE = "Benchmark evaluation"  # the section of BENCHMARKS.md this script writes
 
 
 @dataclass
@@ -150,7 +151,7 @@ def spread(values: list[float], digits: int) -> str:
 
 def markdown(rows: list[Row], runs: int) -> list[str]:
     lines = [
-        EVALUATION,
+        f"## {TITLE}",
         "",
         f"Run on {time.strftime('%Y-%m-%d')} with `python bench/eval.py` (see its docstring).",
         f"Machine: {machine()}.",
@@ -175,14 +176,6 @@ def markdown(rows: list[Row], runs: int) -> list[str]:
             f"| {same} in all {r.sections} ({r.correct} of {r.answered} right) |"
         )
     return lines
-
-
-def write_section(out: Path, lines: list[str]) -> None:
-    """Put the rows in the page: in place of its evaluation section, or after the rest."""
-    page, old, new = out.read_text(encoding="utf-8"), kept_evaluation(out), "\n".join(lines)
-    out.write_text(
-        page.replace(old, new) if old else page.rstrip("\n") + "\n\n" + new + "\n", encoding="utf-8"
-    )
 
 
 def main() -> None:
@@ -224,7 +217,7 @@ def main() -> None:
     lines = markdown(rows, args.runs)
     print("\n".join(lines))
     if args.out:
-        write_section(args.out, lines)
+        put_section(args.out, TITLE, lines)
     if not all(r.agree for r in rows):
         raise SystemExit("gpt2emb and gensim count differently")
 

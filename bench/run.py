@@ -38,7 +38,8 @@ from tinymodel import gpt2_tensor_shapes, virtual_safetensors  # noqa: E402
 VOCAB = ROOT.parent / "shared" / "gpt2-vocab"
 SHAPES = {"gpt2": (768, 12, 12), "gpt2-xl": (1600, 48, 25)}
 BIN = Path(sys.executable).parent
-EVALUATION = "## Benchmark evaluation"  # written by bench/eval.py, kept as it is here
+# the sections of BENCHMARKS.md written here; the others (bench/eval.py's, ...) are kept as they stand
+MINE = ("Warm queries", "Light commands, and the warm queries as tables", "First use")
 
 
 @dataclass
@@ -48,14 +49,16 @@ class Run:
     out: str
 
 
-def measure(cmd: list[str], env: dict[str, str], runs: int, warmup: bool = True) -> Run:
-    """Median wall time and peak RSS of a whole process. GNU time reports the RSS: a child's own
-    rusage would count the memory of this (large) process it was forked from."""
+def measure(
+    cmd: list[str], env: dict[str, str], runs: int, warmup: bool = True, stdin: Path | None = None
+) -> Run:
+    """Median wall time and peak RSS of a whole process (stdin: a file it reads). GNU time reports the RSS:
+    a child's own rusage would count the memory of this (large) process it was forked from."""
     walls, rss, out = [], [], ""
     for i in range(runs + (1 if warmup else 0)):
-        with tempfile.NamedTemporaryFile("r") as peak:
+        with tempfile.NamedTemporaryFile("r") as peak, open(stdin or os.devnull, "rb") as given:
             t0 = time.perf_counter()
-            proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], env=env,
+            proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], env=env, stdin=given,
                                   capture_output=True, text=True)  # fmt: skip
             wall = time.perf_counter() - t0
             if proc.returncode != 0:
@@ -132,14 +135,31 @@ def make_gensim(path: Path, wte: np.ndarray) -> None:
     kv.save(str(path))
 
 
-def kept_evaluation(out: Path) -> str | None:
-    """The page's evaluation section as it stands: bench/eval.py measures and writes it, not this script."""
+def section(out: Path, title: str) -> str | None:
+    """A section of the page as it stands (its "## title" line to the next section), None if absent."""
     page = out.read_text(encoding="utf-8") if out.exists() else ""
-    if EVALUATION not in page:
+    heading = f"## {title}"
+    if heading not in page:
         return None
-    section = EVALUATION + page.split(EVALUATION, 1)[1]
-    end = section.find("\n## ")
-    return (section[:end] if end >= 0 else section).rstrip("\n")
+    text = heading + page.split(heading, 1)[1]
+    end = text.find("\n## ")
+    return (text[:end] if end >= 0 else text).rstrip("\n")
+
+
+def put_section(out: Path, title: str, lines: list[str]) -> None:
+    """Write a section into the page: in place of the one of that title, or after the rest."""
+    page, old, new = out.read_text(encoding="utf-8"), section(out, title), "\n".join(lines)
+    out.write_text(
+        page.replace(old, new) if old else page.rstrip("\n") + "\n\n" + new + "\n", encoding="utf-8"
+    )
+
+
+def kept_sections(out: Path) -> list[str]:
+    """The sections this script does not write (other bench scripts measure them), as they stand."""
+    page = out.read_text(encoding="utf-8") if out.exists() else ""
+    titles = [line[3:] for line in page.splitlines() if line.startswith("## ")]
+    found = (section(out, t) for t in titles if t not in MINE)
+    return [s for s in found if s]
 
 
 def machine() -> str:
@@ -260,9 +280,8 @@ def write(out: Path, rows: list[tuple[str, Run | None, Run | None, Run]], facts:
             f"| {lab.rss:.0f} | {peer.rss:.0f} | {ours.rss:.0f} "
             f"| {ours.rss / lab.rss:.2f} |"
         )
-    evaluation = kept_evaluation(out)
-    if evaluation:
-        lines += ["", evaluation]
+    for kept in kept_sections(out):  # written by bench/eval.py, bench/stdin.py, ...: kept as they stand
+        lines += ["", kept]
     lines += ["", "## Light commands, and the warm queries as tables", "",
               "A table (what a person at a shell sees) adds the import of rich to the JSON path above.",
               "", "| command | wall (s) | peak RSS (MiB) |", "| --- | ---: | ---: |"]  # fmt: skip

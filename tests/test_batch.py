@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -168,3 +169,13 @@ def test_similarity_needs_two_words(hub: FakeHub, bad: str) -> None:
     proc = feed(["similarity", "-"], bad)
     assert proc.returncode == 2
     assert b"fewer than two words" in proc.stderr
+
+
+def test_the_readme_notebook_example_runs(hub: FakeHub) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```python\n(.+?)\n```", readme, re.DOTALL)
+    scope: dict[str, Any] = {}
+    exec(compile(example, "README.md", "exec"), scope)  # the example as a reader pastes it
+    assert [n.token for n in scope["r"].items[0].neighbors] == [
+        n["token"] for n in run_json("neighbors", "cat", "-k", "5")["items"][0]["neighbors"]
+    ]

@@ -268,7 +268,7 @@ def _root(
 
 @app.command(
     epilog="Examples:\n\n  gpt2emb vector king\n\n  gpt2emb vector king queen --dims 4\n\n  "
-    "gpt2emb vector id:5822 --full --json"
+    "gpt2emb vector id:5822 --full --json\n\n  gpt2emb vector - --jsonl < words.txt"
 )
 def vector(
     words: Words,
@@ -297,7 +297,8 @@ def vector(
 
 @app.command(
     epilog="Examples:\n\n  gpt2emb neighbors cat\n\n  gpt2emb neighbors cat dog -k 5\n\n  "
-    "gpt2emb neighbors cat --json | jq '.items[0].neighbors[].token'"
+    "gpt2emb neighbors cat --json | jq '.items[0].neighbors[].token'\n\n  "
+    "gpt2emb neighbors - -k 5 --jsonl < words.txt | head"
 )
 def neighbors(
     words: Words,
@@ -333,11 +334,17 @@ def neighbors(
 @app.command(
     epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy Paris France Italy -k 5\n\n  "
     "gpt2emb analogy king man woman --keep-inputs\n\n  gpt2emb analogy king man woman --method 3cosmul\n\n  "
-    "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case"
+    "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case\n\n  "
+    "printf 'king man woman\\nParis France Italy\\n' | gpt2emb analogy - --jsonl"
 )
 def analogy(
     a: Annotated[
-        str | None, typer.Argument(help="A in A - B + C, e.g. king.", metavar="A", show_default=False)
+        str | None,
+        typer.Argument(
+            help="A in A - B + C, e.g. king; - alone reads questions from stdin, A B C per line.",
+            metavar="A",
+            show_default=False,
+        ),
     ] = None,
     b: Annotated[str | None, typer.Argument(help="B, e.g. man.", metavar="B", show_default=False)] = None,
     c: Annotated[str | None, typer.Argument(help="C, e.g. woman.", metavar="C", show_default=False)] = None,
@@ -431,7 +438,7 @@ def positions(
 
 @app.command(
     epilog="Examples:\n\n  gpt2emb similarity cat cats dog\n\n  gpt2emb similarity king queen man --json"
-    "\n\n  gpt2emb similarity --eval wordsim353.tsv"
+    "\n\n  gpt2emb similarity - < words.txt\n\n  gpt2emb similarity --eval wordsim353.tsv"
 )
 def similarity(
     words: Annotated[

@@ -1,0 +1,126 @@
+"""Benchmark `gpt2emb neighbors -` (10,000 words from stdin) against gensim's most_similar called per word.
+
+    pip install -e ".[bench]" && python bench/stdin.py --out BENCHMARKS.md     # about 10 minutes on 2 cores
+
+On bench/run.py's gpt2 and gpt2-xl checkpoints (GPT-2's real vocabulary, random rows), with the first 10,000
+vocabulary entries that are a space and ASCII letters (" the", " king": one token each), round after round:
+`gpt2emb neighbors - --jsonl` as a whole process reading the words from a file (warm cache: process start,
+reading, printing included), and gensim in one warm process (bench/gensim_each.py: a KeyedVectors of the same
+rows under the same keys, memory-mapped, `most_similar(word, topn=10)` for each word; only the loop is
+timed, its loading is not). The top 10 of both are compared for the first 100 words. Medians, ranges, words
+per second and peak RSS (GNU time); with --out, the section "Words from stdin" of BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from run import (
+    BIN,
+    ROOT,
+    SHAPES,
+    VOCAB,
+    machine,
+    make_checkpoint,
+    make_gensim,
+    measure,
+    put_section,
+    tokenizer_json,
+)
+
+TITLE = "Words from stdin"
+WORDS = 10_000
+TOP = 10
+
+
+def words() -> list[str]:
+    pieces = json.loads((VOCAB / "vocab.json").read_text(encoding="utf-8"))
+    chosen = [
+        p[1:] for p, _ in sorted(pieces.items(), key=lambda kv: kv[1]) if p[:1] == "Ġ" and p[1:].isascii()
+    ]
+    return [w for w in chosen if w.isalpha()][:WORDS]
+
+
+def spread(values: list[float], digits: int) -> str:
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=3, help="rounds per model")
+    parser.add_argument("--models", default="gpt2,gpt2-xl", help="which shapes (comma-separated)")
+    parser.add_argument("--out", type=Path, default=None, help="a BENCHMARKS.md whose section to replace")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="gpt2emb-stdin-"))
+    env = {**os.environ, "GPT2EMB_CACHE_DIR": str(work / "cache"), "HF_HUB_OFFLINE": "1"}
+    listed = words()
+    file = work / "words.txt"
+    file.write_text("\n".join(listed) + "\n", encoding="utf-8")
+    tokenizer = tokenizer_json()
+    rows = []
+    for name in args.models.split(","):
+        folder = work / name
+        folder.mkdir()
+        wte = make_checkpoint(folder, name, tokenizer)
+        make_gensim(work / f"{name}.kv", wte)
+        del wte
+        ours_cmd = [str(BIN / "gpt2emb"), "neighbors", "-", "-m", str(folder), "-k", str(TOP), "--jsonl"]
+        peer_cmd = [
+            sys.executable,
+            str(ROOT / "bench" / "gensim_each.py"),
+            str(work / f"{name}.kv"),
+            str(TOP),
+        ]
+        ours, peer, ours_rss, peer_rss = [], [], [], []
+        for r in range(args.runs):
+            mine = measure(ours_cmd, env, 1, warmup=r == 0, stdin=file)
+            theirs = measure(peer_cmd, env, 1, warmup=r == 0, stdin=file)
+            ours.append(mine.wall)
+            ours_rss.append(mine.rss)
+            peer.append(json.loads(theirs.out.splitlines()[-1])["loop_seconds"])
+            peer_rss.append(theirs.rss)
+        answers = [json.loads(line) for line in mine.out.splitlines()]
+        assert len(answers) == len(listed), "every word answered"
+        theirs_top = json.loads(theirs.out.splitlines()[-1])["first"]
+        same = sum(
+            [n["token"] for n in a["neighbors"]] == t for a, t in zip(answers, theirs_top, strict=False)
+        )
+        rows.append((name, peer, ours, peer_rss, ours_rss, same, len(theirs_top)))
+        print(name, spread(peer, 1), spread(ours, 2), flush=True)
+    lines = [
+        f"## {TITLE}",
+        "",
+        f"Run on {time.strftime('%Y-%m-%d')} with `python bench/stdin.py` (see its docstring).",
+        f"Machine: {machine()}.",
+        f"{len(listed):,} words, top {TOP}: `gpt2emb neighbors - --jsonl` as a whole process (start, reading",
+        "and printing included) against gensim's `most_similar` called per word in one warm process (only",
+        f"its loop timed). {args.runs} rounds taking turns: median (min-max).",
+        "",
+        "| model | gensim loop (s) | gpt2emb process (s) | gensim ÷ gpt2emb | gpt2emb words/s "
+        "| gensim RSS (MiB) | gpt2emb RSS | same top 10 |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for name, peer, ours, peer_rss, ours_rss, same, compared in rows:
+        ratio = statistics.median(peer) / statistics.median(ours)
+        lines.append(
+            f"| {name} | {spread(peer, 1)} | {spread(ours, 2)} | **{ratio:.0f}x** "
+            f"| {len(listed) / statistics.median(ours):,.0f} | {statistics.median(peer_rss):.0f} "
+            f"| {max(ours_rss):.0f} (max) | {same} of the first {compared} words |"
+        )
+    print("\n".join(lines))
+    if args.out:
+        put_section(args.out, TITLE, lines)
+
+
+if __name__ == "__main__":
+    assert SHAPES and VOCAB.is_dir(), f"needs {VOCAB}"
+    main()
