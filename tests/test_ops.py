@@ -146,3 +146,26 @@ def test_a_broken_row_never_hides_the_others() -> None:
     ids = [i for i, _ in ranking.top(6)]
     assert ids[:4] == [0, 3, 1, 2] and sorted(ids[4:]) == [4, 5]  # broken rows last, scored NaN
     assert ranking.rank(3)[0] == 2
+
+
+def test_a_block_of_tops_is_each_ranking_s_top() -> None:
+    rng = np.random.default_rng(7)
+    d = 48
+    wte = rng.standard_normal((3000, d)).astype(np.float32)
+    wte[100:140] = wte[7]  # ties: the same row many times, ordered by id
+    wte[200:210] *= np.float32(1e-22)  # squares underflow float32: no fast bound
+    wte[300] = np.nan
+    wte[301] = 0.0
+    norms = np.linalg.norm(wte.astype(np.float64), axis=1).astype(np.float32)
+    vectors = [wte[7].copy(), rng.standard_normal(d).astype(np.float32), wte[5] * np.float32(1e-22), wte[9]]
+    excludes: list[tuple[int, ...]] = [(7, 100, 101), (), (5,), (9, 9, 2999)]
+    rankings = ops.cosine_rankings(wte, norms, vectors)
+    for k in (1, 10, 60):
+        expected = [r.top(k, e) for r, e in zip(rankings, excludes, strict=True)]
+        assert (
+            ops.cosine_tops(wte, norms, vectors, k, excludes) == expected
+        )  # ids and exact scores, bit for bit
+    assert [i for i, _ in ops.cosine_tops(wte, norms, vectors, 5, excludes)[0]] == [102, 103, 104, 105, 106]
+    assert ops.cosine_tops(wte, norms, vectors[:1], 2990, [()]) == [rankings[0].top(2990)]  # nearly all rows
+    every = ops.cosine_tops(wte, norms, vectors[3:], 2999, excludes[3:])  # the broken row last, scored NaN
+    assert repr(every) == repr([rankings[3].top(2999, excludes[3])])

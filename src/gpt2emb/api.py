@@ -372,11 +372,14 @@ class Embeddings:
             )
 
     def _neighbors(self, queries: list[Aimed], k: int, keep_query: bool) -> list[NeighborsItem]:
-        vocab, items = self.vocab, []
-        for (q, _), ranking in zip(queries, self._rankings([v for _, v in queries]), strict=True):
-            best = ranking.top(k, () if keep_query else q.ids)
-            found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
-            items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
+        vocab, items, m = self.vocab, [], self.model
+        for start in range(0, len(queries), batch.BLOCK):  # a block of words per matrix pass
+            block = queries[start : start + batch.BLOCK]
+            excludes = [() if keep_query else q.ids for q, _ in block]
+            tops = ops.cosine_tops(m.wte, m.wte_norm, [v for _, v in block], k, excludes)
+            for (q, _), best in zip(block, tops, strict=True):
+                found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
+                items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
         self.model.check_rows(
             i for item in items for i in (*(t.id for t in item.tokens), *(n.id for n in item.neighbors))
         )

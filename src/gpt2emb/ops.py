@@ -117,6 +117,67 @@ class Ranking:
 
 def cosine_rankings(wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]) -> list[Ranking]:
     """Each vector's cosine with every row of wte: one matrix pass for all, then exact where it counts."""
+    lo, hi = _cosine_bounds(wte, norms, vectors)
+
+    def exact_for(v: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        return lambda ids: cosines(wte[ids], v)
+
+    return [Ranking(a, b, exact_for(v)) for a, b, v in zip(lo, hi, vectors, strict=True)]
+
+
+def cosine_tops(
+    wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray], k: int, excludes: list[tuple[int, ...]]
+) -> list[list[tuple[int, float]]]:
+    """For each vector, `cosine_rankings(...)[i].top(k, excludes[i])`: the same answers, for a whole block in
+    a few array operations instead of a few per vector (a batch of words from stdin is this loop)."""
+    lo, hi = _cosine_bounds(wte, norms, vectors)
+    n = lo.shape[1]
+    outs = [sorted(set(e)) for e in excludes]
+    most = max((len(o) for o in outs), default=0)
+    if k + most >= n:  # nearly every row asked for: the plain way
+        rankings = cosine_rankings(wte, norms, vectors)
+        return [r.top(k, tuple(o)) for r, o in zip(rankings, outs, strict=True)]
+    # each row's (k + most excluded)-th largest lower bound: at most the k-th among its rows not excluded
+    kth = np.partition(lo, n - k - most, axis=1)[:, n - k - most]
+    queries, rows = np.nonzero(hi >= kth[:, None])
+    if most:
+        out = [q * n + i for q, o in enumerate(outs) for i in o]
+        kept = ~np.isin(queries * n + rows, out)
+        queries, rows = queries[kept], rows[kept]
+    exact = np.concatenate(
+        [np.zeros(0)]
+        + [
+            _pair_cosines(wte, rows[i : i + _CHUNK], queries[i : i + _CHUNK], vectors)
+            for i in range(0, len(rows), _CHUNK)
+        ]
+    )
+    order = np.lexsort((rows, -np.nan_to_num(exact, nan=-np.inf), queries))  # by query, best first, then id
+    starts = np.searchsorted(queries[order], np.arange(len(vectors) + 1))
+    return [
+        [(int(rows[j]), float(exact[j])) for j in order[starts[q] : min(starts[q] + k, starts[q + 1])]]
+        for q in range(len(vectors))
+    ]
+
+
+def _pair_cosines(
+    wte: np.ndarray, rows: np.ndarray, queries: np.ndarray, vectors: list[np.ndarray]
+) -> np.ndarray:
+    """cosines(wte[rows[j]], vectors[queries[j]]) for each pair j, each computed as `cosines` computes it
+    (the same products, summed along one row of the same length: the same float64 bits)."""
+    rows64 = np.array(wte[rows], dtype=np.float64, ndmin=2)
+    q64 = np.stack([np.asarray(v, dtype=np.float64) for v in vectors])[queries]
+    q_norms = np.array([norm(v) for v in vectors])[queries]
+    denom = np.sqrt((rows64 * rows64).sum(axis=1)) * q_norms
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        result: np.ndarray = np.where(denom > 0, (rows64 * q64).sum(axis=1) / denom, 0.0)
+        result[~np.isfinite(denom)] = np.nan
+    return result
+
+
+def _cosine_bounds(
+    wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fast pass: lo <= cosine <= hi for each vector (a row of lo, hi) and each row of wte."""
     stacked = np.stack(vectors).astype(np.float32)
     q_norms = np.array([norm(v) for v in stacked])
     pad = np.float32(slack(wte.shape[1]) * 1.01)  # 1% more: lo and hi are themselves rounded to float32
@@ -136,11 +197,7 @@ def cosine_rankings(wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray
         for rows in (np.s_[:, ~safe_rows], np.s_[~safe_queries, :]):
             lo[rows], hi[rows] = -np.inf, np.inf
         bounded(lo, hi)
-
-    def exact_for(v: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-        return lambda ids: cosines(wte[ids], v)
-
-    return [Ranking(a, b, exact_for(v)) for a, b, v in zip(lo, hi, vectors, strict=True)]
+    return lo, hi
 
 
 def bounded(lo: np.ndarray, hi: np.ndarray) -> None:
