@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gpt2emb import cache, checkpoint, evaluate, families, ops, registry
+from gpt2emb import cache, candidates, checkpoint, evaluate, families, forms, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Method, Pool, Rule
 from gpt2emb.errors import BadModel, NotCached, UsageError
@@ -34,6 +34,7 @@ from gpt2emb.results import (
     ContextSentence,
     CrossGeometry,
     Failure,
+    Form,
     GeometryResult,
     GradientResult,
     HeatmapResult,
@@ -92,16 +93,31 @@ def _open(
     """Check what can be checked before the model is opened: bad input never fetches or caches anything."""
     if not words:
         raise UsageError("give at least one word")
-    spec = registry.find(model)
-    specials = families.by_name(spec.shape.family).specials if spec is not None else None
+    specials, rows = _known(model)
     for w in words:
         check_word(w, exact, specials)
     if k is not None:  # a registry model's vocabulary is known before anything is fetched
-        _check_top(k, spec.shape.vocab_size if spec is not None else None)
+        _check_top(k, rows)
     m, vocab = load(model, reporter, revision)
     if k is not None:
         _check_top(k, m.shape.vocab_size)
     return m, vocab
+
+
+def _known(model: str) -> tuple[re.Pattern[str] | None, int | None]:
+    """What the registry knows of a model before it is opened: its family's special tokens, its vocabulary
+    size (None, None for a model it does not name)."""
+    spec = registry.find(model)
+    if spec is None:
+        return None, None
+    return families.by_name(spec.shape.family).specials, spec.shape.vocab_size
+
+
+def _restriction(
+    model: str, among: str | None, restrict: int | None, whole_words: bool, exact: bool
+) -> candidates.Restriction | None:
+    """--among, --restrict and --whole-words read and checked before the model is opened."""
+    return candidates.Restriction.read(among, restrict, whole_words, exact, *_known(model))
 
 
 def _direction(wte: np.ndarray, q: Query) -> np.ndarray:
@@ -165,17 +181,70 @@ def neighbors(
     keep_query: bool = False,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    among: str | None = None,
+    restrict: int | None = None,
+    whole_words: bool = False,
+    fold: bool = False,
 ) -> NeighborsResult:
+    restriction = _restriction(model, among, restrict, whole_words, exact)
     m, vocab = _open(model, words, exact, k, reporter, revision)
+    allowed = candidates.allowed_rows(vocab, restriction, exact, pool)
     queries = _queries(vocab, words, exact, pool)
     rankings = ops.cosine_rankings(m.wte, m.wte_norm, [_direction(m.wte, q) for q in queries])
     items = []
     for q, ranking in zip(queries, rankings, strict=True):
-        best = ranking.top(k, () if keep_query else q.ids)
+        exclude = () if keep_query else q.ids
+        if fold:
+            items.append(_folded(vocab, q, ranking, k, exclude, allowed.mask, keep_query))
+            continue
+        best = ranking.top(k, exclude, allowed.mask)
         found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
         items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
-    m.check_rows(i for item in items for i in (*(t.id for t in item.tokens), *(n.id for n in item.neighbors)))
-    return NeighborsResult(m.name, k, tuple(items))
+    shown = (i for item in items for n in item.neighbors for i in (n.id, *(f.id for f in n.forms or ())))
+    m.check_rows([*(t.id for item in items for t in item.tokens), *shown])
+    notes = (*allowed.notes, *_fewer(k, [(item.word, len(item.neighbors)) for item in items], fold))
+    return NeighborsResult(m.name, k, tuple(items), allowed.info, fold, notes)
+
+
+def _folded(
+    vocab: Vocab,
+    q: Query,
+    ranking: ops.Ranking,
+    k: int,
+    exclude: tuple[int, ...],
+    allowed: np.ndarray | None,
+    keep_query: bool,
+) -> NeighborsItem:
+    """One word's neighbours folded by word form (--fold): see forms.fold."""
+
+    def eligible(ids: list[int]) -> list[bool]:
+        return [i not in exclude and (allowed is None or bool(allowed[i])) for i in ids]
+
+    query = vocab.forms.of_text("".join(vocab.token(i) for i in q.ids))
+    folded = forms.fold(
+        lambda n: ranking.top(n, exclude, allowed),
+        lambda ids: [float(x) for x in ranking.scores(np.array(ids, dtype=np.int64))],
+        eligible,
+        vocab.forms,
+        query,
+        k,
+        keep_query,
+    )
+    rows = []
+    for rank, row in enumerate(folded.rows, 1):
+        (head, score), shown = row[0], tuple(Form(i, vocab.token(i), s) for i, s in row)
+        rows.append(Neighbor(rank, head, vocab.token(head), score, shown))
+    return NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, tuple(rows), folded.form_share)
+
+
+def _fewer(k: int, found: list[tuple[str, int]], fold: bool) -> list[str]:
+    """A note for each answer shorter than -k: the candidates ran out (never padded)."""
+    what = "different words" if fold else "tokens"
+    return [
+        f"{word}: only {n} {what} {'is' if n == 1 else 'are'} left to rank, fewer than the {k} asked for (-k)"
+        for word, n in found
+        if n < k
+    ]
 
 
 def analogy(
@@ -190,20 +259,33 @@ def analogy(
     method: Method = Method.add,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    among: str | None = None,
+    restrict: int | None = None,
+    whole_words: bool = False,
 ) -> AnalogyResult:
+    restriction = _restriction(model, among, restrict, whole_words, exact)
     m, vocab = _open(model, [a, b, c], exact, k, reporter, revision)
+    allowed = candidates.allowed_rows(vocab, restriction, exact, pool)
     qa, qb, qc = _queries(vocab, [a, b, c], exact, pool)
     va, vb, vc = (_direction(m.wte, q) for q in (qa, qb, qc))
     ranking = ops.analogy_ranking(m.wte, m.wte_norm, va, vb, vc, method)
     input_ids = tuple(dict.fromkeys(i for q in (qa, qb, qc) for i in q.ids))
-    best = ranking.top(k, () if keep_inputs else input_ids)
+    best = ranking.top(k, () if keep_inputs else input_ids, allowed.mask)
     results = tuple(Ranked(r, i, vocab.token(i), s, i in input_ids) for r, (i, s) in enumerate(best, 1))
     inputs = tuple(
-        AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i)) for q in (qa, qb, qc) for i in q.ids
+        AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i, allowed.mask))
+        for q in (qa, qb, qc)
+        for i in q.ids
     )
-    notes = tuple(q.note for q in (qa, qb, qc) if q.note)
+    notes = (
+        *(q.note for q in (qa, qb, qc) if q.note),
+        *allowed.notes,
+        *_fewer(k, [(f"{a} - {b} + {c}", len(results))], False),
+    )
     m.check_rows([*input_ids, *(r.id for r in results)])
-    return AnalogyResult(m.name, f"{a} - {b} + {c}", method.value, keep_inputs, results, inputs, notes)
+    return AnalogyResult(
+        m.name, f"{a} - {b} + {c}", method.value, keep_inputs, results, inputs, notes, allowed.info
+    )
 
 
 _RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
@@ -719,9 +801,13 @@ def _formula_total(shape: Shape) -> int | None:
     return None if params is None else params(shape)["total_params"]
 
 
-def _words(m: cache.Model, vocab: Vocab, rule: Rule, ignore_case: bool) -> evaluate.Words:
+def _words(
+    m: cache.Model, vocab: Vocab, rule: Rule, ignore_case: bool, restrict: int | None = None
+) -> evaluate.Words:
+    """The words of a rule, from the first `restrict` token ids only when given (gensim's restrict_vocab)."""
     pieces, texts = vocab.texts()
-    return evaluate.Words.build(pieces[: m.shape.vocab_size], texts[: m.shape.vocab_size], rule, ignore_case)
+    rows = m.shape.vocab_size if restrict is None else restrict
+    return evaluate.Words.build(pieces[:rows], texts[:rows], rule, ignore_case)
 
 
 def analogy_eval(
@@ -733,12 +819,19 @@ def analogy_eval(
     errors: bool = False,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    restrict: int | None = None,
 ) -> AnalogyEvalResult:
-    """Accuracy on an analogy file, per section, counted as gensim's evaluate_word_analogies counts."""
+    """Accuracy on an analogy file, per section, counted as gensim's evaluate_word_analogies counts; with
+    restrict, as its restrict_vocab: a question with a word past the first `restrict` token ids is skipped,
+    and only those words are candidate answers."""
     started = time.perf_counter()
+    if restrict is not None:
+        candidates.check_restrict(restrict, _known(model)[1])
     sections = evaluate.read_analogies(Path(file))
     m, vocab = load(model, reporter, revision)
-    words = _words(m, vocab, rule, ignore_case)
+    if restrict is not None:
+        candidates.check_restrict(restrict, m.shape.vocab_size)
+    words = _words(m, vocab, rule, ignore_case, restrict)
     found = [[[words.find(w, ignore_case) for w in q] for q in section.questions] for section in sections]
     known = [[i for i, f in enumerate(fs) if None not in f] for fs in found]
     abcd = np.array([fs[i] for fs, ks in zip(found, known, strict=True) for i in ks], dtype=np.int64).reshape(
@@ -775,6 +868,7 @@ def analogy_eval(
         answered / (answered + skipped),
         time.perf_counter() - started,
         tuple(failures),
+        restrict,
     )
 
 

@@ -211,6 +211,32 @@ IgnoreCase = Annotated[
     bool, typer.Option("--ignore-case", help="With --eval, match words whatever their case, as gensim does.")
 ]
 Top = Annotated[int, typer.Option("-k", "--top", help="How many results.")]
+Among = Annotated[
+    str | None,
+    typer.Option(
+        "--among",
+        help="Rank only the tokens of the words listed in FILE (UTF-8, one a line, # comments); a word that "
+        "is not one token is left out, with a note.",
+        metavar="FILE",
+        show_default=False,
+    ),
+]
+Restrict = Annotated[
+    int | None,
+    typer.Option(
+        "--restrict",
+        help="Rank only token ids 0 to N-1 (gensim's restrict_vocab; GPT-2's ids follow its merges, roughly "
+        "the commonest first).",
+        metavar="N",
+        show_default=False,
+    ),
+]
+WholeWords = Annotated[
+    bool,
+    typer.Option(
+        "--whole-words", help="Rank only tokens that start a word (leading space) and hold whole characters."
+    ),
+]
 Words = Annotated[
     list[str],
     typer.Argument(help="Words (king), or token ids (id:5822).", metavar="WORD", show_default=False),
@@ -257,6 +283,8 @@ def vector(
 
 @app.command(
     epilog="Examples:\n\n  gpt2emb neighbors cat\n\n  gpt2emb neighbors cat dog -k 5\n\n  "
+    "gpt2emb neighbors king --fold\n\n  gpt2emb neighbors cat --among animals.txt -k 5\n\n  "
+    "gpt2emb neighbors cat --restrict 10000 --whole-words\n\n  "
     "gpt2emb neighbors cat --json | jq '.items[0].neighbors[].token'"
 )
 def neighbors(
@@ -266,16 +294,40 @@ def neighbors(
     keep_query: Annotated[
         bool, typer.Option("--keep-query", help="Keep the word's own token in the list.")
     ] = False,
+    fold: Annotated[
+        bool,
+        typer.Option(
+            "--fold",
+            help="One row per word: its forms (leading space or not, any case, plural in -s/-es) folded "
+            "together, so the top k are k different words; forms of the query itself left out.",
+        ),
+    ] = False,
+    among: Among = None,
+    restrict: Restrict = None,
+    whole_words: WholeWords = False,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
     revision: Revision = None,
     json: Json = False,
 ) -> None:
-    """The nearest tokens to each word by cosine similarity over all of wte."""
+    """The nearest tokens to each word by cosine similarity over all of wte (or the candidates chosen)."""
     from gpt2emb import api
 
     results = [
-        api.neighbors(m, words, top, exact, pool, keep_query, output.reporter(json), revision)
+        api.neighbors(
+            m,
+            words,
+            top,
+            exact,
+            pool,
+            keep_query,
+            output.reporter(json),
+            revision,
+            among=among,
+            restrict=restrict,
+            whole_words=whole_words,
+            fold=fold,
+        )
         for m in api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
     ]
     output.render(results[0] if len(results) == 1 else api.compare(results), json)
@@ -284,7 +336,9 @@ def neighbors(
 @app.command(
     epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy Paris France Italy -k 5\n\n  "
     "gpt2emb analogy king man woman --keep-inputs\n\n  gpt2emb analogy king man woman --method 3cosmul\n\n  "
-    "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case"
+    "gpt2emb analogy king man woman --among royals.txt\n\n  "
+    "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case\n\n  "
+    "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case --restrict 30000"
 )
 def analogy(
     a: Annotated[
@@ -305,6 +359,9 @@ def analogy(
             "3cosmul: Levy and Goldberg's multiplicative form (gensim most_similar_cosmul).",
         ),
     ] = Method.add,
+    among: Among = None,
+    restrict: Restrict = None,
+    whole_words: WholeWords = False,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
     eval_file: EvalFile = None,
@@ -318,21 +375,41 @@ def analogy(
 ) -> None:
     """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
 
-    With --eval FILE, a whole benchmark file of analogies instead, scored per section."""
+    With --eval FILE, a whole benchmark file of analogies instead, scored per section (--restrict N: only
+    questions whose words are among the first N token ids, as gensim's restrict_vocab)."""
     from gpt2emb import api
 
     models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
     if eval_file is not None:
         if a is not None or len(models) > 1:
             raise UsageError("--eval takes one model and no words A B C")
+        if among is not None or whole_words:
+            raise UsageError("--eval takes --restrict N to limit its words, not --among or --whole-words")
         reporter = output.reporter(json)
-        result = api.analogy_eval(models[0], eval_file, method, rule, ignore_case, errors, reporter, revision)
+        result = api.analogy_eval(
+            models[0], eval_file, method, rule, ignore_case, errors, reporter, revision, restrict
+        )
         output.render(result, json)
         return
     if a is None or b is None or c is None:
         raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
     results = [
-        api.analogy(m, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json), revision)
+        api.analogy(
+            m,
+            a,
+            b,
+            c,
+            top,
+            exact,
+            pool,
+            keep_inputs,
+            method,
+            output.reporter(json),
+            revision,
+            among=among,
+            restrict=restrict,
+            whole_words=whole_words,
+        )
         for m in models
     ]
     output.render(results[0] if len(results) == 1 else api.compare(results), json)

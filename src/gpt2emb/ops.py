@@ -88,31 +88,54 @@ class Ranking:
         parts = [self.exact(ids[i : i + _CHUNK]) for i in range(0, len(ids), _CHUNK)]
         return np.concatenate(parts) if parts else np.zeros(0)
 
-    def top(self, k: int, exclude: tuple[int, ...] = ()) -> list[tuple[int, float]]:
+    def top(
+        self, k: int, exclude: tuple[int, ...] = (), allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
         """The k best (id, exact score) pairs, best first, ties broken by the smaller id; excluded ids never
-        appear. Every row that could belong is scored exactly, so the answer is that of the exact scores."""
+        appear, nor rows outside `allowed` (a boolean mask over the rows; None: every row), and fewer than k
+        come back when fewer rows remain. Every row that could belong is scored exactly, so the answer is that
+        of the exact scores, the same as scoring only the allowed rows."""
         out = sorted(set(exclude))
-        k = min(k, len(self.lo) - len(out))
+        lo, hi = self.lo, self.hi
+        if out or allowed is not None:
+            lo, hi = lo.copy(), hi.copy()  # an outsider sinks below every row: the k-th best is unchanged
+            lo[out], hi[out] = -np.inf, -np.inf
+            if allowed is not None:
+                restrict(lo, hi, allowed)
+        rows = len(lo) if allowed is None else int(allowed.sum())
+        k = min(k, rows - (len(out) if allowed is None else int(allowed[out].sum())))
         if k <= 0:
             return []
-        lo = self.lo
-        if out:  # an excluded row sinks below every other: the k-th largest of the rest is unchanged
-            lo = lo.copy()
-            lo[out] = -np.inf
         kth = np.partition(lo, len(lo) - k)[len(lo) - k]  # the k-th largest lower bound
-        candidates = np.flatnonzero(self.hi >= kth)
-        candidates = candidates[~np.isin(candidates, out)]
+        candidates = np.flatnonzero(hi >= kth)
+        # a row without a bound (lo = -inf) makes kth -inf, and every outsider reaches it: the mask decides
+        inside = ~np.isin(candidates, out)
+        if allowed is not None:
+            inside &= allowed[candidates]
+        candidates = candidates[inside]
         exact = self.scores(candidates)
         order = np.lexsort((candidates, -np.nan_to_num(exact, nan=-np.inf)))[:k]
         return [(int(candidates[i]), float(exact[i])) for i in order]
 
-    def rank(self, i: int) -> tuple[int, float]:
-        """Row i's exact score and 1-based place among all rows (those scoring strictly higher come first)."""
+    def rank(self, i: int, allowed: np.ndarray | None = None) -> tuple[int, float]:
+        """Row i's exact score and 1-based place among all rows (those scoring strictly higher come first), or
+        among the allowed rows only (a boolean mask: where row i would stand among them, allowed or not)."""
         score = float(self.scores(np.array([i]))[0])
         lo, hi = self.lo, self.hi
+        if allowed is not None:
+            lo, hi = lo.copy(), hi.copy()
+            restrict(lo, hi, allowed)
         surely_above = int((lo > score).sum())
         unsure = np.flatnonzero((lo <= score) & (hi > score))
         return surely_above + int((self.scores(unsure) > score).sum()) + 1, score
+
+
+def restrict(lo: np.ndarray, hi: np.ndarray, allowed: np.ndarray) -> None:
+    """Sink, in place, every row outside `allowed` (a boolean mask over the last axis: the rows of a ranking,
+    or the columns of a block of queries by rows) below any score: its bounds become -inf, so no k-th best
+    and no rank counts it. The one place candidates are restricted (--among, --restrict, --whole-words)."""
+    lo[..., ~allowed] = -np.inf
+    hi[..., ~allowed] = -np.inf
 
 
 def cosine_rankings(wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]) -> list[Ranking]:
