@@ -32,6 +32,8 @@ EXAMPLES = (
     "gpt2emb analogy king man woman -k 3 --method 3cosmul",
     "gpt2emb neighbors cat -k 5",
     "gpt2emb neighbors gato -k 3",
+    "gpt2emb neighbors kitten --fold -k 3",
+    "gpt2emb neighbors cat --among animals.txt",
     "gpt2emb vector king --dims 6",
     "gpt2emb similarity cat cats dog",
     "gpt2emb positions 0 1 2 500",
@@ -63,6 +65,7 @@ PAIRS = (
     "# word1\tword2\tscore\nking\tqueen\t8.5\ncat\tcats\t9.2\ncat\tdog\t7.4\n"
     "hello\tking\t0.5\nman\tking\t8.3\n"
 )
+ANIMALS = "# animals the tiny model knows, and one it splits\ncat\ncats\nkitten\ndog\ngato\n"
 
 
 def run(args: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> str:
@@ -97,6 +100,7 @@ def examples() -> str:
         env["COLUMNS"] = "80"
         Path(tmp, "questions.txt").write_text(QUESTIONS)
         Path(tmp, "pairs.tsv").write_text(PAIRS)
+        Path(tmp, "animals.txt").write_text(ANIMALS)
         blocks = [f"```\n$ {e}\n{run(shlex.split(e)[1:], env, cwd=tmp)}\n```" for e in EXAMPLES]
     hub.stop()
     return "\n\n".join(blocks)

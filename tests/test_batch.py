@@ -179,3 +179,24 @@ def test_the_readme_notebook_example_runs(hub: FakeHub) -> None:
     assert [n.token for n in scope["r"].items[0].neighbors] == [
         n["token"] for n in run_json("neighbors", "cat", "-k", "5")["items"][0]["neighbors"]
     ]
+
+
+@pytest.mark.parametrize(
+    "options", [["--whole-words"], ["--restrict", "300"], ["--fold"], ["--among", "LIST"]]
+)
+def test_candidates_and_forms_from_stdin(hub: FakeHub, tmp_path: Path, options: list[str]) -> None:
+    listed = tmp_path / "animals.txt"
+    listed.write_text("cat\ncats\nkitten\ndog\nking\n", encoding="utf-8")
+    options = [str(listed) if o == "LIST" else o for o in options]
+    words = ["cat", "king", "id:300", "queen"]
+    proc = feed(["neighbors", "-", "-k", "3", "--jsonl", *options], "\n".join(words))
+    assert proc.returncode == 0, proc.stderr
+    assert lines_of(proc) == run_json("neighbors", *words, "-k", "3", *options)["items"]
+    whole = json.loads(feed(["neighbors", "-", "-k", "3", "--json", *options], "\n".join(words)).stdout)
+    alone = run_json("neighbors", *words, "-k", "3", *options)
+    assert whole == alone  # the document: candidates, fold and notes too
+    analogy = feed(["analogy", "-", "-k", "2", "--jsonl", *options], "king man woman\n")
+    if "--fold" in options:
+        assert analogy.returncode == 2  # --fold is for neighbors
+    else:
+        assert lines_of(analogy) == [run_json("analogy", "king", "man", "woman", "-k", "2", *options)]

@@ -1,5 +1,6 @@
 """Benchmark evaluation against gensim's evaluate_word_analogies and evaluate_word_pairs, same vectors."""
 
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -13,8 +14,8 @@ from gpt2emb.choices import Method, Rule
 from gpt2emb.tokens import display
 
 from conftest import SHARED_VOCAB, run_cli, run_json
-from fakehub import FakeHub
-from tinymodel import Tiny
+from fakehub import FakeHub, Repo
+from tinymodel import Tiny, hub_files
 
 logging.getLogger("gensim").setLevel(logging.WARNING)
 
@@ -381,3 +382,56 @@ def test_a_row_without_direction_is_no_answer_and_answers_nothing() -> None:
     after = evaluate.analogy_answers(wte, words, abc, Method.cosadd, False)
     assert after[0] not in (before[0], -1) and after[1] == -1
     assert evaluate.analogy_answers(wte, words, abc[:0], Method.cosadd, False).shape == (0,)
+
+
+@pytest.mark.parametrize("ignore_case", [False, True])
+@pytest.mark.parametrize("restrict", [264, 301, 302, 343])
+def test_analogy_eval_restricted_equals_gensims_restrict_vocab(
+    hub: FakeHub, tiny: Tiny, tmp_path: Path, ignore_case: bool, restrict: int
+) -> None:
+    """--restrict N keeps token ids 0 to N - 1; gensim's restrict_vocab counts its keys, here the words of the
+    rule in id order: the same words when gensim is given as many keys as there are words below N."""
+    questions = tmp_path / "questions.txt"
+    questions.write_text(QUESTIONS)
+    case = ["--ignore-case"] if ignore_case else []
+    doc = run_json(
+        "analogy", "--eval", str(questions), "--method", "3cosadd", "--restrict", str(restrict), *case
+    )
+    keys, ids = rule_keys(tiny.vocab, len(tiny.wte), "space")
+    first = sum(i < restrict for i in ids)
+    _, sections = gensim_on(tiny.wte, keys, ids).evaluate_word_analogies(
+        str(questions), restrict_vocab=first, case_insensitive=ignore_case
+    )
+    assert sections_of(doc) == [(s["section"], len(s["correct"]), len(s["incorrect"])) for s in sections]
+    assert doc["restrict"] == restrict
+    total = sum(len(s.questions) for s in evaluate.read_analogies(questions))
+    assert doc["total"]["skipped"] + doc["total"]["correct"] + doc["total"]["incorrect"] == total
+    if restrict == 301:  # king is id 301: every question with king is skipped
+        assert doc["sections"][0]["correct"] + doc["sections"][0]["incorrect"] == 0
+
+
+def test_analogy_eval_restricted_ranks_only_the_first_words(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
+    """A row planted past --restrict where man : king :: woman : ? points (3cosadd) wins without the
+    restriction and is no candidate with it, as with gensim's restrict_vocab."""
+    unit = {w: tiny.wte[tiny.id(w)] / np.linalg.norm(tiny.wte[tiny.id(w)]) for w in ("man", "king", "woman")}
+    wte = tiny.wte.copy()
+    wte[tiny.id("have")] = unit["king"] - unit["man"] + unit["woman"]
+    assert tiny.id("have") == 342
+    hub.repos["someone/planted"] = Repo("1" * 40, hub_files(dataclasses.replace(tiny, wte=wte)))
+    questions = tmp_path / "questions.txt"
+    questions.write_text(QUESTIONS)
+    keys, ids = rule_keys(tiny.vocab, len(wte), "space")
+    kv = gensim_on(wte, keys, ids)
+    for restrict in (None, 302):
+        option = [] if restrict is None else ["--restrict", str(restrict)]
+        args = ["analogy", "--eval", str(questions), "--method", "3cosadd", "-m", "someone/planted", *option]
+        doc = run_json(*args, "--errors")
+        first = len(keys) if restrict is None else sum(i < restrict for i in ids)
+        _, sections = kv.evaluate_word_analogies(str(questions), restrict_vocab=first, case_insensitive=False)
+        assert sections_of(doc) == [(s["section"], len(s["correct"]), len(s["incorrect"])) for s in sections]
+        wrong = [(e["question"], e["predicted"]) for e in doc["errors"] if e["section"] == "royalty"]
+        assert (wrong == [(["man", "king", "woman"], "have")]) == (restrict is None)
+    table = run_cli("analogy", "--eval", str(questions), "--restrict", "302")
+    assert table.exit_code == 0 and "ids below 302" in table.stdout
+    too_many = run_cli("analogy", "--eval", str(questions), "--restrict", "400")
+    assert too_many.exit_code == 2 and "more than the 343 tokens" in too_many.stderr

@@ -12,13 +12,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from gpt2emb import batch, cache, checkpoint, evaluate, families, ops, registry
+from gpt2emb import batch, cache, candidates, checkpoint, evaluate, families, forms, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Method, Pool, Rule
 from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results import (
+    AnalogyBatch,
     AnalogyEvalResult,
     AnalogyInput,
     AnalogyResult,
@@ -34,6 +35,7 @@ from gpt2emb.results import (
     ContextSentence,
     CrossGeometry,
     Failure,
+    Form,
     GeometryResult,
     GradientResult,
     HeatmapResult,
@@ -81,6 +83,22 @@ def _tokens(vocab: Vocab, q: Query) -> tuple[Token, ...]:
     return tuple(Token(i, vocab.token(i)) for i in q.ids)
 
 
+def _known(model: str) -> tuple[re.Pattern[str] | None, int | None]:
+    """What the registry knows of a model before it is opened: its family's special tokens, its vocabulary
+    size (None, None for a model it does not name)."""
+    spec = registry.find(model)
+    if spec is None:
+        return None, None
+    return families.by_name(spec.shape.family).specials, spec.shape.vocab_size
+
+
+def _restriction(
+    model: str, among: str | None, restrict: int | None, whole_words: bool, exact: bool
+) -> candidates.Restriction | None:
+    """--among, --restrict and --whole-words read and checked before the model is opened."""
+    return candidates.Restriction.read(among, restrict, whole_words, exact, *_known(model))
+
+
 def _direction(wte: np.ndarray, q: Query) -> np.ndarray:
     """The query's vector, refused when it is all zeros (a cosine needs a direction) or not all numbers."""
     v = ops.query_vector(wte, q)
@@ -118,12 +136,11 @@ def opened(
     first, so bad input never fetches or caches anything."""
     if not words:
         raise UsageError("give at least one word")
-    spec = registry.find(model)
-    specials = families.by_name(spec.shape.family).specials if spec is not None else None
+    specials, rows = _known(model)
     for w in words:
         check_word(w, exact, specials)
     if k is not None:  # a registry model's vocabulary is known before anything is fetched
-        _check_top(k, spec.shape.vocab_size if spec is not None else None)
+        _check_top(k, rows)
     return open(model, revision, reporter)
 
 
@@ -171,11 +188,15 @@ class Embeddings:
         exact: bool = False,
         pool: Pool | str = Pool.mean,
         keep_query: bool = False,
+        among: str | None = None,
+        restrict: int | None = None,
+        whole_words: bool = False,
+        fold: bool = False,
     ) -> NeighborsResult:
-        """The k nearest tokens to each word by cosine over all of wte."""
-        _check_top(k, self.model.shape.vocab_size)
-        queries = [self._aimed(w, exact, pool) for w in _listed(words)]
-        return NeighborsResult(self.name, k, tuple(self._neighbors(queries, k, keep_query)))
+        """The k nearest tokens to each word by cosine over all of wte (or over the candidates: among, a file
+        of words; restrict, the first N ids; whole_words; fold: one row per word, its forms together)."""
+        restriction = self._restriction(among, restrict, whole_words, exact)
+        return self._neighbors_result(_listed(words), k, exact, Pool(pool), keep_query, restriction, fold)
 
     def analogy(
         self,
@@ -187,11 +208,14 @@ class Embeddings:
         pool: Pool | str = Pool.mean,
         keep_inputs: bool = False,
         method: Method | str = Method.add,
+        among: str | None = None,
+        restrict: int | None = None,
+        whole_words: bool = False,
     ) -> AnalogyResult:
-        """A is to B as C is to what: the k best tokens, and where each input itself ranks."""
-        _check_top(k, self.model.shape.vocab_size)
-        (result,) = self._analogies([self._question((a, b, c), exact, pool)], k, keep_inputs, Method(method))
-        return result
+        """A is to B as C is to what: the k best tokens (of the candidates, as for neighbors), and where each
+        input itself ranks."""
+        restriction = self._restriction(among, restrict, whole_words, exact)
+        return self._analogy_result((a, b, c), k, exact, Pool(pool), keep_inputs, Method(method), restriction)
 
     def similarity(
         self, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
@@ -285,8 +309,9 @@ class Embeddings:
 
     def each_vector(
         self, blocks: Iterable[list[batch.Line]], exact: bool = False, pool: Pool | str = Pool.mean
-    ) -> Iterator[VectorItem | batch.Failed]:
-        return _each(blocks, lambda text: self._query(text, exact, pool), self._vectors)
+    ) -> batch.Answers[VectorItem]:
+        answers = _each(blocks, lambda text: self._query(text, exact, pool), self._vectors)
+        return batch.Answers(answers, lambda items: VectorResult(self.name, items))
 
     def each_neighbors(
         self,
@@ -295,11 +320,19 @@ class Embeddings:
         exact: bool = False,
         pool: Pool | str = Pool.mean,
         keep_query: bool = False,
-    ) -> Iterator[NeighborsItem | batch.Failed]:
+        among: str | None = None,
+        restrict: int | None = None,
+        whole_words: bool = False,
+        fold: bool = False,
+    ) -> batch.Answers[NeighborsItem]:
         _check_top(k, self.model.shape.vocab_size)
-        return _each(
-            blocks, lambda text: self._aimed(text, exact, pool), lambda qs: self._neighbors(qs, k, keep_query)
+        allowed = self._allowed(self._restriction(among, restrict, whole_words, exact), exact, Pool(pool))
+        answers = _each(
+            blocks,
+            lambda text: self._aimed(text, exact, pool),
+            lambda qs: self._neighbors(qs, k, keep_query, allowed, fold),
         )
+        return batch.Answers(answers, lambda items: self._neighbors_whole(items, k, allowed, fold))
 
     def each_analogy(
         self,
@@ -309,9 +342,13 @@ class Embeddings:
         pool: Pool | str = Pool.mean,
         keep_inputs: bool = False,
         method: Method | str = Method.add,
-    ) -> Iterator[AnalogyResult | batch.Failed]:
+        among: str | None = None,
+        restrict: int | None = None,
+        whole_words: bool = False,
+    ) -> batch.Answers[AnalogyResult]:
         """Each line `A B C`, whitespace between the words."""
         _check_top(k, self.model.shape.vocab_size)
+        allowed = self._allowed(self._restriction(among, restrict, whole_words, exact), exact, Pool(pool))
 
         def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
             words = text.split()
@@ -319,7 +356,10 @@ class Embeddings:
                 raise UsageError(f"{quote(text[:80])} is not three words A B C, as in: king man woman")
             return self._question((words[0], words[1], words[2]), exact, pool)
 
-        return _each(blocks, question, lambda qs: self._analogies(qs, k, keep_inputs, Method(method)))
+        answers = _each(
+            blocks, question, lambda qs: self._analogies(qs, k, keep_inputs, Method(method), allowed)
+        )
+        return batch.Answers(answers, lambda items: AnalogyBatch(self.name, items))
 
     def each_similarity(
         self, blocks: Iterable[list[batch.Line]], exact: bool = False, pool: Pool | str = Pool.mean
@@ -371,41 +411,112 @@ class Embeddings:
                 self.model.wte, self.model.wte_norm, vectors[start : start + batch.BLOCK]
             )
 
-    def _neighbors(self, queries: list[Aimed], k: int, keep_query: bool) -> list[NeighborsItem]:
+    def _restriction(
+        self, among: str | None, restrict: int | None, whole_words: bool, exact: bool
+    ) -> candidates.Restriction | None:
+        m = self.model
+        return candidates.Restriction.read(
+            among, restrict, whole_words, exact, m.family.specials, m.shape.vocab_size
+        )
+
+    def _allowed(
+        self, restriction: candidates.Restriction | None, exact: bool, pool: Pool
+    ) -> candidates.Allowed:
+        return candidates.allowed_rows(self.vocab, restriction, exact, pool)
+
+    def _neighbors_result(
+        self,
+        words: list[str],
+        k: int,
+        exact: bool,
+        pool: Pool,
+        keep_query: bool,
+        restriction: candidates.Restriction | None,
+        fold: bool,
+    ) -> NeighborsResult:
+        _check_top(k, self.model.shape.vocab_size)
+        allowed = self._allowed(restriction, exact, pool)
+        queries = [self._aimed(w, exact, pool) for w in words]
+        return self._neighbors_whole(
+            tuple(self._neighbors(queries, k, keep_query, allowed, fold)), k, allowed, fold
+        )
+
+    def _neighbors_whole(
+        self, items: tuple[NeighborsItem, ...], k: int, allowed: candidates.Allowed, fold: bool
+    ) -> NeighborsResult:
+        notes = (*allowed.notes, *_fewer(k, [(item.word, len(item.neighbors)) for item in items], fold))
+        return NeighborsResult(self.name, k, items, allowed.info, fold, notes)
+
+    def _neighbors(
+        self, queries: list[Aimed], k: int, keep_query: bool, allowed: candidates.Allowed, fold: bool
+    ) -> list[NeighborsItem]:
         vocab, items, m = self.vocab, [], self.model
         for start in range(0, len(queries), batch.BLOCK):  # a block of words per matrix pass
             block = queries[start : start + batch.BLOCK]
             excludes = [() if keep_query else q.ids for q, _ in block]
-            tops = ops.cosine_tops(m.wte, m.wte_norm, [v for _, v in block], k, excludes)
+            vectors = [v for _, v in block]
+            if fold:  # a word's rows are asked for until k different words show: a ranking each
+                rankings = ops.cosine_rankings(m.wte, m.wte_norm, vectors)
+                for (q, _), ranking, out in zip(block, rankings, excludes, strict=True):
+                    items.append(_folded(vocab, q, ranking, k, out, allowed.mask, keep_query))
+                continue
+            tops = ops.cosine_tops(m.wte, m.wte_norm, vectors, k, excludes, allowed.mask)
             for (q, _), best in zip(block, tops, strict=True):
                 found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
                 items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
-        self.model.check_rows(
-            i for item in items for i in (*(t.id for t in item.tokens), *(n.id for n in item.neighbors))
-        )
+        shown = (i for item in items for n in item.neighbors for i in (n.id, *(f.id for f in n.forms or ())))
+        m.check_rows([*(t.id for item in items for t in item.tokens), *shown])
         return items
 
+    def _analogy_result(
+        self,
+        words: tuple[str, str, str],
+        k: int,
+        exact: bool,
+        pool: Pool,
+        keep_inputs: bool,
+        method: Method,
+        restriction: candidates.Restriction | None,
+    ) -> AnalogyResult:
+        _check_top(k, self.model.shape.vocab_size)
+        allowed = self._allowed(restriction, exact, pool)
+        (result,) = self._analogies([self._question(words, exact, pool)], k, keep_inputs, method, allowed)
+        return result
+
     def _analogies(
-        self, questions: list[tuple[Aimed, Aimed, Aimed]], k: int, keep_inputs: bool, method: Method
+        self,
+        questions: list[tuple[Aimed, Aimed, Aimed]],
+        k: int,
+        keep_inputs: bool,
+        method: Method,
+        allowed: candidates.Allowed,
     ) -> list[AnalogyResult]:
         vectors = [ops.analogy_vectors(a[1], b[1], c[1], method) for a, b, c in questions]
         rankings = self._rankings([v for vs in vectors for v in vs])
-        vocab, results = self.vocab, []
+        vocab, results, mask = self.vocab, [], allowed.mask
         for question, vs in zip(questions, vectors, strict=True):
             ranking = ops.analogy_of([next(rankings) for _ in vs], method)
             qa, qb, qc = (q for q, _ in question)
             input_ids = tuple(dict.fromkeys(i for q in (qa, qb, qc) for i in q.ids))
-            best = ranking.top(k, () if keep_inputs else input_ids)
+            best = ranking.top(k, () if keep_inputs else input_ids, mask)
             ranked = tuple(
                 Ranked(r, i, vocab.token(i), s, i in input_ids) for r, (i, s) in enumerate(best, 1)
             )
             inputs = tuple(
-                AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i)) for q in (qa, qb, qc) for i in q.ids
+                AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i, mask))
+                for q in (qa, qb, qc)
+                for i in q.ids
             )
-            notes = tuple(q.note for q in (qa, qb, qc) if q.note)
             expression = f"{qa.word} - {qb.word} + {qc.word}"
+            notes = (
+                *(q.note for q in (qa, qb, qc) if q.note),
+                *allowed.notes,
+                *_fewer(k, [(expression, len(ranked))], False),
+            )
             results.append(
-                AnalogyResult(self.name, expression, method.value, keep_inputs, ranked, inputs, notes)
+                AnalogyResult(
+                    self.name, expression, method.value, keep_inputs, ranked, inputs, notes, allowed.info
+                )
             )
         self.model.check_rows(
             i for r in results for i in (*(x.id for x in r.inputs), *(x.id for x in r.results))
@@ -450,6 +561,47 @@ def _each(
             yield failed[line.number] if line.number in failed else answers[line.number]
 
 
+def _folded(
+    vocab: Vocab,
+    q: Query,
+    ranking: ops.Ranking,
+    k: int,
+    exclude: tuple[int, ...],
+    allowed: np.ndarray | None,
+    keep_query: bool,
+) -> NeighborsItem:
+    """One word's neighbours folded by word form (--fold): see forms.fold."""
+
+    def eligible(ids: list[int]) -> list[bool]:
+        return [i not in exclude and (allowed is None or bool(allowed[i])) for i in ids]
+
+    query = vocab.forms.of_text("".join(vocab.token(i) for i in q.ids))
+    folded = forms.fold(
+        lambda n: ranking.top(n, exclude, allowed),
+        lambda ids: [float(x) for x in ranking.scores(np.array(ids, dtype=np.int64))],
+        eligible,
+        vocab.forms,
+        query,
+        k,
+        keep_query,
+    )
+    rows = []
+    for rank, row in enumerate(folded.rows, 1):
+        (head, score), shown = row[0], tuple(Form(i, vocab.token(i), s) for i, s in row)
+        rows.append(Neighbor(rank, head, vocab.token(head), score, shown))
+    return NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, tuple(rows), folded.form_share)
+
+
+def _fewer(k: int, found: list[tuple[str, int]], fold: bool) -> list[str]:
+    """A note for each answer shorter than -k: the candidates ran out (never padded)."""
+    what = "different words" if fold else "tokens"
+    return [
+        f"{word}: only {n} {what} {'is' if n == 1 else 'are'} left to rank, fewer than the {k} asked for (-k)"
+        for word, n in found
+        if n < k
+    ]
+
+
 # The commands with their words: open (after checking the words), then ask the handle.
 
 
@@ -473,8 +625,14 @@ def neighbors(
     keep_query: bool = False,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    among: str | None = None,
+    restrict: int | None = None,
+    whole_words: bool = False,
+    fold: bool = False,
 ) -> NeighborsResult:
-    return opened(model, words, exact, k, reporter, revision).neighbors(words, k, exact, pool, keep_query)
+    restriction = _restriction(model, among, restrict, whole_words, exact)  # checked before opening
+    handle = opened(model, words, exact, k, reporter, revision)
+    return handle._neighbors_result(words, k, exact, Pool(pool), keep_query, restriction, fold)
 
 
 def analogy(
@@ -489,9 +647,13 @@ def analogy(
     method: Method = Method.add,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    among: str | None = None,
+    restrict: int | None = None,
+    whole_words: bool = False,
 ) -> AnalogyResult:
+    restriction = _restriction(model, among, restrict, whole_words, exact)  # checked before opening
     handle = opened(model, [a, b, c], exact, k, reporter, revision)
-    return handle.analogy(a, b, c, k, exact, pool, keep_inputs, method)
+    return handle._analogy_result((a, b, c), k, exact, Pool(pool), keep_inputs, Method(method), restriction)
 
 
 def similarity(
@@ -1009,9 +1171,13 @@ def _formula_total(shape: Shape) -> int | None:
     return None if params is None else params(shape)["total_params"]
 
 
-def _words(m: cache.Model, vocab: Vocab, rule: Rule, ignore_case: bool) -> evaluate.Words:
+def _words(
+    m: cache.Model, vocab: Vocab, rule: Rule, ignore_case: bool, restrict: int | None = None
+) -> evaluate.Words:
+    """The words of a rule, from the first `restrict` token ids only when given (gensim's restrict_vocab)."""
     pieces, texts = vocab.texts()
-    return evaluate.Words.build(pieces[: m.shape.vocab_size], texts[: m.shape.vocab_size], rule, ignore_case)
+    rows = m.shape.vocab_size if restrict is None else restrict
+    return evaluate.Words.build(pieces[:rows], texts[:rows], rule, ignore_case)
 
 
 def analogy_eval(
@@ -1023,12 +1189,19 @@ def analogy_eval(
     errors: bool = False,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    restrict: int | None = None,
 ) -> AnalogyEvalResult:
-    """Accuracy on an analogy file, per section, counted as gensim's evaluate_word_analogies counts."""
+    """Accuracy on an analogy file, per section, counted as gensim's evaluate_word_analogies counts; with
+    restrict, as its restrict_vocab: a question with a word past the first `restrict` token ids is skipped,
+    and only those words are candidate answers."""
     started = time.perf_counter()
+    if restrict is not None:
+        candidates.check_restrict(restrict, _known(model)[1])
     sections = evaluate.read_analogies(Path(file))
     m, vocab = load(model, reporter, revision)
-    words = _words(m, vocab, rule, ignore_case)
+    if restrict is not None:
+        candidates.check_restrict(restrict, m.shape.vocab_size)
+    words = _words(m, vocab, rule, ignore_case, restrict)
     found = [[[words.find(w, ignore_case) for w in q] for q in section.questions] for section in sections]
     known = [[i for i, f in enumerate(fs) if None not in f] for fs in found]
     abcd = np.array([fs[i] for fs, ks in zip(found, known, strict=True) for i in ks], dtype=np.int64).reshape(
@@ -1065,6 +1238,7 @@ def analogy_eval(
         answered / (answered + skipped),
         time.perf_counter() - started,
         tuple(failures),
+        restrict,
     )
 
 

@@ -1,6 +1,7 @@
 """Words from a stream, for `-` in place of the words: numbered lines, and blocks of them as they arrive.
 
-A line is one word (or `A B C` for analogy), UTF-8; blank lines and `# comments` are skipped. Blocks are what
+A line is one word (or `A B C` for analogy), UTF-8, read as an --among file's lines are (tokens.listed:
+the spaces around it dropped, blank lines and `# comments` skipped). Blocks are what
 a matrix pass answers at once: the first line waited for, then the lines that have already arrived, up to a
 block's size. So a pipe is answered a full block at a time and a person typing is answered line by line.
 """
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO, Generic, TypeVar
 
 from gpt2emb.errors import Gpt2embError
+from gpt2emb.tokens import listed
 
 BLOCK = 128  # queries per matrix pass: 128 x 50257 float32 scores and their bounds, about 75 MB
 
@@ -37,6 +39,21 @@ class Failed:
         return f"line {self.line.number}: {self.error.message}"
 
 
+Item = TypeVar("Item")
+
+
+@dataclass(frozen=True)
+class Answers(Generic[Item]):
+    """A stream's answers, one per line in order (a Failed for a line without one), and how the answers of
+    all lines make one document (--json)."""
+
+    each: Iterator[Item | Failed]
+    whole: Callable[[tuple[Item, ...]], Any]
+
+    def __iter__(self) -> Iterator[Item | Failed]:
+        return self.each
+
+
 def lines(stream: BinaryIO) -> Iterator[Line]:
     """The stream's lines that hold something, numbered; a line that is not UTF-8 comes with its problem."""
     for number, raw in enumerate(stream, 1):
@@ -48,8 +65,9 @@ def lines(stream: BinaryIO) -> Iterator[Line]:
         except UnicodeDecodeError as e:
             yield Line(number, raw.decode("utf-8", "replace"), f"it is not UTF-8 text (byte {e.start + 1})")
             continue
-        if text.strip() and not text.lstrip().startswith("#"):
-            yield Line(number, text)
+        word = listed(text)
+        if word is not None:
+            yield Line(number, word)
 
 
 def blocks(items: Iterable[Line], size: int = BLOCK) -> Iterator[list[Line]]:

@@ -19,12 +19,11 @@ from gpt2emb import output
 from gpt2emb.choices import DType, Method, Pool, Rule
 from gpt2emb.errors import BadModel, DamagedEntry, ExitCode, Gpt2embError, InUse, UsageError, error_for
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
-from gpt2emb.results import AnalogyBatch, NeighborsResult, VectorResult
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Iterator
 
-    from gpt2emb.batch import Failed, Line
+    from gpt2emb.batch import Answers, Failed, Line
 
 
 class App(TyperGroup):
@@ -239,6 +238,32 @@ Strict = Annotated[
         "--strict", help="With -: stop at the first line that fails (exit with its code) instead of going on."
     ),
 ]
+Among = Annotated[
+    str | None,
+    typer.Option(
+        "--among",
+        help="Rank only the tokens of the words listed in FILE (UTF-8, one a line, # comments); a word that "
+        "is not one token is left out, with a note.",
+        metavar="FILE",
+        show_default=False,
+    ),
+]
+Restrict = Annotated[
+    int | None,
+    typer.Option(
+        "--restrict",
+        help="Rank only token ids 0 to N-1 (gensim's restrict_vocab; GPT-2's ids follow its merges, roughly "
+        "the commonest first).",
+        metavar="N",
+        show_default=False,
+    ),
+]
+WholeWords = Annotated[
+    bool,
+    typer.Option(
+        "--whole-words", help="Rank only tokens that start a word (leading space) and hold whole characters."
+    ),
+]
 Words = Annotated[
     list[str],
     typer.Argument(
@@ -288,8 +313,7 @@ def vector(
     shown = None if full else dims
     if _from_stdin(words, jsonl, strict):
         handle = api.open(model, revision, output.reporter(json))
-        answers = handle.each_vector(_stdin_blocks(), exact, pool)
-        return _stream(answers, json, jsonl, strict, lambda items: VectorResult(handle.name, items), shown)
+        return _stream(handle.each_vector(_stdin_blocks(), exact, pool), json, jsonl, strict, shown)
     result = api.vector(model, words, exact, pool, output.reporter(json), revision)
     output.render(result, json, shown, jsonl)
     return ExitCode.OK
@@ -297,6 +321,8 @@ def vector(
 
 @app.command(
     epilog="Examples:\n\n  gpt2emb neighbors cat\n\n  gpt2emb neighbors cat dog -k 5\n\n  "
+    "gpt2emb neighbors king --fold\n\n  gpt2emb neighbors cat --among animals.txt -k 5\n\n  "
+    "gpt2emb neighbors cat --restrict 10000 --whole-words\n\n  "
     "gpt2emb neighbors cat --json | jq '.items[0].neighbors[].token'\n\n  "
     "gpt2emb neighbors - -k 5 --jsonl < words.txt | head"
 )
@@ -307,6 +333,17 @@ def neighbors(
     keep_query: Annotated[
         bool, typer.Option("--keep-query", help="Keep the word's own token in the list.")
     ] = False,
+    fold: Annotated[
+        bool,
+        typer.Option(
+            "--fold",
+            help="One row per word: its forms (leading space or not, any case, plural in -s/-es) folded "
+            "together, so the top k are k different words; forms of the query itself left out.",
+        ),
+    ] = False,
+    among: Among = None,
+    restrict: Restrict = None,
+    whole_words: WholeWords = False,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
     revision: Revision = None,
@@ -314,18 +351,34 @@ def neighbors(
     jsonl: Jsonl = False,
     strict: Strict = False,
 ) -> int:
-    """The nearest tokens to each word by cosine similarity over all of wte."""
+    """The nearest tokens to each word by cosine similarity over all of wte (or the candidates chosen)."""
     from gpt2emb import api
 
     if _from_stdin(words, jsonl, strict):
         handle = api.open(_one_model(model), revision, output.reporter(json))
-        answers = handle.each_neighbors(_stdin_blocks(), top, exact, pool, keep_query)
-        return _stream(answers, json, jsonl, strict, lambda items: NeighborsResult(handle.name, top, items))
+        answers = handle.each_neighbors(
+            _stdin_blocks(), top, exact, pool, keep_query, among, restrict, whole_words, fold
+        )
+        return _stream(answers, json, jsonl, strict)
     models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
     if jsonl:
         models = [_one_model(models)]
     results = [
-        api.neighbors(m, words, top, exact, pool, keep_query, output.reporter(json), revision) for m in models
+        api.neighbors(
+            m,
+            words,
+            top,
+            exact,
+            pool,
+            keep_query,
+            output.reporter(json),
+            revision,
+            among=among,
+            restrict=restrict,
+            whole_words=whole_words,
+            fold=fold,
+        )
+        for m in models
     ]
     output.render(results[0] if len(results) == 1 else api.compare(results), json, lines=jsonl)
     return ExitCode.OK
@@ -334,7 +387,9 @@ def neighbors(
 @app.command(
     epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy Paris France Italy -k 5\n\n  "
     "gpt2emb analogy king man woman --keep-inputs\n\n  gpt2emb analogy king man woman --method 3cosmul\n\n  "
+    "gpt2emb analogy king man woman --among royals.txt\n\n  "
     "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case\n\n  "
+    "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case --restrict 30000\n\n  "
     "printf 'king man woman\\nParis France Italy\\n' | gpt2emb analogy - --jsonl"
 )
 def analogy(
@@ -361,6 +416,9 @@ def analogy(
             "3cosmul: Levy and Goldberg's multiplicative form (gensim most_similar_cosmul).",
         ),
     ] = Method.add,
+    among: Among = None,
+    restrict: Restrict = None,
+    whole_words: WholeWords = False,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
     eval_file: EvalFile = None,
@@ -377,25 +435,47 @@ def analogy(
     """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
 
     With - in place of A B C, questions from stdin, one `A B C` per line. With --eval FILE, a whole
-    benchmark file of analogies instead, scored per section."""
+    benchmark file of analogies instead, scored per section (--restrict N: only questions whose words are
+    among the first N token ids, as gensim's restrict_vocab)."""
     from gpt2emb import api
 
     models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
     if eval_file is not None:
         if a is not None or len(models) > 1:
             raise UsageError("--eval takes one model and no words A B C")
+        if among is not None or whole_words:
+            raise UsageError("--eval takes --restrict N to limit its words, not --among or --whole-words")
         reporter = output.reporter(json)
-        result = api.analogy_eval(models[0], eval_file, method, rule, ignore_case, errors, reporter, revision)
+        result = api.analogy_eval(
+            models[0], eval_file, method, rule, ignore_case, errors, reporter, revision, restrict
+        )
         output.render(result, json)
         return ExitCode.OK
     if _from_stdin([w for w in (a, b, c) if w is not None], jsonl, strict):
         handle = api.open(_one_model(models), revision, output.reporter(json))
-        answers = handle.each_analogy(_stdin_blocks(), top, exact, pool, keep_inputs, method)
-        return _stream(answers, json, jsonl, strict, lambda items: AnalogyBatch(handle.name, items))
+        answers = handle.each_analogy(
+            _stdin_blocks(), top, exact, pool, keep_inputs, method, among, restrict, whole_words
+        )
+        return _stream(answers, json, jsonl, strict)
     if a is None or b is None or c is None:
         raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
     results = [
-        api.analogy(m, a, b, c, top, exact, pool, keep_inputs, method, output.reporter(json), revision)
+        api.analogy(
+            m,
+            a,
+            b,
+            c,
+            top,
+            exact,
+            pool,
+            keep_inputs,
+            method,
+            output.reporter(json),
+            revision,
+            among=among,
+            restrict=restrict,
+            whole_words=whole_words,
+        )
         for m in ([_one_model(models)] if jsonl else models)
     ]
     output.render(results[0] if len(results) == 1 else api.compare(results), json, lines=jsonl)
@@ -807,14 +887,7 @@ def _stdin_blocks() -> Iterator[list[Line]]:
     return batch.blocks(batch.lines(sys.stdin.buffer))
 
 
-def _stream(
-    answers: Iterable[Any | Failed],
-    as_json: bool,
-    jsonl: bool,
-    strict: bool,
-    whole: Callable[[tuple[Any, ...]], Any],
-    dims: int | None = None,
-) -> int:
+def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dims: int | None = None) -> int:
     """Print a batch's answers as they come (a table, or a JSON line, each); one JSON document of them all
     at the end with --json. A line that failed is reported on stderr, and the exit code says some did."""
     from gpt2emb.batch import Failed
@@ -829,9 +902,9 @@ def _stream(
         elif as_json:
             kept.append(answer)
         else:
-            output.render(whole((answer,)), False, dims)
+            output.render(answers.whole((answer,)), False, dims)
     if as_json and not jsonl:
-        output.render(whole(tuple(kept)), True, dims)
+        output.render(answers.whole(tuple(kept)), True, dims)
     return code if code == ExitCode.OK else ExitCode.SOME_FAILED
 
 

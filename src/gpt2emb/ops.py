@@ -88,31 +88,55 @@ class Ranking:
         parts = [self.exact(ids[i : i + _CHUNK]) for i in range(0, len(ids), _CHUNK)]
         return np.concatenate(parts) if parts else np.zeros(0)
 
-    def top(self, k: int, exclude: tuple[int, ...] = ()) -> list[tuple[int, float]]:
+    def top(
+        self, k: int, exclude: tuple[int, ...] = (), allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
         """The k best (id, exact score) pairs, best first, ties broken by the smaller id; excluded ids never
-        appear. Every row that could belong is scored exactly, so the answer is that of the exact scores."""
+        appear, nor rows outside `allowed` (a boolean mask over the rows; None: every row), and fewer than k
+        come back when fewer rows remain. Every row that could belong is scored exactly, so the answer is that
+        of the exact scores, the same as scoring only the allowed rows."""
         out = sorted(set(exclude))
-        k = min(k, len(self.lo) - len(out))
+        lo, hi = self.lo, self.hi
+        if allowed is not None:
+            lo, hi = lo.copy(), hi.copy()
+            restrict(lo, hi, allowed)
+        rows = len(lo) if allowed is None else int(allowed.sum())
+        k = min(k, rows - (len(out) if allowed is None else int(allowed[out].sum())))
         if k <= 0:
             return []
-        # the (k + excluded)-th largest lower bound is at most the k-th largest among the rows not excluded:
-        # every row that can make the top k is a candidate (maybe a few more), and lo is not copied to say so
-        n = len(self.lo)
-        kth = np.partition(self.lo, n - k - len(out))[n - k - len(out)]
-        candidates = np.flatnonzero(self.hi >= kth)
+        # the (k + excluded)-th largest lower bound is at most the k-th largest among the rows left: every row
+        # that can make the top k is a candidate (maybe a few more), and lo needs no copy to say so
+        n = len(lo)
+        kth = np.partition(lo, n - k - len(out))[n - k - len(out)]
+        candidates = np.flatnonzero(hi >= kth)
+        # a row without a bound (lo = -inf) can make kth -inf, and every outsider reach it: the mask decides
         for i in out:
             candidates = candidates[candidates != i]
+        if allowed is not None:
+            candidates = candidates[allowed[candidates]]
         exact = self.scores(candidates)
         order = np.lexsort((candidates, -np.nan_to_num(exact, nan=-np.inf)))[:k]
         return [(int(candidates[i]), float(exact[i])) for i in order]
 
-    def rank(self, i: int) -> tuple[int, float]:
-        """Row i's exact score and 1-based place among all rows (those scoring strictly higher come first)."""
+    def rank(self, i: int, allowed: np.ndarray | None = None) -> tuple[int, float]:
+        """Row i's exact score and 1-based place among all rows (those scoring strictly higher come first), or
+        among the allowed rows only (a boolean mask: where row i would stand among them, allowed or not)."""
         score = float(self.scores(np.array([i]))[0])
         lo, hi = self.lo, self.hi
+        if allowed is not None:
+            lo, hi = lo.copy(), hi.copy()
+            restrict(lo, hi, allowed)
         surely_above = int((lo > score).sum())
         unsure = np.flatnonzero((lo <= score) & (hi > score))
         return surely_above + int((self.scores(unsure) > score).sum()) + 1, score
+
+
+def restrict(lo: np.ndarray, hi: np.ndarray, allowed: np.ndarray) -> None:
+    """Sink, in place, every row outside `allowed` (a boolean mask over the last axis: the rows of a ranking,
+    or the columns of a block of queries by rows) below any score: its bounds become -inf, so no k-th best
+    and no rank counts it. The one place candidates are restricted (--among, --restrict, --whole-words)."""
+    lo[..., ~allowed] = -np.inf
+    hi[..., ~allowed] = -np.inf
 
 
 def cosine_rankings(wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]) -> list[Ranking]:
@@ -126,24 +150,32 @@ def cosine_rankings(wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray
 
 
 def cosine_tops(
-    wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray], k: int, excludes: list[tuple[int, ...]]
+    wte: np.ndarray,
+    norms: np.ndarray,
+    vectors: list[np.ndarray],
+    k: int,
+    excludes: list[tuple[int, ...]],
+    allowed: np.ndarray | None = None,
 ) -> list[list[tuple[int, float]]]:
-    """For each vector, `cosine_rankings(...)[i].top(k, excludes[i])`: the same answers, for a whole block in
-    a few array operations instead of a few per vector (a batch of words from stdin is this loop)."""
+    """For each vector, `cosine_rankings(...)[i].top(k, excludes[i], allowed)`: the same answers, for a whole
+    block in a few array operations instead of a few per vector (a batch of words from stdin is this loop)."""
     lo, hi = _cosine_bounds(wte, norms, vectors)
     n = lo.shape[1]
     outs = [sorted(set(e)) for e in excludes]
     most = max((len(o) for o in outs), default=0)
-    if k + most >= n:  # nearly every row asked for: the plain way
+    if k + most >= (n if allowed is None else int(allowed.sum())):  # nearly every row asked for: one by one
         rankings = cosine_rankings(wte, norms, vectors)
-        return [r.top(k, tuple(o)) for r, o in zip(rankings, outs, strict=True)]
-    # each row's (k + most excluded)-th largest lower bound: at most the k-th among its rows not excluded
+        return [r.top(k, tuple(o), allowed) for r, o in zip(rankings, outs, strict=True)]
+    if allowed is not None:
+        restrict(lo, hi, allowed)
+    # each row's (k + most excluded)-th largest lower bound: at most the k-th among its rows left
     kth = np.partition(lo, n - k - most, axis=1)[:, n - k - most]
     queries, rows = np.nonzero(hi >= kth[:, None])
+    # a row without a bound (lo = -inf) can make kth -inf, and every outsider reach it: the mask decides
+    kept = np.ones(len(rows), dtype=bool) if allowed is None else allowed[rows]
     if most:
-        out = [q * n + i for q, o in enumerate(outs) for i in o]
-        kept = ~np.isin(queries * n + rows, out)
-        queries, rows = queries[kept], rows[kept]
+        kept &= ~np.isin(queries * n + rows, [q * n + i for q, o in enumerate(outs) for i in o])
+    queries, rows = queries[kept], rows[kept]
     exact = np.concatenate(
         [np.zeros(0)]
         + [

@@ -70,11 +70,21 @@ class VectorResult(Document):
 
 
 @dataclass(frozen=True)
+class Form(Document):
+    """A token of a folded row (neighbors --fold): one form of the row's word."""
+
+    id: int
+    token: str
+    score: float
+
+
+@dataclass(frozen=True)
 class Neighbor(Document):
     rank: int
     id: int
     token: str
     score: float
+    forms: tuple[Form, ...] | None = None  # --fold: every candidate form of the word, best first (this one)
 
 
 @dataclass(frozen=True)
@@ -84,6 +94,18 @@ class NeighborsItem(Document):
     pool: str
     note: str
     neighbors: tuple[Neighbor, ...]
+    form_share: int | None = None  # --fold: how many of the raw top k (unfolded) are forms of the word
+
+
+@dataclass(frozen=True)
+class Candidates(Document):
+    """The tokens an answer was chosen from, when --among, --restrict or --whole-words narrow them."""
+
+    count: int  # candidate tokens
+    among: str | None  # the --among file
+    restrict: int | None  # --restrict N: token ids 0 to N - 1
+    whole_words: bool
+    split: tuple[str, ...]  # words of the --among file left out: not one token, so not rankable as one
 
 
 @dataclass(frozen=True)
@@ -91,6 +113,9 @@ class NeighborsResult(Document):
     model: str
     k: int
     items: tuple[NeighborsItem, ...]
+    candidates: Candidates | None = None  # None: every token
+    fold: bool = False
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,6 +145,7 @@ class AnalogyResult(Document):
     results: tuple[Ranked, ...]
     inputs: tuple[AnalogyInput, ...]
     notes: tuple[str, ...]
+    candidates: Candidates | None = None  # None: every token; else inputs rank among these
 
 
 @dataclass(frozen=True)
@@ -426,6 +452,7 @@ class AnalogyEvalResult(Document):
     coverage: float  # answered / all questions
     seconds: float
     errors: tuple[Failure, ...]  # only with --errors
+    restrict: int | None = None  # --restrict N: only words of token ids 0 to N - 1 (gensim's restrict_vocab)
 
 
 @dataclass(frozen=True)

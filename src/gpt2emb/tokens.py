@@ -14,6 +14,7 @@ import functools
 import json
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
 from gpt2emb.families import Words
+from gpt2emb.forms import Forms
 
 BYTE_LEVEL = Words()
 
@@ -55,6 +57,23 @@ def quote(text: str) -> str:
         for ch in text
     )
     return f'"{escaped}"'
+
+
+def listed_words(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """The words of a word list (an --among file, a batch on stdin), one per line, with their line numbers
+    from 1: the whitespace around a word is dropped, and blank lines and comments (# as the first character
+    that is not a space) are skipped. So a word of its own cannot begin with # nor hold the spaces around
+    it: such a token is named by its id (id:N)."""
+    for number, line in enumerate(lines, 1):
+        word = listed(line)
+        if word is not None:
+            yield number, word
+
+
+def listed(line: str) -> str | None:
+    """The word of one line of a word list (see listed_words); None for a blank line or a comment."""
+    word = line.strip()
+    return word if word and not word.startswith("#") else None
 
 
 _ID = re.compile(r"id:(.*)", re.DOTALL)
@@ -191,6 +210,11 @@ class Vocab:
                         continue
                     whole[i] = True
         return leading, whole
+
+    @functools.cached_property
+    def forms(self) -> Forms:
+        """Which rows are one word in another form (neighbors --fold): see forms.py."""
+        return Forms(self.texts()[1][: self.n_rows])
 
     def _piece(self, token_id: int) -> str:
         """The vocabulary entry of a token id ("" for an added token or an id past the vocabulary)."""

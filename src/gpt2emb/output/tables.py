@@ -10,7 +10,9 @@ from functools import singledispatch
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len, chop_cells
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -20,6 +22,7 @@ from gpt2emb.results import (
     AnalogyResult,
     CachePath,
     CacheResult,
+    Candidates,
     CompareResult,
     Comparison,
     ContextResult,
@@ -119,15 +122,68 @@ def _(result: VectorResult, dims: int | None) -> RenderableType:
     return Group(*parts)
 
 
+def _candidates(c: Candidates | None) -> list[RenderableType]:
+    """The line that says which tokens were ranked, when not all."""
+    if c is None:
+        return []
+    chosen = [f"--among {c.among}" if c.among is not None else ""]
+    chosen += [f"--restrict {c.restrict}" if c.restrict is not None else "", "--whole-words" * c.whole_words]
+    return [
+        Text(
+            f"candidates: {c.count:,} token{'s' if c.count != 1 else ''} ({', '.join(filter(None, chosen))})"
+        )
+    ]
+
+
+class _Tokens:
+    """Quoted tokens side by side, wrapped between tokens and never inside one: rich would break a line at a
+    token's own leading space, which is part of the token."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.shown = [tok(t) for t in tokens]
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        # the narrowest: the widest token on a line of its own; the widest: all on one line
+        widths = [cell_len(t) for t in self.shown]
+        return Measurement(max(widths, default=0), sum(widths) + max(0, len(widths) - 1))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(1, options.max_width)
+        lines: list[str] = []
+        for t in self.shown:
+            if lines and cell_len(lines[-1]) + 1 + cell_len(t) <= width:
+                lines[-1] += " " + t
+            else:  # a new line; a token wider than the column is cut at its width, not at its space
+                lines += chop_cells(t, width)
+        for line in lines or [""]:
+            yield Text(line, no_wrap=True)
+
+
 @view.register
 def _(result: NeighborsResult, dims: int | None) -> RenderableType:
-    parts: list[RenderableType] = []
+    parts: list[RenderableType] = [*_candidates(result.candidates), *_notes(list(result.notes))]
     for item in result.items:
-        rows = [[str(n.rank), tok(n.token), str(n.id), _num(n.score)] for n in item.neighbors]
         parts += _notes([item.note])
-        parts.append(
-            _table(f"nearest to {split(item.tokens)} in {result.model}", "rank> token id> cosine>", rows)
-        )
+        title = f"nearest to {split(item.tokens)} in {result.model}"
+        if not result.fold:
+            rows = [[str(n.rank), tok(n.token), str(n.id), _num(n.score)] for n in item.neighbors]
+            parts.append(_table(title, "rank> token id> cosine>", rows))
+            continue
+        folded: list[list[Any]] = [
+            [
+                str(n.rank),
+                tok(n.token),
+                str(n.id),
+                _num(n.score),
+                _Tokens([f.token for f in (n.forms or ())[1:]]),
+            ]
+            for n in item.neighbors
+        ]
+        n = item.form_share
+        are = "is a form" if n == 1 else "are forms"
+        share = f"{n} of the {result.k} nearest tokens {are} of {item.word}" if n is not None else ""
+        columns = "rank> token id> cosine> other_forms"
+        parts.append(_table(f"{title}, one row per word", columns, folded, share))
     return Group(*parts)
 
 
@@ -140,14 +196,16 @@ def _(result: AnalogyResult, dims: int | None) -> RenderableType:
         for r in result.results
     ]
     inputs = [[i.word, tok(i.token), str(i.id), str(i.rank), _num(i.score)] for i in result.inputs]
+    among = "all tokens" if result.candidates is None else "the candidates"
     return Group(
+        *_candidates(result.candidates),
         *_notes(list(result.notes)),
         _table(
             f"{result.expression} in {result.model} ({result.method}, {kept})",
             f"rank> token id> {score}>",
             rows,
         ),
-        _table("where the inputs rank (among all tokens)", f"word token id> rank> {score}>", inputs),
+        _table(f"where the inputs rank (among {among})", f"word token id> rank> {score}>", inputs),
     )
 
 
@@ -218,6 +276,8 @@ def _(result: AnalogyEvalResult, dims: int | None) -> RenderableType:
         [s.section, str(s.correct), str(s.correct + s.incorrect), str(s.skipped), _pct(s.accuracy)]
         for s in (*result.sections, result.total)
     ]
+    if result.restrict is not None:
+        case += f", ids below {result.restrict:,}"
     title = (
         f"{result.file} on {result.model} ({result.method}, words as {result.rule!r} tokens{case}): "
         f"{_pct(result.total.accuracy)} of answered questions, coverage {_pct(result.coverage)}, "

@@ -1,0 +1,153 @@
+"""Which rows may be an answer of neighbors and analogy: the tokens of an --among file's words, the first
+--restrict N ids, the whole words (--whole-words), any of them together (they intersect), as one boolean mask
+over the rows. The ranking honours it exactly (ops.Ranking.top and rank, ops.restrict).
+
+A word of the file means what it means on the command line (Vocab.query, with the command's --exact and
+--pool). A word the tokenizer splits has no row of its own, so it cannot be ranked as one token: it is left
+out and named in a note (with --pool strict, it is an error, as on the command line). gensim's counterpart
+is most_similar_to_given(key, keys_list), which ranks a list of keys that are all in its vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gpt2emb.choices import Pool
+from gpt2emb.errors import UsageError
+from gpt2emb.results import Candidates
+from gpt2emb.tokens import Vocab, check_word, listed_words, quote
+
+SPLIT_SHOWN = 5  # split words named in the note; the JSON lists them all
+
+
+@dataclass(frozen=True)
+class Restriction:
+    """What the options ask for, read and checked as far as it can be before a model is opened."""
+
+    among: str | None  # the file, as given
+    words: tuple[tuple[int, str], ...]  # its words with their line numbers
+    restrict: int | None
+    whole_words: bool
+
+    @staticmethod
+    def read(
+        among: str | None,
+        restrict: int | None,
+        whole_words: bool,
+        exact: bool,
+        specials: re.Pattern[str] | None = None,
+        rows: int | None = None,
+    ) -> Restriction | None:
+        """None when nothing restricts the candidates. specials and rows: the family's special tokens and the
+        vocabulary size, when the registry knows the model before it is opened."""
+        if among is None and restrict is None and not whole_words:
+            return None
+        words: tuple[tuple[int, str], ...] = ()
+        if among is not None:
+            words = tuple(_read_words(among, exact, specials))
+        if restrict is not None:
+            check_restrict(restrict, rows)
+        return Restriction(among, words, restrict, whole_words)
+
+
+def check_restrict(n: int, rows: int | None) -> None:
+    """--restrict N keeps token ids 0 to N - 1: N from 1 to the number of tokens (rows, when known)."""
+    if n < 1:
+        raise UsageError(f"--restrict must be 1 or more (the first N token ids), not {n}")
+    if rows is not None and n > rows:
+        raise UsageError(f"--restrict {n} is more than the {rows:,} tokens there are: give at most {rows}")
+
+
+def _shown(path: str) -> str:
+    return path if path.isprintable() else repr(path)
+
+
+def _read_words(path: str, exact: bool, specials: re.Pattern[str] | None) -> list[tuple[int, str]]:
+    """The words of a word-list file (UTF-8, one per line; see tokens.listed_words), each checked as a word
+    typed on the command line is; a problem is named with its line."""
+    shown = _shown(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise UsageError(f"cannot read {shown}: {e.strerror}") from None
+    except ValueError:  # a NUL in the name: no file can have it
+        raise UsageError(f"cannot read {shown}: a file name cannot hold a NUL character") from None
+    try:
+        text = data.decode("utf-8-sig")  # a byte order mark (Windows Notepad) is no part of the first word
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise UsageError(f"{shown}, line {line}: not UTF-8 text; save the file as UTF-8") from None
+    words = list(listed_words(text.splitlines()))
+    for line, word in words:
+        try:
+            check_word(word, exact, specials)
+        except UsageError as e:
+            raise UsageError(f"{shown}, line {line}: {e.message}") from None
+    if not words:
+        raise UsageError(f"{shown} lists no words: one word a line (blank lines and # comments are skipped)")
+    return words
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The candidate rows: mask (None: every row) and what the JSON and the notes say of them."""
+
+    mask: np.ndarray | None
+    info: Candidates | None
+    notes: tuple[str, ...]
+
+
+EVERY_ROW = Allowed(None, None, ())
+
+
+def allowed_rows(vocab: Vocab, restriction: Restriction | None, exact: bool, pool: Pool) -> Allowed:
+    """The rows a restriction leaves as candidates, over all vocab.n_rows rows."""
+    if restriction is None:
+        return EVERY_ROW
+    rows = vocab.n_rows
+    mask = np.ones(rows, dtype=bool)
+    split: list[str] = []
+    parts = []
+    if restriction.among is not None:
+        shown = _shown(restriction.among)
+        listed = np.zeros(rows, dtype=bool)
+        for line, word in restriction.words:
+            try:
+                q = vocab.query(word, exact, pool)
+            except UsageError as e:
+                raise UsageError(f"{shown}, line {line}: {e.message}") from None
+            if len(q.ids) == 1:
+                listed[q.ids[0]] = True
+            else:
+                split.append(word)
+        mask &= listed
+        parts.append(f"--among {shown}")
+    if restriction.restrict is not None:
+        check_restrict(restriction.restrict, rows)
+        mask[restriction.restrict :] = False
+        parts.append(f"--restrict {restriction.restrict}")
+    if restriction.whole_words:
+        mask &= np.array(vocab.word_starts[1][:rows], dtype=bool)
+        parts.append("--whole-words")
+    count = int(mask.sum())
+    notes = []
+    if split:
+        named = ", ".join(quote(w) for w in split[:SPLIT_SHOWN]) + (
+            ", ..." if len(split) > SPLIT_SHOWN else ""
+        )
+        notes.append(
+            f"{len(split)} word{'s' if len(split) > 1 else ''} of {_shown(restriction.among or '')} "
+            f"{'are' if len(split) > 1 else 'is'} not one token and cannot be ranked as one, so "
+            f"{'they are' if len(split) > 1 else 'it is'} left out: {named}"
+        )
+    if not count:
+        raise UsageError(
+            f"{' with '.join(parts)} leave{'s' if len(parts) == 1 else ''} no token to rank; "
+            + ("; ".join(notes) if notes else "list other words, or ask for fewer restrictions")
+        )
+    info = Candidates(count, restriction.among, restriction.restrict, restriction.whole_words, tuple(split))
+    return Allowed(mask, info, tuple(notes))
