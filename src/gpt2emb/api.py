@@ -14,8 +14,9 @@ import numpy as np
 
 from gpt2emb import cache, checkpoint, evaluate, families, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
-from gpt2emb.choices import Method, Pool, Rule
+from gpt2emb.choices import Format, Method, Pool, Rule, Table
 from gpt2emb.errors import BadModel, NotCached, UsageError
+from gpt2emb.export import check_target, write
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results import (
@@ -33,6 +34,7 @@ from gpt2emb.results import (
     ContextResult,
     ContextSentence,
     CrossGeometry,
+    ExportResult,
     Failure,
     GeometryResult,
     GradientResult,
@@ -1014,3 +1016,27 @@ def geometry(model: str, reporter: Reporter | None = None, revision: str | None 
         c.pairs,
     )
     return GeometryResult(m.name, d, wte, wpe, cross, _reading(m.name, d, cross, {"wte": wte, "wpe": wpe}))
+
+
+def export(
+    model: str,
+    fmt: Format,
+    out: str,
+    table: Table = Table.wte,
+    limit: int | None = None,
+    whole_words: bool = False,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> ExportResult:
+    """One table's rows to word2vec files or the Embedding Projector's, in token-id (or position) order:
+    whole words only with whole_words, then the first `limit`."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be 1 or more, not {limit}")
+    if whole_words and table is Table.wpe:
+        raise UsageError("--whole-words picks tokens that start a word: it is for --table wte, not wpe")
+    path = Path(out).expanduser()
+    check_target(path, fmt)  # before the model is opened: a bad -o fetches nothing
+    m, vocab = load(model, reporter, revision)
+    if table is Table.wpe:
+        _check_position_table(m)
+    return write(m, vocab, fmt, table, path, limit, whole_words, reporter or QuietReporter())
