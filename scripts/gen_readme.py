@@ -26,6 +26,7 @@ COMMANDS = (
     *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying"),
     *("input", "geometry", "context"),
     *("models", "cache list", "cache verify", "cache clear", "cache refresh", "cache path"),
+    "export",
 )
 EXAMPLES = (
     "gpt2emb analogy king man woman -k 5",
@@ -45,6 +46,7 @@ EXAMPLES = (
     "gpt2emb geometry",
     "gpt2emb context king 'the cat and king' 'hello king is a man' 'queen and king and king'",
     "gpt2emb models",
+    "gpt2emb export --format projector --whole-words --limit 100 -o projector",
     "gpt2emb neighbors cat -k 2 --json",
     "gpt2emb analogy --eval questions.txt --method 3cosadd --errors",
     "gpt2emb similarity --eval pairs.tsv",

@@ -137,7 +137,7 @@ def test_jsonl_with_words_on_the_command_line(hub: FakeHub) -> None:
     assert lines_of(proc) == run_json("neighbors", "cat", "king", "-k", "3")["items"]
 
 
-def test_the_handle_answers_as_the_commands_do(hub: FakeHub, caches: dict[str, Path]) -> None:
+def test_the_handle_answers_as_the_commands_do(hub: FakeHub, caches: dict[str, Path], tmp_path: Path) -> None:
     import gpt2emb
 
     m = gpt2emb.open("gpt2")
@@ -149,6 +149,10 @@ def test_the_handle_answers_as_the_commands_do(hub: FakeHub, caches: dict[str, P
     assert m.similarity(["cat", "dog"]).to_dict() == run_json("similarity", "cat", "dog")
     assert m.positions([0, 1, "2-3"]).to_dict() == run_json("positions", "0", "1", "2-3")
     assert m.input("hello king").to_dict() == run_json("input", "hello king")
+    mine, theirs = tmp_path / "handle.txt", tmp_path / "cli.txt"
+    assert m.export("word2vec", mine, limit=20).rows == 20
+    assert run_json("export", "--format", "word2vec", "--limit", "20", "-o", str(theirs))["rows"] == 20
+    assert mine.read_bytes() == theirs.read_bytes()
     # opened once: with its cache entry gone and the Hub empty, the handle still answers from what it holds
     shutil.rmtree(caches["cache"])
     hub.reset()

@@ -14,8 +14,9 @@ import numpy as np
 
 from gpt2emb import batch, cache, candidates, checkpoint, evaluate, families, forms, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
-from gpt2emb.choices import Method, Pool, Rule
+from gpt2emb.choices import Format, Method, Pool, Rule, Table
 from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
+from gpt2emb.export import check_target, write
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results import (
@@ -34,6 +35,7 @@ from gpt2emb.results import (
     ContextResult,
     ContextSentence,
     CrossGeometry,
+    ExportResult,
     Failure,
     Form,
     GeometryResult,
@@ -303,6 +305,26 @@ class Embeddings:
             m.types is not None,
             m.norm is not None,
             offset,
+        )
+
+    def export(
+        self,
+        fmt: Format | str,
+        out: str | Path,
+        table: Table | str = Table.wte,
+        limit: int | None = None,
+        whole_words: bool = False,
+        reporter: Reporter | None = None,
+    ) -> ExportResult:
+        """One table's rows to word2vec files (fmt "word2vec", "word2vec-binary") or to a folder of the
+        Embedding Projector's files ("projector"), in token-id (or position) order: whole words only with
+        whole_words, then the first `limit`."""
+        fmt, table = Format(fmt), Table(table)
+        path = _export_target(fmt, out, table, limit, whole_words)
+        if table is Table.wpe:
+            _check_position_table(self.model)
+        return write(
+            self.model, self.vocab, fmt, table, path, limit, whole_words, reporter or QuietReporter()
         )
 
     # ------------------------------------------------------------------ streams of lines
@@ -1403,3 +1425,32 @@ def geometry(model: str, reporter: Reporter | None = None, revision: str | None 
         c.pairs,
     )
     return GeometryResult(m.name, d, wte, wpe, cross, _reading(m.name, d, cross, {"wte": wte, "wpe": wpe}))
+
+
+def export(
+    model: str,
+    fmt: Format,
+    out: str,
+    table: Table = Table.wte,
+    limit: int | None = None,
+    whole_words: bool = False,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> ExportResult:
+    """One table's rows to word2vec files or the Embedding Projector's, in token-id (or position) order:
+    whole words only with whole_words, then the first `limit`."""
+    _export_target(
+        fmt, out, table, limit, whole_words
+    )  # before the model is opened: a bad -o fetches nothing
+    return open(model, revision, reporter).export(fmt, out, table, limit, whole_words, reporter)
+
+
+def _export_target(fmt: Format, out: str | Path, table: Table, limit: int | None, whole_words: bool) -> Path:
+    """What an export can check before it reads a row; the path to write."""
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be 1 or more, not {limit}")
+    if whole_words and table is Table.wpe:
+        raise UsageError("--whole-words picks tokens that start a word: it is for --table wte, not wpe")
+    path = Path(out).expanduser()
+    check_target(path, fmt)
+    return path

@@ -29,3 +29,16 @@ class Rule(StrEnum):
 
     space = "space"  # as in running text: king -> " king"
     bare = "bare"  # as typed: king -> "king"
+
+
+class Format(StrEnum):
+    """What `export` writes (see export.py)."""
+
+    word2vec = "word2vec"  # text: a header, then `key v1 v2 ...` per row
+    word2vec_binary = "word2vec-binary"  # a header, then `key ` and the row's float32 bytes per row
+    projector = "projector"  # a folder: the Embedding Projector's vectors.tsv and metadata.tsv
+
+
+class Table(StrEnum):
+    wte = "wte"  # the token rows
+    wpe = "wpe"  # the position rows, from position 0

@@ -579,3 +579,26 @@ class GeometryResult(Document):
     wpe: TableGeometry | None  # None without a position table (rotary models): the reading says why
     wte_vs_wpe: CrossGeometry | None
     reading: str  # one sentence that reads the numbers
+
+
+@dataclass(frozen=True)
+class ExportedFile:
+    path: str
+    bytes: int
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """`export`: which rows of which table went to which files."""
+
+    model: str
+    format: str  # word2vec, word2vec-binary or projector
+    table: str  # wte or wpe
+    path: str  # -o as given: the file, or the projector's folder
+    rows: int
+    dims: int
+    files: tuple[ExportedFile, ...]  # each file written
+    bytes: int  # their sizes together
+    whole_words: bool
+    limit: int | None
+    notes: tuple[str, ...]  # e.g. rows keyed by id

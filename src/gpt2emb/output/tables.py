@@ -26,6 +26,7 @@ from gpt2emb.results import (
     CompareResult,
     Comparison,
     ContextResult,
+    ExportResult,
     GeometryResult,
     GradientResult,
     HeatmapResult,
@@ -746,3 +747,21 @@ class Reporter:
 
 def print_error(message: str) -> None:
     stderr_console().print(Text("gpt2emb: ", style="bold red") + Text(message), soft_wrap=True)
+
+
+@view.register
+def _(result: ExportResult, dims: int | None) -> RenderableType:
+    chosen = ["whole words only"] if result.whole_words else []
+    chosen += [f"the first {result.limit:,}"] if result.limit is not None else []
+    which = f" ({', '.join(chosen)})" if chosen else ""
+    title = f"{result.table} of {result.model}: {result.rows:,} rows{which} of {result.dims} numbers"
+    rows = [[f.path, f"{f.bytes:,}"] for f in result.files]
+    parts: list[RenderableType] = [
+        *_notes(list(result.notes)),
+        _table(f"{title}, as {result.format}", "file bytes>", rows),
+    ]
+    if result.format == "projector":
+        parts.append(
+            Text("to see them: https://projector.tensorflow.org, Load, then vectors.tsv and metadata.tsv")
+        )
+    return Group(*parts)

@@ -1,0 +1,248 @@
+"""Exports of one table to files other tools read: word2vec text and binary (gensim, the C tool) and the
+Embedding Projector's vectors.tsv + metadata.tsv. Rows go out in blocks read from the memory-mapped table,
+each block checked against its checksums first; every file is written beside its place and renamed into it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from gpt2emb import cache
+from gpt2emb.choices import Format, Table
+from gpt2emb.errors import BadModel, UsageError
+from gpt2emb.report import Reporter
+from gpt2emb.results import ExportedFile, ExportResult
+from gpt2emb.tokens import Vocab
+
+BLOCK_BYTES = 1 << 22  # rows read, checked and formatted at a time: memory stays flat whatever the table
+# nine significant digits tell every float32 from its neighbours (IEEE 754), with margin enough that a reader
+# parsing to float64 first and then rounding to float32 (numpy in gensim, JavaScript in the Projector) gets
+# the same float32 back: the one rounding that reaches 9 digits moves a value by under a fifth of its ulp
+NUMBER = "%.9g"
+VECTORS, METADATA = "vectors.tsv", "metadata.tsv"
+METADATA_COLUMNS = ("id", "token", "leading_space", "whole_word")
+SHOW_IDS = 5  # rows named in a note about keys
+WRITABLE = "choose a folder you can write to"
+
+
+def check_target(path: Path, fmt: Format) -> None:
+    """Refuse an -o that cannot be written, before any model is opened."""
+    if fmt is Format.projector:
+        if path.exists() and not path.is_dir():
+            raise UsageError(
+                f"-o {path} is a file: --format projector writes a folder (vectors.tsv and metadata.tsv); "
+                "give the path of a folder, new or existing"
+            )
+        parent = path
+    else:
+        if path.is_dir():
+            raise UsageError(
+                f"-o {path} is a folder: --format {fmt.value} writes one file; give a file's path, such as "
+                f"{path / 'vectors.txt'}"
+            )
+        parent = path.parent
+    while not parent.exists():  # the folders that will be made: the first that exists must take them
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"cannot write -o {path}: {parent} is a file, not a folder; choose another path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write -o {path}: {parent} is not writable; {WRITABLE}")
+
+
+def write(
+    m: cache.Model,
+    vocab: Vocab,
+    fmt: Format,
+    table: Table,
+    path: Path,
+    limit: int | None,
+    whole_words: bool,
+    reporter: Reporter,
+) -> ExportResult:
+    """Write the chosen rows of one table in token-id (or position) order: --whole-words first, then the
+    first `limit` of what is left."""
+    rows = m.wte if table is Table.wte else m.wpe
+    ids = np.arange(len(rows))
+    if whole_words:
+        ids = np.flatnonzero(vocab.word_starts[1][: len(rows)])
+    ids = ids[:limit]
+    notes: list[str] = []
+    blocks = _blocks(m, table, ids, reporter)
+    outputs: list[tuple[Path, Iterator[bytes]]]
+    if fmt is Format.projector:
+        outputs = [(path / VECTORS, _tsv(blocks)), (path / METADATA, _metadata(vocab, table, ids))]
+    else:
+        keys = _keys(vocab, ids, notes) if table is Table.wte else [f"pos{p}" for p in ids.tolist()]
+        header = f"{len(ids)} {rows.shape[1]}\n".encode()
+        lines = _binary(blocks, keys) if fmt is Format.word2vec_binary else _text(blocks, keys)
+        outputs = [(path, _chain(header, lines))]
+    files = [file for file, _ in outputs]
+    temps: list[Path] = []
+    try:
+        files[0].parent.mkdir(parents=True, exist_ok=True)
+        for file, parts in outputs:
+            temps.append(_write_temp(file, parts))
+        for temp, file in zip(temps, files, strict=True):  # only once every file is whole
+            os.replace(temp, file)
+    except OSError as e:
+        raise UsageError(f"cannot write -o {path}: {e.strerror or e}; {WRITABLE}") from e
+    finally:
+        for temp in temps:
+            temp.unlink(missing_ok=True)
+    written = [ExportedFile(str(f), f.stat().st_size) for f in files]
+    return ExportResult(
+        m.name,
+        fmt.value,
+        table.value,
+        str(path),
+        len(ids),
+        rows.shape[1],
+        tuple(written),
+        sum(f.bytes for f in written),
+        whole_words,
+        limit,
+        tuple(notes),
+    )
+
+
+Block = tuple[np.ndarray, np.ndarray]  # (ids, their rows as float32)
+
+
+def _blocks(m: cache.Model, table: Table, ids: np.ndarray, reporter: Reporter) -> Iterator[Block]:
+    """The rows, a bounded block at a time, each block checked against its checksums before it is given."""
+    rows = m.wte if table is Table.wte else m.wpe
+    width = rows.shape[1]
+    step = max(1, BLOCK_BYTES // (4 * max(width, 1)))
+    with reporter.progress(f"exporting {table.value} of {m.name}", 4 * width * len(ids)) as task:
+        for start in range(0, len(ids), step):
+            chunk = ids[start : start + step]
+            if table is Table.wte:
+                m.check_rows(tokens=chunk.tolist())
+            else:
+                m.check_rows(positions=chunk.tolist())
+            yield chunk, np.asarray(rows[chunk], dtype="<f4")
+            task.advance(4 * width * len(chunk))
+
+
+def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
+
+
+def _write_temp(target: Path, parts: Iterator[bytes]) -> Path:
+    """All of parts in a new file beside target (same folder, so that os.replace is a rename)."""
+    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    temp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            for part in parts:
+                f.write(part)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def _formatter(width: int, sep: str) -> Callable[[list[float]], str]:
+    line = sep.join([NUMBER] * width)
+    return lambda row: line % tuple(row)
+
+
+def _text(blocks: Iterator[Block], keys: list[str]) -> Iterator[bytes]:
+    """word2vec's text format after the header: `key v1 v2 ...` per row."""
+    done = 0
+    for chunk, values in blocks:
+        fmt = _formatter(values.shape[1], " ")
+        lines = [f"{keys[done + j]} {fmt(row)}\n" for j, row in enumerate(values.tolist())]
+        done += len(chunk)
+        yield "".join(lines).encode("utf-8")
+
+
+def _binary(blocks: Iterator[Block], keys: list[str]) -> Iterator[bytes]:
+    """word2vec's binary format after the header: `key ` then the row's float32s, little-endian, then a line
+    break, as the C tool writes it (gensim 4 leaves the break out, and its reader skips it)."""
+    done = 0
+    for chunk, values in blocks:
+        parts = []
+        for j, row in enumerate(values):
+            parts += [keys[done + j].encode("utf-8"), b" ", row.tobytes(), b"\n"]
+        done += len(chunk)
+        yield b"".join(parts)
+
+
+def _tsv(blocks: Iterator[Block]) -> Iterator[bytes]:
+    """The Projector's vectors.tsv: one row per line, tab-separated, no header."""
+    for _, values in blocks:
+        fmt = _formatter(values.shape[1], "\t")
+        yield "".join(fmt(row) + "\n" for row in values.tolist()).encode("ascii")
+
+
+_SPACE = re.compile(r"\s")
+
+
+def _keys(vocab: Vocab, ids: np.ndarray, notes: list[str]) -> list[str]:
+    """word2vec keys: the tokenizer's own vocabulary entry (Ġking), or an added token's own text. A key must
+    be one word to a word2vec reader: a row whose entry is empty or holds whitespace (anything str.isspace
+    counts), or repeats an earlier key, is keyed id:N instead, as gpt2emb itself names a token by id."""
+    pieces, _ = vocab.texts()
+    keys, seen, by_id = [], set(), []
+    for i in ids.tolist():
+        key = pieces[i] or vocab.token(i)  # an added token's content, or "<id N>" past the tokenizer
+        if not key or _SPACE.search(key) or key in seen:
+            key = f"id:{i}"
+            by_id.append(key)
+        if key in seen:
+            raise BadModel(f"two rows of the vocabulary are both keyed {key}: word2vec keys must be unique")
+        seen.add(key)
+        keys.append(key)
+    if by_id:
+        shown = ", ".join(by_id[:SHOW_IDS]) + (", ..." if len(by_id) > SHOW_IDS else "")
+        notes.append(
+            f"{len(by_id)} row{'s' if len(by_id) > 1 else ''} keyed by id ({shown}): no vocabulary entry "
+            "without whitespace, or one that repeats another"
+        )
+    return keys
+
+
+def _metadata(vocab: Vocab, table: Table, ids: np.ndarray) -> Iterator[bytes]:
+    """The Projector's metadata.tsv. With one column the Projector reads no header, so wpe's is the position
+    alone, one per line; wte's has a header and id, token, leading_space, whole_word."""
+    if table is Table.wpe:
+        yield "".join(f"{p}\n" for p in ids.tolist()).encode("ascii")
+        return
+    pieces, _ = vocab.texts()
+    leading, whole = vocab.word_starts
+    lines = ["\t".join(METADATA_COLUMNS) + "\n"]
+    for i in ids.tolist():
+        raw = vocab.words.raw(pieces[i]) if pieces[i] else None
+        if raw is None:
+            raw = (vocab.words.text(pieces[i]) if pieces[i] else vocab.token(i)).encode("utf-8")
+        lines.append(f"{i}\t{shown(raw)}\t{str(leading[i]).lower()}\t{str(whole[i]).lower()}\n")
+    yield "".join(lines).encode("utf-8")
+
+
+def shown(raw: bytes) -> str:
+    """A token's bytes in double quotes, as the tables show tokens, escaped so that the text gives the bytes
+    back: \\xNN is the byte NN (a byte of no whole UTF-8 character, or a control character below 0x80),
+    \\uNNNN and \\UNNNNNNNN a character that is not printable, \\\\ a backslash and \\" a double quote. No
+    tab or line break is left in it."""
+    out = []
+    for ch in raw.decode("utf-8", errors="surrogateescape"):
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for a byte that did not decode
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch in '\\"':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
