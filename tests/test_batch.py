@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -69,9 +70,12 @@ def test_vector_and_analogy_and_similarity_read_stdin(hub: FakeHub) -> None:
 
 
 def test_comments_blank_lines_and_a_byte_order_mark(hub: FakeHub) -> None:
-    proc = feed(["vector", "-", "--jsonl"], b"\xef\xbb\xbfking\n\n# a comment\n  \r\nqueen\r\n")
+    proc = feed(["vector", "-", "--jsonl"], b"\xef\xbb\xbfking\n\n# a comment\n  \r\nqueen\r\n\t cat \n")
     assert proc.returncode == 0, proc.stderr
-    assert [d["word"] for d in lines_of(proc)] == ["king", "queen"]
+    assert [d["word"] for d in lines_of(proc)] == ["king", "queen", "cat"]  # the spaces around a word dropped
+    utf16 = feed(["vector", "-"], "king\nqueen\n".encode("utf-16"))
+    assert utf16.returncode == 2
+    assert utf16.stderr.decode().startswith("gpt2emb: stdin is UTF-16 text, and gpt2emb reads UTF-8")
 
 
 def test_a_bad_line_is_reported_with_its_number_and_the_others_answered(hub: FakeHub) -> None:
@@ -95,6 +99,7 @@ def test_strict_stops_at_the_first_bad_line(hub: FakeHub) -> None:
     assert len(lines_of(proc)) == 1  # the line before it was answered, none after
     (error,) = [json.loads(line)["error"] for line in proc.stderr.decode().splitlines()]
     assert error["message"].startswith('line 2: "king man" is not three words A B C')
+    assert error["line"] == 2
 
 
 @pytest.mark.parametrize("form", [["--jsonl"], []])
@@ -119,6 +124,77 @@ def test_a_reader_that_leaves_early_ends_the_run_quietly(
     assert err == b""  # no traceback, no "Exception ignored" at exit
 
 
+def test_a_producer_still_writing_does_not_hold_the_run(hub: FakeHub) -> None:
+    """The run ends (--strict, Ctrl-C) while the reader thread still waits for more input: quietly, with its
+    own exit code, and without waiting for the producer."""
+    producer = [sys.executable, "-c", "import sys, time; print(sys.argv[1], flush=True); time.sleep(60)"]
+    with subprocess.Popen([*producer, "id:99999"], stdout=subprocess.PIPE) as source:
+        strict = subprocess.run([EXE, "neighbors", "-", "--strict", "--json"], stdin=source.stdout,
+                                capture_output=True, timeout=30, env=os.environ)  # fmt: skip
+        source.kill()
+    assert strict.returncode == 2, strict.stderr
+    assert json.loads(strict.stderr)["error"]["line"] == 1  # one line on stderr: no "Fatal Python error"
+    with (
+        subprocess.Popen([*producer, "cat"], stdout=subprocess.PIPE) as source,
+        subprocess.Popen(
+            [EXE, "neighbors", "-", "--jsonl"],
+            stdin=source.stdout,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=os.environ,
+        ) as run,  # fmt: skip
+    ):
+        assert run.stdout is not None and run.stderr is not None
+        assert json.loads(run.stdout.readline())["word"] == "cat"  # answered while the producer still runs
+        run.send_signal(signal.SIGINT)  # Ctrl-C
+        assert run.wait(timeout=30) == 130
+        assert run.stderr.read() == b""
+        source.kill()
+
+
+def test_questions_from_stdin_as_tables(hub: FakeHub) -> None:
+    proc = feed(["analogy", "-", "-k", "2"], "king man woman\n")
+    assert proc.returncode == 0, proc.stderr
+    assert "king - man + woman in gpt2" in proc.stdout.decode()
+    assert '" queen"' in proc.stdout.decode()
+
+
+def test_what_can_be_checked_before_opening_is(hub: FakeHub, offline: None, tmp_path: Path) -> None:
+    # offline with an empty cache: a bad -k or --restrict is exit 2, not 4 (never fetch for bad input)
+    for bad in (["-k", "0"], ["--restrict", "0"], ["--among", str(tmp_path / "none.txt")]):
+        proc = feed(["neighbors", "-", *bad], "cat\n", env={"HF_HUB_OFFLINE": "1"})
+        assert proc.returncode == 2, (bad, proc.stderr)
+
+
+def test_one_matrix_has_a_size_limit(hub: FakeHub) -> None:
+    proc = feed(["similarity", "-"], "cat\n" * 1001)
+    assert proc.returncode == 2
+    assert b"at most 1,000 words" in proc.stderr
+
+
+def test_the_handle_refuses_bad_arguments_with_project_errors(hub: FakeHub) -> None:
+    import gpt2emb
+    from gpt2emb.errors import Gpt2embError
+
+    m = gpt2emb.open("gpt2")
+    assert "open" in dir(gpt2emb) and repr(m) == "<gpt2emb gpt2: 343 tokens x 32>"
+    for call, said in (
+        (
+            lambda: m.neighbors("cat", pool="max"),
+            "'max' is not a pool: choose one of 'mean', 'first', 'strict'",
+        ),
+        (lambda: m.analogy("king", "man", "woman", method="cosmul"), "'cosmul' is not a method"),
+        (lambda: m.neighbors(5), "words are given as a str or a list of str"),  # type: ignore[arg-type]
+        (lambda: m.neighbors([]), "give at least one word"),
+        (lambda: m.neighbors("cat", k=2.5), "-k/--top must be a whole number"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(Gpt2embError) as refused:
+            call()
+        assert str(refused.value).startswith(said)
+    assert m.positions("0-2").positions == m.positions([0, 1, 2]).positions == (0, 1, 2)
+    assert m.positions(3).positions == (3,)
+
+
 def test_dash_is_alone_and_for_one_model(hub: FakeHub) -> None:
     mixed = run_cli("neighbors", "cat", "-")
     assert mixed.exit_code == 2
@@ -127,6 +203,10 @@ def test_dash_is_alone_and_for_one_model(hub: FakeHub) -> None:
     assert two.returncode == 2
     assert b"takes one model" in two.stderr
     assert run_cli("neighbors", "cat", "--strict").exit_code == 2
+    assert run_cli("neighbors", "-", "--json", "--jsonl").exit_code == 2
+    several = run_cli("neighbors", "cat", "--jsonl", "-m", "gpt2", "-m", "roberta")
+    assert several.exit_code == 2
+    assert "--jsonl takes one model" in several.stderr
     # the token " -" itself stays reachable
     (item,) = run_json("vector", "--exact", " -")["items"]
     assert "".join(t["token"] for t in item["tokens"]) == " -"

@@ -7,6 +7,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -94,7 +95,7 @@ def _known(model: str) -> tuple[re.Pattern[str] | None, int | None]:
     return families.by_name(spec.shape.family).specials, spec.shape.vocab_size
 
 
-def _restriction(
+def check_candidates(
     model: str, among: str | None, restrict: int | None, whole_words: bool, exact: bool
 ) -> candidates.Restriction | None:
     """--among, --restrict and --whole-words read and checked before the model is opened."""
@@ -117,13 +118,15 @@ def _direction(wte: np.ndarray, q: Query) -> np.ndarray:
 
 
 def _check_top(k: int, rows: int | None) -> None:
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise UsageError(f"-k/--top must be a whole number, not {k!r}")
     if k < 1:
         raise UsageError(f"-k/--top must be 1 or more, not {k}")
     if rows is not None and k > rows:
         raise UsageError(f"-k/--top must be at most {rows} (the number of tokens), not {k}")
 
 
-def open(
+def open_embeddings(
     model: str = registry.DEFAULT_MODEL, revision: str | None = None, reporter: Reporter | None = None
 ) -> Embeddings:
     """A handle on one model's embeddings, for notebooks and scripts: `gpt2emb.open("gpt2")`. Its cache
@@ -131,19 +134,24 @@ def open(
     return Embeddings(*load(model, reporter, revision))
 
 
-def opened(
-    model: str, words: list[str], exact: bool, k: int | None, reporter: Reporter | None, revision: str | None
+def open_checked(
+    model: str,
+    words: list[str] | None,
+    exact: bool,
+    k: int | None,
+    reporter: Reporter | None,
+    revision: str | None,
 ) -> Embeddings:
-    """`open` for a command that has its words: what can be checked before the model is opened is checked
-    first, so bad input never fetches or caches anything."""
-    if not words:
+    """open_embeddings for a command: what can be checked before the model is opened is checked first (its
+    words, -k), so bad input never fetches or caches anything. words None: they come later, from stdin."""
+    if words is not None and not words:
         raise UsageError("give at least one word")
     specials, rows = _known(model)
-    for w in words:
+    for w in words or ():
         check_word(w, exact, specials)
     if k is not None:  # a registry model's vocabulary is known before anything is fetched
         _check_top(k, rows)
-    return open(model, revision, reporter)
+    return open_embeddings(model, revision, reporter)
 
 
 Prepared = TypeVar("Prepared")
@@ -198,7 +206,9 @@ class Embeddings:
         """The k nearest tokens to each word by cosine over all of wte (or over the candidates: among, a file
         of words; restrict, the first N ids; whole_words; fold: one row per word, its forms together)."""
         restriction = self._restriction(among, restrict, whole_words, exact)
-        return self._neighbors_result(_listed(words), k, exact, Pool(pool), keep_query, restriction, fold)
+        return self._neighbors_result(
+            _listed(words), k, exact, _choice(Pool, pool, "pool"), keep_query, restriction, fold
+        )
 
     def analogy(
         self,
@@ -217,20 +227,28 @@ class Embeddings:
         """A is to B as C is to what: the k best tokens (of the candidates, as for neighbors), and where each
         input itself ranks."""
         restriction = self._restriction(among, restrict, whole_words, exact)
-        return self._analogy_result((a, b, c), k, exact, Pool(pool), keep_inputs, Method(method), restriction)
+        return self._analogy_result(
+            (a, b, c),
+            k,
+            exact,
+            _choice(Pool, pool, "pool"),
+            keep_inputs,
+            _choice(Method, method, "method"),
+            restriction,
+        )
 
     def similarity(
         self, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> SimilarityResult:
         """The cosine of every pair of words, and each word's norm."""
         words = _listed(words)
-        if len(words) < 2:
-            raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
+        _check_matrix(len(words))
         return self._similarity([self._aimed(w, exact, pool) for w in words])
 
-    def positions(self, positions: Sequence[int | str]) -> PositionsResult:
-        """The rows of wpe at some positions (`0`, `500`, `"0-5"`): their norms and pairwise cosines."""
-        spans = _spans([str(p) for p in positions])
+    def positions(self, positions: int | str | Sequence[int | str]) -> PositionsResult:
+        """The rows of wpe at some positions (`0`, `[0, 1, 500]`, `"0-5"`): norms and pairwise cosines."""
+        listed = [positions] if isinstance(positions, int | str) else list(positions)
+        spans = _spans([str(p) for p in listed])
         m = self.model
         _check_position_table(m)
         chosen = parse_positions(spans, m)
@@ -242,8 +260,7 @@ class Embeddings:
     def input(self, text: str, full: bool = False, truncate: bool = False) -> InputResult:
         """The text as the model receives it: its tokens (as typed: no leading space added) and
         h0 = wte[ids] + wpe[0..n-1], with each position's norms and the cosine of its two rows."""
-        if not text:
-            raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
+        _check_text(text)
         m, vocab = self.model, self.vocab
         ids = vocab.tokenize(text)
         limit = _length_limit(m)
@@ -319,7 +336,7 @@ class Embeddings:
         """One table's rows to word2vec files (fmt "word2vec", "word2vec-binary") or to a folder of the
         Embedding Projector's files ("projector"), in token-id (or position) order: whole words only with
         whole_words, then the first `limit`."""
-        fmt, table = Format(fmt), Table(table)
+        fmt, table = _choice(Format, fmt, "format"), _choice(Table, table, "table")
         path = _export_target(fmt, out, table, limit, whole_words)
         if table is Table.wpe:
             _check_position_table(self.model)
@@ -348,7 +365,9 @@ class Embeddings:
         fold: bool = False,
     ) -> batch.Answers[NeighborsItem]:
         _check_top(k, self.model.shape.vocab_size)
-        allowed = self._allowed(self._restriction(among, restrict, whole_words, exact), exact, Pool(pool))
+        allowed = self._allowed(
+            self._restriction(among, restrict, whole_words, exact), exact, _choice(Pool, pool, "pool")
+        )
         answers = _each(
             blocks,
             lambda text: self._aimed(text, exact, pool),
@@ -370,7 +389,9 @@ class Embeddings:
     ) -> batch.Answers[AnalogyResult]:
         """Each line `A B C`, whitespace between the words."""
         _check_top(k, self.model.shape.vocab_size)
-        allowed = self._allowed(self._restriction(among, restrict, whole_words, exact), exact, Pool(pool))
+        allowed = self._allowed(
+            self._restriction(among, restrict, whole_words, exact), exact, _choice(Pool, pool, "pool")
+        )
 
         def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
             words = text.split()
@@ -379,7 +400,9 @@ class Embeddings:
             return self._question((words[0], words[1], words[2]), exact, pool)
 
         answers = _each(
-            blocks, question, lambda qs: self._analogies(qs, k, keep_inputs, Method(method), allowed)
+            blocks,
+            question,
+            lambda qs: self._analogies(qs, k, keep_inputs, _choice(Method, method, "method"), allowed),
         )
         return batch.Answers(answers, lambda items: AnalogyBatch(self.name, items))
 
@@ -396,7 +419,7 @@ class Embeddings:
     # ------------------------------------------------------------------ the work, for both
 
     def _query(self, word: str, exact: bool, pool: Pool | str) -> Query:
-        return self.vocab.query(word, exact, Pool(pool))
+        return self.vocab.query(word, exact, _choice(Pool, pool, "pool"))
 
     def _aimed(self, word: str, exact: bool, pool: Pool | str) -> Aimed:
         q = self._query(word, exact, pool)
@@ -546,17 +569,55 @@ class Embeddings:
         return results
 
     def _similarity(self, queries: list[Aimed]) -> SimilarityResult:
+        _check_matrix(len(queries))
         matrix, norms = ops.cosine_matrix(np.stack([v for _, v in queries]))
         items = tuple(Word(q.word, _tokens(self.vocab, q), q.pool.value, q.note) for q, _ in queries)
         self.model.check_rows(t.id for item in items for t in item.tokens)
         return SimilarityResult(self.name, items, _floats(norms), tuple(_floats(r) for r in matrix))
 
 
+MAX_MATRIX = 1000  # words of one similarity matrix: a million cosines, some 20 MB of JSON
+
+
+def _check_matrix(n: int) -> None:
+    if n < 2:
+        raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
+    if n > MAX_MATRIX:
+        raise UsageError(
+            f"similarity compares at most {MAX_MATRIX:,} words (a {MAX_MATRIX:,}-square matrix), not {n:,}; "
+            "for each word's nearest tokens, use neighbors - instead"
+        )
+
+
+def _check_text(text: str) -> None:
+    if not text:
+        raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
+
+
 Aimed = tuple[Query, np.ndarray]  # a word's query and its vector, checked to have a direction
 
 
 def _listed(words: str | Sequence[str]) -> list[str]:
-    return [words] if isinstance(words, str) else list(words)
+    """Words as the handle takes them (a str is one word), checked to be words: a notebook gets a
+    Gpt2embError it can catch, never a TypeError from deep inside."""
+    listed = [words] if isinstance(words, str) else list(words) if isinstance(words, Sequence) else None
+    if listed is None or not all(isinstance(w, str) for w in listed):
+        raise UsageError(f"words are given as a str or a list of str, not {words!r:.60}")
+    if not listed:
+        raise UsageError("give at least one word")
+    return listed
+
+
+Choice = TypeVar("Choice", bound=Enum)
+
+
+def _choice(kind: type[Choice], value: Choice | str, name: str) -> Choice:
+    """An option's value as the handle takes it (the member or its name, as on the command line)."""
+    try:
+        return kind(value)
+    except ValueError:
+        choices = ", ".join(repr(m.value) for m in kind)
+        raise UsageError(f"{value!r} is not a {name}: choose one of {choices}") from None
 
 
 def _each(
@@ -635,7 +696,7 @@ def vector(
     reporter: Reporter | None = None,
     revision: str | None = None,
 ) -> VectorResult:
-    return opened(model, words, exact, None, reporter, revision).vector(words, exact, pool)
+    return open_checked(model, words, exact, None, reporter, revision).vector(words, exact, pool)
 
 
 def neighbors(
@@ -652,9 +713,9 @@ def neighbors(
     whole_words: bool = False,
     fold: bool = False,
 ) -> NeighborsResult:
-    restriction = _restriction(model, among, restrict, whole_words, exact)  # checked before opening
-    handle = opened(model, words, exact, k, reporter, revision)
-    return handle._neighbors_result(words, k, exact, Pool(pool), keep_query, restriction, fold)
+    chosen = check_candidates(model, among, restrict, whole_words, exact)  # checked before opening
+    handle = open_checked(model, words, exact, k, reporter, revision)
+    return handle._neighbors_result(words, k, exact, pool, keep_query, chosen, fold)
 
 
 def analogy(
@@ -673,9 +734,9 @@ def analogy(
     restrict: int | None = None,
     whole_words: bool = False,
 ) -> AnalogyResult:
-    restriction = _restriction(model, among, restrict, whole_words, exact)  # checked before opening
-    handle = opened(model, [a, b, c], exact, k, reporter, revision)
-    return handle._analogy_result((a, b, c), k, exact, Pool(pool), keep_inputs, Method(method), restriction)
+    chosen = check_candidates(model, among, restrict, whole_words, exact)  # checked before opening
+    handle = open_checked(model, [a, b, c], exact, k, reporter, revision)
+    return handle._analogy_result((a, b, c), k, exact, pool, keep_inputs, method, chosen)
 
 
 def similarity(
@@ -686,16 +747,15 @@ def similarity(
     reporter: Reporter | None = None,
     revision: str | None = None,
 ) -> SimilarityResult:
-    if len(words) < 2:
-        raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
-    return opened(model, words, exact, None, reporter, revision).similarity(words, exact, pool)
+    _check_matrix(len(words))
+    return open_checked(model, words, exact, None, reporter, revision).similarity(words, exact, pool)
 
 
 def positions(
     model: str, specs: list[str], reporter: Reporter | None = None, revision: str | None = None
 ) -> PositionsResult:
     _spans(specs)  # the syntax, before the model is opened
-    return open(model, revision, reporter).positions(specs)
+    return open_embeddings(model, revision, reporter).positions(specs)
 
 
 def model_input(
@@ -706,9 +766,8 @@ def model_input(
     reporter: Reporter | None = None,
     revision: str | None = None,
 ) -> InputResult:
-    if not text:
-        raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
-    return open(model, revision, reporter).input(text, full, truncate)
+    _check_text(text)
+    return open_embeddings(model, revision, reporter).input(text, full, truncate)
 
 
 _RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
@@ -1442,7 +1501,7 @@ def export(
     _export_target(
         fmt, out, table, limit, whole_words
     )  # before the model is opened: a bad -o fetches nothing
-    return open(model, revision, reporter).export(fmt, out, table, limit, whole_words, reporter)
+    return open_embeddings(model, revision, reporter).export(fmt, out, table, limit, whole_words, reporter)
 
 
 def _export_target(fmt: Format, out: str | Path, table: Table, limit: int | None, whole_words: bool) -> Path:

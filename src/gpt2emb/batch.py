@@ -8,13 +8,14 @@ block's size. So a pipe is answered a full block at a time and a person typing i
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-from gpt2emb.errors import Gpt2embError
+from gpt2emb.errors import Gpt2embError, UsageError
 from gpt2emb.tokens import listed
 
 BLOCK = 128  # queries per matrix pass: 128 x 50257 float32 scores and their bounds, about 75 MB
@@ -54,20 +55,45 @@ class Answers(Generic[Item]):
         return self.each
 
 
-def lines(stream: BinaryIO) -> Iterator[Line]:
-    """The stream's lines that hold something, numbered; a line that is not UTF-8 comes with its problem."""
-    for number, raw in enumerate(stream, 1):
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):  # the byte order mark Windows tools write
-            raw = raw[3:]
-        raw = raw.rstrip(b"\r\n")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            yield Line(number, raw.decode("utf-8", "replace"), f"it is not UTF-8 text (byte {e.start + 1})")
-            continue
-        word = listed(text)
-        if word is not None:
-            yield Line(number, word)
+def lines(chunks: Iterable[bytes]) -> Iterator[Line]:
+    """The lines of a stream (given as chunks of bytes) that hold something, numbered; a line that is not
+    UTF-8 comes with its problem. A stream in UTF-16 (PowerShell 5's pipes, Notepad's "Unicode") is refused
+    as a whole: read as UTF-8, each of its lines would fail for a reason that does not say it."""
+    number, rest = 0, b""
+    for chunk in chunks:
+        if number == 0 and not rest and chunk[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise UsageError(
+                "stdin is UTF-16 text, and gpt2emb reads UTF-8: in PowerShell, run "
+                "$OutputEncoding = [Text.UTF8Encoding]::new() first, or save the file as UTF-8"
+            )
+        *whole, rest = (rest + chunk).split(b"\n")
+        for raw in whole:
+            number += 1
+            yield from _line(number, raw)
+    if rest:
+        yield from _line(number + 1, rest)
+
+
+def _line(number: int, raw: bytes) -> Iterator[Line]:
+    if number == 1 and raw.startswith(b"\xef\xbb\xbf"):  # the byte order mark Windows tools write
+        raw = raw[3:]
+    raw = raw.rstrip(b"\r")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        problem = f"it is not UTF-8 text (byte {e.start + 1}); convert the input to UTF-8 (iconv -t UTF-8)"
+        yield Line(number, raw.decode("utf-8", "replace"), problem)
+        return
+    word = listed(text)
+    if word is not None:
+        yield Line(number, word)
+
+
+def chunks(fd: int) -> Iterator[bytes]:
+    """What a file descriptor (stdin's: 0) holds, as it arrives. os.read, not sys.stdin: a thread blocked in
+    a read of sys.stdin holds its lock, and Python cannot then end while the rest of the input is awaited."""
+    while chunk := os.read(fd, 1 << 16):
+        yield chunk
 
 
 def blocks(items: Iterable[Line], size: int = BLOCK) -> Iterator[list[Line]]:

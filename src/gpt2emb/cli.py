@@ -311,8 +311,8 @@ def vector(
     from gpt2emb import api
 
     shown = None if full else dims
-    if _from_stdin(words, jsonl, strict):
-        handle = api.open(model, revision, output.reporter(json))
+    if _from_stdin(words, json, jsonl, strict):
+        handle = api.open_checked(model, None, exact, None, output.reporter(json), revision)
         return _stream(handle.each_vector(_stdin_blocks(), exact, pool), json, jsonl, strict, shown)
     result = api.vector(model, words, exact, pool, output.reporter(json), revision)
     output.render(result, json, shown, jsonl)
@@ -354,15 +354,17 @@ def neighbors(
     """The nearest tokens to each word by cosine similarity over all of wte (or the candidates chosen)."""
     from gpt2emb import api
 
-    if _from_stdin(words, jsonl, strict):
-        handle = api.open(_one_model(model), revision, output.reporter(json))
+    if _from_stdin(words, json, jsonl, strict):
+        name = _one_model(model)
+        api.check_candidates(name, among, restrict, whole_words, exact)  # checked before the model is opened
+        handle = api.open_checked(name, None, exact, top, output.reporter(json), revision)
         answers = handle.each_neighbors(
             _stdin_blocks(), top, exact, pool, keep_query, among, restrict, whole_words, fold
         )
         return _stream(answers, json, jsonl, strict)
     models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
     if jsonl:
-        models = [_one_model(models)]
+        models = [_one_model(models, jsonl=True)]
     results = [
         api.neighbors(
             m,
@@ -451,8 +453,10 @@ def analogy(
         )
         output.render(result, json)
         return ExitCode.OK
-    if _from_stdin([w for w in (a, b, c) if w is not None], jsonl, strict):
-        handle = api.open(_one_model(models), revision, output.reporter(json))
+    if _from_stdin([w for w in (a, b, c) if w is not None], json, jsonl, strict):
+        name = _one_model(models)
+        api.check_candidates(name, among, restrict, whole_words, exact)  # checked before the model is opened
+        handle = api.open_checked(name, None, exact, top, output.reporter(json), revision)
         answers = handle.each_analogy(
             _stdin_blocks(), top, exact, pool, keep_inputs, method, among, restrict, whole_words
         )
@@ -476,7 +480,7 @@ def analogy(
             restrict=restrict,
             whole_words=whole_words,
         )
-        for m in ([_one_model(models)] if jsonl else models)
+        for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
     output.render(results[0] if len(results) == 1 else api.compare(results), json, lines=jsonl)
     return ExitCode.OK
@@ -545,8 +549,8 @@ def similarity(
             raise UsageError("give words, or --eval FILE, not both")
         reporter = output.reporter(json)
         output.render(api.similarity_eval(model, eval_file, rule, ignore_case, reporter, revision), json)
-    elif _from_stdin(words or [], False, strict):
-        handle = api.open(model, revision, output.reporter(json))
+    elif _from_stdin(words or [], json, False, strict):
+        handle = api.open_checked(model, None, exact, None, output.reporter(json), revision)
         result, failed = handle.each_similarity(_stdin_blocks(), exact, pool)
         code = _failures(failed, json, strict)
         if result is None:
@@ -913,8 +917,10 @@ COMMANDS = (
 # ---------------------------------------------------------------- words from stdin (`-`)
 
 
-def _from_stdin(words: list[str], jsonl: bool, strict: bool) -> bool:
+def _from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool:
     """Whether the words come from stdin: `-` alone in their place."""
+    if json and jsonl:
+        raise UsageError("--json prints one document, --jsonl one line per word: choose one")
     if "-" not in words:
         if strict:
             raise UsageError("--strict is for - (words from stdin): give - in place of the words")
@@ -927,9 +933,13 @@ def _from_stdin(words: list[str], jsonl: bool, strict: bool) -> bool:
     return True
 
 
-def _one_model(models: list[str] | None) -> str:
+def _one_model(models: list[str] | None, jsonl: bool = False) -> str:
     if models and len(models) > 1:
-        raise UsageError("- (words from stdin) takes one model: stdin can be read only once")
+        raise UsageError(
+            "--jsonl takes one model: its lines are one model's answers"
+            if jsonl
+            else "- (words from stdin) takes one model: stdin can be read only once"
+        )
     return models[0] if models else DEFAULT_MODEL
 
 
@@ -940,7 +950,7 @@ def _stdin_blocks() -> Iterator[list[Line]]:
         raise UsageError("- reads words from stdin, but there is no stdin")
     if sys.stdin.isatty():
         output.hint("reading words from stdin, one per line; end with Ctrl-D (Ctrl-Z then Enter on Windows)")
-    return batch.blocks(batch.lines(sys.stdin.buffer))
+    return batch.blocks(batch.lines(batch.chunks(sys.stdin.fileno())))
 
 
 def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dims: int | None = None) -> int:
@@ -961,16 +971,15 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
             output.render(answers.whole((answer,)), False, dims)
     if as_json and not jsonl:
         output.render(answers.whole(tuple(kept)), True, dims)
-    return code if code == ExitCode.OK else ExitCode.SOME_FAILED
+    return code
 
 
 def _failures(failed: list[Failed], as_json: bool, strict: bool) -> int:
     """Report lines that failed, each on stderr with its number; with --strict the first ends the run."""
     for f in failed:
-        if strict:
-            e = type(f.error)(f.message)
-            raise e
         output.error(f.message, f.error.kind, f.error.code, as_json, f.line.number)
+        if strict:
+            raise typer.Exit(f.error.code)
     return ExitCode.SOME_FAILED if failed else ExitCode.OK
 
 

@@ -176,10 +176,12 @@ def cosine_tops(
     if most:
         kept &= ~np.isin(queries * n + rows, [q * n + i for q, o in enumerate(outs) for i in o])
     queries, rows = queries[kept], rows[kept]
+    q64 = np.stack([np.asarray(v, dtype=np.float64) for v in vectors])
+    q_norms = np.array([norm(v) for v in vectors])
     exact = np.concatenate(
         [np.zeros(0)]
         + [
-            _pair_cosines(wte, rows[i : i + _CHUNK], queries[i : i + _CHUNK], vectors)
+            _pair_cosines(wte[rows[i : i + _CHUNK]], q64, q_norms, queries[i : i + _CHUNK])
             for i in range(0, len(rows), _CHUNK)
         ]
     )
@@ -191,14 +193,12 @@ def cosine_tops(
     ]
 
 
-def _pair_cosines(
-    wte: np.ndarray, rows: np.ndarray, queries: np.ndarray, vectors: list[np.ndarray]
-) -> np.ndarray:
-    """cosines(wte[rows[j]], vectors[queries[j]]) for each pair j, each computed as `cosines` computes it
-    (the same products, summed along one row of the same length: the same float64 bits)."""
-    rows64 = np.array(wte[rows], dtype=np.float64, ndmin=2)
-    q64 = np.stack([np.asarray(v, dtype=np.float64) for v in vectors])[queries]
-    q_norms = np.array([norm(v) for v in vectors])[queries]
+def _pair_cosines(rows: np.ndarray, q64: np.ndarray, q_norms: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """The cosine of each row with its query, queries[j] an index into q64 (the queries in float64) and
+    q_norms (their `norm`s), each computed as `cosines` computes it (the same products, summed along one row
+    of the same length: the same float64 bits)."""
+    rows64 = np.array(rows, dtype=np.float64, ndmin=2)
+    q_norms, q64 = q_norms[queries], q64[queries]
     denom = np.sqrt((rows64 * rows64).sum(axis=1)) * q_norms
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         result: np.ndarray = np.where(denom > 0, (rows64 * q64).sum(axis=1) / denom, 0.0)

@@ -1,6 +1,6 @@
 """Everything a person or a script sees. JSON needs no rich, so tables.py (rich) is imported only for tables.
 
-A command's JSON document is `asdict(result)`: the field names in results.py are the JSON interface.
+A command's JSON document is `result.to_dict()`: the field names in results.py are the JSON interface.
 Any stream encoding works (a Windows pipe writes cp1252): what it cannot carry is written as an escape.
 """
 
@@ -9,11 +9,9 @@ from __future__ import annotations
 import codecs
 import json
 import sys
-from dataclasses import asdict
 from typing import Any, TextIO
 
 from gpt2emb.report import QuietReporter, Reporter
-from gpt2emb.results import strict
 
 ESCAPE = "gpt2emb.escape"
 
@@ -57,7 +55,7 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
         return
     if as_json:
         indent = 2 if sys.stdout.isatty() else None
-        doc = strict(asdict(result))
+        doc = result.to_dict()
         text = json.dumps(doc, ensure_ascii=not carries_all(sys.stdout), indent=indent, allow_nan=False)
         sys.stdout.write(text + "\n")
         return
@@ -68,7 +66,7 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
 
 def line(result: Any) -> None:
     """One JSON object on one line (--jsonl), flushed: the reader gets it now, not when a buffer fills."""
-    text = json.dumps(strict(asdict(result)), ensure_ascii=not carries_all(sys.stdout), allow_nan=False)
+    text = json.dumps(result.to_dict(), ensure_ascii=not carries_all(sys.stdout), allow_nan=False)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
 

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from gpt2emb.output import ESCAPE
 from gpt2emb.results import (
+    AnalogyBatch,
     AnalogyEvalResult,
     AnalogyResult,
     CachePath,
@@ -186,6 +187,11 @@ def _(result: NeighborsResult, dims: int | None) -> RenderableType:
         columns = "rank> token id> cosine> other_forms"
         parts.append(_table(f"{title}, one row per word", columns, folded, share))
     return Group(*parts)
+
+
+@view.register
+def _(result: AnalogyBatch, dims: int | None) -> RenderableType:
+    return Group(*(view(item, dims) for item in result.items))
 
 
 @view.register
