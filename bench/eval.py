@@ -13,7 +13,6 @@ ways compared section by section. Prints the markdown rows and, with --out, puts
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -34,6 +33,8 @@ from run import (
     make_checkpoint,
     measure,
     put_section,
+    rounds,
+    spread,
     tokenizer_json,
 )
 
@@ -145,10 +146,6 @@ def compare(name: str, wte: np.ndarray, work: Path, env: dict[str, str], questio
     return row
 
 
-def spread(values: list[float], digits: int) -> str:
-    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
-
-
 def markdown(rows: list[Row], runs: int) -> list[str]:
     lines = [
         f"## {TITLE}",
@@ -179,12 +176,7 @@ def markdown(rows: list[Row], runs: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--runs", type=int, default=3, help="rounds per model")
-    parser.add_argument("--models", default="gpt2,gpt2-xl", help="which shapes (comma-separated)")
-    parser.add_argument("--out", type=Path, default=None, help="a BENCHMARKS.md whose section to replace")
+    parser = rounds(__doc__)
     parser.add_argument(
         "--workdir", type=Path, default=None, help="where checkpoints go (default: a temp dir)"
     )

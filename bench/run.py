@@ -162,6 +162,20 @@ def kept_sections(out: Path) -> list[str]:
     return [s for s in found if s]
 
 
+def spread(values: list[float], digits: int) -> str:
+    """A measurement as the pages quote it: the median, then the range."""
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def rounds(doc: str | None) -> argparse.ArgumentParser:
+    """The options of a benchmark run in rounds over the model shapes, writing one section of the page."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3, help="rounds per model")
+    parser.add_argument("--models", default="gpt2,gpt2-xl", help="which shapes (comma-separated)")
+    parser.add_argument("--out", type=Path, default=None, help="a BENCHMARKS.md whose section to replace")
+    return parser
+
+
 def machine() -> str:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor())  # fmt: skip

@@ -24,8 +24,8 @@ from fakehub import FakeHub
 
 EXE = str(Path(sys.executable).with_name("gpt2emb"))
 WORDS = ["cat", "king", "queen", "Paris", "hello", "kitten", "dog"]
-# more lines than a block (batch.BLOCK = 128): ids of the tiny vocabulary's tokens, then the words again
-MANY = [f"id:{i}" for i in range(190, 343)] + WORDS
+# more lines than a block (batch.BLOCK = 512): every id of the tiny vocabulary, twice, then the words
+MANY = [f"id:{i}" for i in range(343)] * 2 + WORDS
 
 
 def feed(
@@ -107,7 +107,7 @@ def test_a_reader_that_leaves_early_ends_the_run_quietly(
     hub: FakeHub, tmp_path: Path, form: list[str]
 ) -> None:
     words = tmp_path / "words.txt"
-    words.write_text("\n".join(MANY * 30) + "\n", encoding="utf-8")  # 4,800 lines
+    words.write_text("\n".join(MANY * 30) + "\n", encoding="utf-8")  # 10,500 lines
     with words.open("rb") as stdin:
         producer = subprocess.Popen([EXE, "neighbors", "-", *form], stdin=stdin, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE)  # fmt: skip

@@ -148,24 +148,34 @@ def test_a_broken_row_never_hides_the_others() -> None:
     assert ranking.rank(3)[0] == 2
 
 
-def test_a_block_of_tops_is_each_ranking_s_top() -> None:
+@pytest.mark.parametrize("broken", [False, True])
+def test_a_block_of_tops_is_each_ranking_s_top(broken: bool) -> None:
+    """Both ways of a block: every norm safe (the fast path: no lo and hi made), and some rows without a fast
+    bound (underflowing squares, NaN): the same ids and exact scores as each ranking's top, bit for bit."""
     rng = np.random.default_rng(7)
     d = 48
     wte = rng.standard_normal((3000, d)).astype(np.float32)
     wte[100:140] = wte[7]  # ties: the same row many times, ordered by id
-    wte[200:210] *= np.float32(1e-22)  # squares underflow float32: no fast bound
-    wte[300] = np.nan
     wte[301] = 0.0
+    wte[400:500] = wte[9] + 1e-4 * rng.standard_normal((100, d)).astype(np.float32)  # closer than float32
+    if broken:
+        wte[200:210] *= np.float32(1e-22)  # squares underflow float32: no fast bound
+        wte[300] = np.nan
     norms = np.linalg.norm(wte.astype(np.float64), axis=1).astype(np.float32)
-    vectors = [wte[7].copy(), rng.standard_normal(d).astype(np.float32), wte[5] * np.float32(1e-22), wte[9]]
+    vectors = [wte[7].copy(), rng.standard_normal(d).astype(np.float32), wte[5] * np.float32(1e-3), wte[9]]
+    if broken:
+        vectors[2] = wte[5] * np.float32(1e-22)  # a query without a fast bound
     excludes: list[tuple[int, ...]] = [(7, 100, 101), (), (5,), (9, 9, 2999)]
+    allowed = np.ones(3000, dtype=bool)
+    allowed[::3] = False  # as --restrict, --among or --whole-words would
+    allowed[[5, 9, 104]] = True
     rankings = ops.cosine_rankings(wte, norms, vectors)
     for k in (1, 10, 60):
-        expected = [r.top(k, e) for r, e in zip(rankings, excludes, strict=True)]
-        assert (
-            ops.cosine_tops(wte, norms, vectors, k, excludes) == expected
-        )  # ids and exact scores, bit for bit
+        for mask in (None, allowed):
+            expected = [r.top(k, e, mask) for r, e in zip(rankings, excludes, strict=True)]
+            assert ops.cosine_tops(wte, norms, vectors, k, excludes, mask) == expected
     assert [i for i, _ in ops.cosine_tops(wte, norms, vectors, 5, excludes)[0]] == [102, 103, 104, 105, 106]
+    assert [i for i, _ in ops.cosine_tops(wte, norms, vectors, 3, excludes, allowed)[0]] == [103, 104, 106]
     assert ops.cosine_tops(wte, norms, vectors[:1], 2990, [()]) == [rankings[0].top(2990)]  # nearly all rows
-    every = ops.cosine_tops(wte, norms, vectors[3:], 2999, excludes[3:])  # the broken row last, scored NaN
+    every = ops.cosine_tops(wte, norms, vectors[3:], 2999, excludes[3:])  # a broken row last, scored NaN
     assert repr(every) == repr([rankings[3].top(2999, excludes[3])])

@@ -451,9 +451,9 @@ class Embeddings:
     def _rankings(self, vectors: list[np.ndarray]) -> Iterator[ops.Ranking]:
         """Each vector's cosine ranking over wte, a block of vectors per matrix pass (memory stays bounded
         however many there are; a ranking does not depend on its block: see ops.cosine_rankings)."""
-        for start in range(0, len(vectors), batch.BLOCK):
+        for start in range(0, len(vectors), RANKED):
             yield from ops.cosine_rankings(
-                self.model.wte, self.model.wte_norm, vectors[start : start + batch.BLOCK]
+                self.model.wte, self.model.wte_norm, vectors[start : start + RANKED]
             )
 
     def _restriction(
@@ -496,6 +496,8 @@ class Embeddings:
         self, queries: list[Aimed], k: int, keep_query: bool, allowed: candidates.Allowed, fold: bool
     ) -> list[NeighborsItem]:
         vocab, items, m = self.vocab, [], self.model
+        if len(queries) * k >= 5000:
+            vocab.texts()  # thousands of tokens to show: every token's text worked out at once costs less
         for start in range(0, len(queries), batch.BLOCK):  # a block of words per matrix pass
             block = queries[start : start + batch.BLOCK]
             excludes = [() if keep_query else q.ids for q, _ in block]
@@ -509,8 +511,9 @@ class Embeddings:
             for (q, _), best in zip(block, tops, strict=True):
                 found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
                 items.append(NeighborsItem(q.word, _tokens(vocab, q), q.pool.value, q.note, found))
-        shown = (i for item in items for n in item.neighbors for i in (n.id, *(f.id for f in n.forms or ())))
-        m.check_rows([*(t.id for item in items for t in item.tokens), *shown])
+        shown = [n.id for item in items for n in item.neighbors]
+        forms = [f.id for item in items for n in item.neighbors for f in n.forms or ()] if fold else []
+        m.check_rows([*(t.id for item in items for t in item.tokens), *shown, *forms])
         return items
 
     def _analogy_result(
@@ -594,6 +597,9 @@ def _check_text(text: str) -> None:
         raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
 
 
+# vectors whose whole rankings (two bounds per row) are held at once: 128 x 50257 x 8 bytes, 51 MB (a block of
+# words for neighbors needs less per word: batch.BLOCK)
+RANKED = 128
 Aimed = tuple[Query, np.ndarray]  # a word's query and its vector, checked to have a direction
 
 

@@ -3,6 +3,7 @@ model's input h0, and the geometry of whole tables."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,8 +48,9 @@ _CHUNK = 4096  # rows scored exactly at a time: memory stays bounded however lar
 def dots(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Each row's dot product with v in float64. Products of float32 numbers are exact in float64 and each row
     is summed on its own (numpy's pairwise sum along the row), so a value depends on that row and v alone."""
-    rows64 = np.array(rows, dtype=np.float64, ndmin=2)
-    result: np.ndarray = (rows64 * np.asarray(v, dtype=np.float64)).sum(axis=1)
+    rows64 = np.array(rows, dtype=np.float64, ndmin=2, copy=None)
+    # np.add.reduce is what .sum(axis=1) runs, without its Python wrapper: this runs for every word of a batch
+    result: np.ndarray = np.add.reduce(rows64 * np.asarray(v, dtype=np.float64), axis=1)
     return result
 
 
@@ -66,8 +68,8 @@ def cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Cosine of each row with v, computed as `dots` is: per row, never per batch. 0 where a norm is 0 (a zero
     row points nowhere), NaN where a row or v holds NaN or inf (shown as null)."""
     rows64 = np.array(rows, dtype=np.float64, ndmin=2)
-    denom = np.sqrt((rows64 * rows64).sum(axis=1)) * norm(v)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        denom = np.sqrt(np.add.reduce(rows64 * rows64, axis=1)) * norm(v)
         result: np.ndarray = np.where(denom > 0, dots(rows64, v) / denom, 0.0)
         result[~np.isfinite(denom)] = np.nan
     return result
@@ -159,30 +161,41 @@ def cosine_tops(
 ) -> list[list[tuple[int, float]]]:
     """For each vector, `cosine_rankings(...)[i].top(k, excludes[i], allowed)`: the same answers, for a whole
     block in a few array operations instead of a few per vector (a batch of words from stdin is this loop)."""
-    lo, hi = _cosine_bounds(wte, norms, vectors)
-    n = lo.shape[1]
+    if allowed is not None:  # only the allowed rows, in id order (ties still go to the smaller id)
+        rows = np.flatnonzero(allowed)
+        inside = [tuple(int(np.searchsorted(rows, i)) for i in e if allowed[i]) for e in excludes]
+        tops = cosine_tops(wte[rows], norms[rows], vectors, k, inside)
+        return [[(int(rows[i]), score) for i, score in best] for best in tops]
+    n = len(norms)
     outs = [sorted(set(e)) for e in excludes]
     most = max((len(o) for o in outs), default=0)
-    if k + most >= (n if allowed is None else int(allowed.sum())):  # nearly every row asked for: one by one
+    if k + most >= n:  # nearly every row asked for: one by one
         rankings = cosine_rankings(wte, norms, vectors)
-        return [r.top(k, tuple(o), allowed) for r, o in zip(rankings, outs, strict=True)]
-    if allowed is not None:
-        restrict(lo, hi, allowed)
-    # each row's (k + most excluded)-th largest lower bound: at most the k-th among its rows left
-    kth = np.partition(lo, n - k - most, axis=1)[:, n - k - most]
-    queries, rows = np.nonzero(hi >= kth[:, None])
-    # a row without a bound (lo = -inf) can make kth -inf, and every outsider reach it: the mask decides
-    kept = np.ones(len(rows), dtype=bool) if allowed is None else allowed[rows]
+        return [r.top(k, tuple(o)) for r, o in zip(rankings, outs, strict=True)]
+    fast, pad, safe = _fast_cosines(wte, norms, vectors)
+    if safe:
+        # lo = fast - pad and hi = fast + pad are never made: a row reaches the k-th best lower bound only if
+        # its fast score is within twice the pad of the k-th best fast score (or of a value below it; a
+        # little more than twice, for rounding)
+        kth = _kth_largest(fast, k + most).astype(np.float64) - 2.02 * float(pad)
+        found = np.flatnonzero(fast >= np.nextafter(kth.astype(np.float32), np.float32(-np.inf))[:, None])
+    else:
+        lo, hi = _bounded(fast, pad, norms, vectors)
+        found = np.flatnonzero(hi >= _kth_largest(lo, k + most)[:, None])
+    del fast
+    queries, rows = np.divmod(found, n)  # found: query * n + row, as the mask of candidates lies in memory
     if most:
-        kept &= ~np.isin(queries * n + rows, [q * n + i for q, o in enumerate(outs) for i in o])
-    queries, rows = queries[kept], rows[kept]
-    q64 = np.stack([np.asarray(v, dtype=np.float64) for v in vectors])
-    q_norms = np.array([norm(v) for v in vectors])
+        kept = ~np.isin(found, [q * n + i for q, o in enumerate(outs) for i in o])
+        queries, rows = queries[kept], rows[kept]
+    # exact scores by `cosines`, as a ranking computes them: the candidates come grouped by query (found is in
+    # the order of the block's memory), a bounded number of rows at a time
+    bounds = np.searchsorted(queries, np.arange(len(vectors) + 1))
     exact = np.concatenate(
         [np.zeros(0)]
         + [
-            _pair_cosines(wte[rows[i : i + _CHUNK]], q64, q_norms, queries[i : i + _CHUNK])
-            for i in range(0, len(rows), _CHUNK)
+            cosines(wte[rows[i : min(i + _CHUNK, end)]], vectors[q])
+            for q, (start, end) in enumerate(itertools.pairwise(bounds))
+            for i in range(start, end, _CHUNK)
         ]
     )
     order = np.lexsort((rows, -np.nan_to_num(exact, nan=-np.inf), queries))  # by query, best first, then id
@@ -193,16 +206,19 @@ def cosine_tops(
     ]
 
 
-def _pair_cosines(rows: np.ndarray, q64: np.ndarray, q_norms: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """The cosine of each row with its query, queries[j] an index into q64 (the queries in float64) and
-    q_norms (their `norm`s), each computed as `cosines` computes it (the same products, summed along one row
-    of the same length: the same float64 bits)."""
-    rows64 = np.array(rows, dtype=np.float64, ndmin=2)
-    q_norms, q64 = q_norms[queries], q64[queries]
-    denom = np.sqrt((rows64 * rows64).sum(axis=1)) * q_norms
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        result: np.ndarray = np.where(denom > 0, (rows64 * q64).sum(axis=1) / denom, 0.0)
-        result[~np.isfinite(denom)] = np.nan
+def _kth_largest(scores: np.ndarray, k: int) -> np.ndarray:
+    """For each row of scores, a value at most its k-th largest, close to it. The k-th largest of the maxima
+    of 8k or more groups of the row is one (k groups hold a score at least that high): a pass of max over the
+    row, not a partition of a copy of it, which costs six times as much."""
+    n = scores.shape[1]
+    groups = max(64, 8 * k)
+    width = n // groups
+    if width < 8:
+        return np.partition(scores, n - k, axis=1)[:, n - k]
+    maxima = scores[:, : groups * width].reshape(len(scores), groups, width).max(axis=2)
+    if groups * width < n:
+        maxima = np.concatenate([maxima, scores[:, groups * width :].max(axis=1, keepdims=True)], axis=1)
+    result: np.ndarray = np.partition(maxima, maxima.shape[1] - k, axis=1)[:, maxima.shape[1] - k]
     return result
 
 
@@ -210,10 +226,18 @@ def _cosine_bounds(
     wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The fast pass: lo <= cosine <= hi for each vector (a row of lo, hi) and each row of wte."""
+    fast, pad, _ = _fast_cosines(wte, norms, vectors)
+    return _bounded(fast, pad, norms, vectors)
+
+
+def _fast_cosines(
+    wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]
+) -> tuple[np.ndarray, np.float32, bool]:
+    """Each vector's fast float32 cosine with each row of wte (a row per vector), the pad that bounds its
+    error, and whether the bound holds everywhere (every row and vector of a safe norm: see `slack`)."""
     stacked = np.stack(vectors).astype(np.float32)
     q_norms = np.array([norm(v) for v in stacked])
     pad = np.float32(slack(wte.shape[1]) * 1.01)  # 1% more: lo and hi are themselves rounded to float32
-    safe_rows, safe_queries = _safe(norms), _safe(q_norms)
     with np.errstate(all="ignore"):  # a row of NaN, inf or extreme scale gets no bound, not a warning
         fast = stacked @ wte.T  # (len(vectors), rows), float32 throughout: this pass is the batch's cost
         fast /= norms[None, :]
@@ -221,10 +245,18 @@ def _cosine_bounds(
         zero = norms == 0
         if zero.any():
             fast[:, zero] = 0.0  # a zero row scores 0, exactly
+    return fast, pad, bool(_safe(norms).all() and _safe(q_norms).all())
+
+
+def _bounded(
+    fast: np.ndarray, pad: np.float32, norms: np.ndarray, vectors: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """lo and hi from the fast scores (fast becomes hi): no bound (-inf, inf) where a norm is not safe."""
+    with np.errstate(all="ignore"):
         lo = fast - pad
         fast += pad
-        hi = fast
-    # only a row or query outside the safe norms can make a NaN or a value off by more than the pad
+    hi = fast
+    safe_rows, safe_queries = _safe(norms), _safe(np.array([norm(v) for v in vectors]))
     if not (safe_rows.all() and safe_queries.all()):
         for rows in (np.s_[:, ~safe_rows], np.s_[~safe_queries, :]):
             lo[rows], hi[rows] = -np.inf, np.inf

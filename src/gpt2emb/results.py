@@ -21,15 +21,18 @@ class Document:
 
         def plain(value: Any) -> Any:
             nonlocal found
-            if isinstance(value, float):
+            kind = type(value)
+            if kind is float:
                 if math.isfinite(value):
                     return value
                 found += 1
                 return None
-            if isinstance(value, Document):
-                return {name: plain(getattr(value, name)) for name in _names(type(value))}
-            if isinstance(value, list | tuple):
+            if kind is str or kind is int or value is None or kind is bool:
+                return value
+            if kind is tuple or kind is list:
                 return [plain(v) for v in value]
+            if isinstance(value, Document):
+                return {name: plain(getattr(value, name)) for name in _names(kind)}
             if isinstance(value, dict):
                 return {k: plain(v) for k, v in value.items()}
             return value

@@ -222,6 +222,8 @@ class Vocab:
 
     def token(self, token_id: int) -> str:
         """A token as tables and JSON show it: the text it stands for (see Words.text)."""
+        if "_texts" in self.__dict__ and 0 <= token_id < len(self._texts[1]) and self._texts[1][token_id]:
+            return self._texts[1][token_id]  # every token worked out at once (see texts), for a batch
         shown = self._shown.get(token_id)
         if shown is None:
             shown = self._shown[token_id] = self._token(token_id)
