@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -284,3 +285,73 @@ def test_candidates_and_forms_from_stdin(hub: FakeHub, tmp_path: Path, options: 
         assert analogy.returncode == 2  # --fold is for neighbors
     else:
         assert lines_of(analogy) == [run_json("analogy", "king", "man", "woman", "-k", "2", *options)]
+
+
+def test_an_among_list_from_a_pipe_is_read_once(hub: FakeHub, tmp_path: Path) -> None:
+    fifo = tmp_path / "animals"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with fifo.open("w", encoding="utf-8") as f:
+            f.write("cat\ndog\nkitten\n")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    proc = feed(["neighbors", "-", "-k", "2", "--among", str(fifo), "--jsonl"], "cat\n")
+    writer.join(timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert [n["token"] for n in lines_of(proc)[0]["neighbors"]] == [" kitten", " dog"]
+
+
+def test_what_is_said_of_all_lines_is_said_once(hub: FakeHub, tmp_path: Path) -> None:
+    listed = tmp_path / "few.txt"
+    listed.write_text("cat\ndog\nkitten\n", encoding="utf-8")
+    tables = feed(["neighbors", "-", "-k", "5", "--among", str(listed)], "cat\nking\n")
+    assert tables.returncode == 0, tables.stderr
+    shown = tables.stdout.decode()
+    assert shown.count("nearest to") == 2 and shown.count("candidates:") == 1
+    assert "cat: only 2 tokens are left to rank, fewer than the 5 asked for (-k)" in shown
+    lines = feed(["neighbors", "cat", "-k", "5", "--among", str(listed), "--jsonl"], "")
+    notes = [json.loads(line)["note"] for line in lines.stderr.decode().splitlines()]
+    assert notes == ["cat: only 2 tokens are left to rank, fewer than the 5 asked for (-k)"]
+    assert len(lines_of(lines)) == 1
+
+
+def test_a_line_too_long_fails_alone(hub: FakeHub) -> None:
+    proc = feed(["vector", "-", "--jsonl"], "a" * 200_000 + "\ncat\n")
+    assert proc.returncode == 7
+    assert [d["word"] for d in lines_of(proc)] == ["cat"]
+    assert json.loads(proc.stderr)["error"]["message"].startswith(
+        "line 1: the line is longer than 65,536 bytes"
+    )
+
+
+def test_eval_takes_no_stream_options(hub: FakeHub, tmp_path: Path) -> None:
+    questions = tmp_path / "q.txt"
+    questions.write_text(": s\nking man queen woman\n", encoding="utf-8")
+    for options in (["--jsonl"], ["--strict"], ["--json", "--jsonl"]):
+        assert run_cli("analogy", "--eval", str(questions), *options).exit_code == 2, options
+    pairs = tmp_path / "p.tsv"
+    pairs.write_text("cat\tdog\t5\n", encoding="utf-8")
+    assert run_cli("similarity", "--eval", str(pairs), "--strict").exit_code == 2
+
+
+def test_the_handle_takes_paths_and_refuses_the_rest(hub: FakeHub, tmp_path: Path) -> None:
+    import gpt2emb
+    from gpt2emb.errors import Gpt2embError
+
+    listed = tmp_path / "few.txt"
+    listed.write_text("cat\ndog\nkitten\n", encoding="utf-8")
+    m = gpt2emb.open("gpt2")
+    assert m.neighbors("cat", k=2, among=listed).to_dict() == run_json(
+        "neighbors", "cat", "-k", "2", "--among", str(listed)
+    )
+    for call in (
+        lambda: m.neighbors("cat", restrict="10"),  # type: ignore[arg-type]
+        lambda: m.analogy(1, 2, 3),  # type: ignore[arg-type]
+        lambda: m.positions(None),  # type: ignore[arg-type]
+        lambda: m.export("word2vec", tmp_path / "v.txt", limit="3"),  # type: ignore[arg-type]
+        lambda: gpt2emb.open(None),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(Gpt2embError):
+            call()

@@ -168,6 +168,9 @@ def test_projector_files(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
     files = [folder / "vectors.tsv", folder / "metadata.tsv"]
     assert doc["files"] == [{"path": str(f), "bytes": f.stat().st_size} for f in files]
     assert doc["bytes"] == sum(f.stat().st_size for f in files)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert all(f.stat().st_mode & 0o777 == 0o666 & ~umask for f in files)  # as new files are: to be shared
     assert same_bits(tsv_rows(folder / "vectors.tsv"), tiny.wte)  # no header: row i is token i
     lines = (folder / "metadata.tsv").read_text(encoding="utf-8").split("\n")
     assert lines[0] == HEADER and lines[-1] == ""
@@ -306,6 +309,9 @@ def test_bad_output_paths(hub: FakeHub, tmp_path: Path, caches: dict[str, Path])
     inside = a_file / "sub" / "out.txt"
     assert refused("--format", "word2vec", "-o", str(inside)) == (
         f"gpt2emb: cannot write -o {inside}: {a_file} is a file, not a folder; choose another path"
+    )
+    assert refused("--format", "word2vec", "-o", "-") == (
+        "gpt2emb: -o - is not stdout here: export writes files; give a path, such as vectors.txt"
     )
     assert not caches["cache"].exists() and hub.requests == []  # refused before anything is fetched
     assert a_file.read_text() == "mine"

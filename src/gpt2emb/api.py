@@ -131,6 +131,8 @@ def open_embeddings(
 ) -> Embeddings:
     """A handle on one model's embeddings, for notebooks and scripts: `gpt2emb.open("gpt2")`. Its cache
     entry is opened and checked once, here (fetched on first use); every call then answers from it."""
+    if not isinstance(model, str):
+        raise UsageError(f"a model is named by a str (gpt2, xl, a Hub repo id, a folder), not {model!r:.40}")
     return Embeddings(*load(model, reporter, revision))
 
 
@@ -198,7 +200,7 @@ class Embeddings:
         exact: bool = False,
         pool: Pool | str = Pool.mean,
         keep_query: bool = False,
-        among: str | None = None,
+        among: str | Path | None = None,
         restrict: int | None = None,
         whole_words: bool = False,
         fold: bool = False,
@@ -220,12 +222,13 @@ class Embeddings:
         pool: Pool | str = Pool.mean,
         keep_inputs: bool = False,
         method: Method | str = Method.add,
-        among: str | None = None,
+        among: str | Path | None = None,
         restrict: int | None = None,
         whole_words: bool = False,
     ) -> AnalogyResult:
         """A is to B as C is to what: the k best tokens (of the candidates, as for neighbors), and where each
         input itself ranks."""
+        a, b, c = _listed([a, b, c])
         restriction = self._restriction(among, restrict, whole_words, exact)
         return self._analogy_result(
             (a, b, c),
@@ -247,7 +250,9 @@ class Embeddings:
 
     def positions(self, positions: int | str | Sequence[int | str]) -> PositionsResult:
         """The rows of wpe at some positions (`0`, `[0, 1, 500]`, `"0-5"`): norms and pairwise cosines."""
-        listed = [positions] if isinstance(positions, int | str) else list(positions)
+        listed = [positions] if isinstance(positions, int | str) else positions
+        if not isinstance(listed, Sequence) or not all(isinstance(p, int | str) for p in listed):
+            raise UsageError(f"positions are whole numbers or ranges such as '0-5', not {positions!r:.40}")
         spans = _spans([str(p) for p in listed])
         m = self.model
         _check_position_table(m)
@@ -350,7 +355,11 @@ class Embeddings:
         self, blocks: Iterable[list[batch.Line]], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> batch.Answers[VectorItem]:
         answers = _each(blocks, lambda text: self._query(text, exact, pool), self._vectors)
-        return batch.Answers(answers, lambda items: VectorResult(self.name, items))
+        return batch.Answers(
+            answers,
+            lambda items: VectorResult(self.name, items),
+            lambda item, _: VectorResult(self.name, (item,)),
+        )
 
     def each_neighbors(
         self,
@@ -359,21 +368,15 @@ class Embeddings:
         exact: bool = False,
         pool: Pool | str = Pool.mean,
         keep_query: bool = False,
-        among: str | None = None,
+        among: str | Path | None = None,
         restrict: int | None = None,
         whole_words: bool = False,
         fold: bool = False,
     ) -> batch.Answers[NeighborsItem]:
-        _check_top(k, self.model.shape.vocab_size)
-        allowed = self._allowed(
-            self._restriction(among, restrict, whole_words, exact), exact, _choice(Pool, pool, "pool")
+        restriction = self._restriction(among, restrict, whole_words, exact)
+        return self._each_neighbors(
+            blocks, k, exact, _choice(Pool, pool, "pool"), keep_query, restriction, fold
         )
-        answers = _each(
-            blocks,
-            lambda text: self._aimed(text, exact, pool),
-            lambda qs: self._neighbors(qs, k, keep_query, allowed, fold),
-        )
-        return batch.Answers(answers, lambda items: self._neighbors_whole(items, k, allowed, fold))
 
     def each_analogy(
         self,
@@ -383,28 +386,14 @@ class Embeddings:
         pool: Pool | str = Pool.mean,
         keep_inputs: bool = False,
         method: Method | str = Method.add,
-        among: str | None = None,
+        among: str | Path | None = None,
         restrict: int | None = None,
         whole_words: bool = False,
     ) -> batch.Answers[AnalogyResult]:
         """Each line `A B C`, whitespace between the words."""
-        _check_top(k, self.model.shape.vocab_size)
-        allowed = self._allowed(
-            self._restriction(among, restrict, whole_words, exact), exact, _choice(Pool, pool, "pool")
-        )
-
-        def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
-            words = text.split()
-            if len(words) != 3:
-                raise UsageError(f"{quote(text[:80])} is not three words A B C, as in: king man woman")
-            return self._question((words[0], words[1], words[2]), exact, pool)
-
-        answers = _each(
-            blocks,
-            question,
-            lambda qs: self._analogies(qs, k, keep_inputs, _choice(Method, method, "method"), allowed),
-        )
-        return batch.Answers(answers, lambda items: AnalogyBatch(self.name, items))
+        restriction = self._restriction(among, restrict, whole_words, exact)
+        pool, method = _choice(Pool, pool, "pool"), _choice(Method, method, "method")
+        return self._each_analogy(blocks, k, exact, pool, keep_inputs, method, restriction)
 
     def each_similarity(
         self, blocks: Iterable[list[batch.Line]], exact: bool = False, pool: Pool | str = Pool.mean
@@ -456,12 +445,70 @@ class Embeddings:
                 self.model.wte, self.model.wte_norm, vectors[start : start + RANKED]
             )
 
+    def _each_neighbors(
+        self,
+        blocks: Iterable[list[batch.Line]],
+        k: int,
+        exact: bool,
+        pool: Pool,
+        keep_query: bool,
+        restriction: candidates.Restriction | None,
+        fold: bool,
+    ) -> batch.Answers[NeighborsItem]:
+        _check_top(k, self.model.shape.vocab_size)
+        allowed = self._allowed(restriction, exact, pool)
+        answers = _each(
+            blocks,
+            lambda text: self._aimed(text, exact, pool),
+            lambda qs: self._neighbors(qs, k, keep_query, allowed, fold),
+        )
+
+        def one(item: NeighborsItem, first: bool) -> NeighborsResult:
+            said = allowed.notes if first else ()
+            return NeighborsResult(
+                self.name, k, (item,), allowed.info if first else None, fold, (*said, *fewer(item))
+            )
+
+        def fewer(item: NeighborsItem) -> tuple[str, ...]:
+            return tuple(_fewer(k, [(item.word, len(item.neighbors))], fold))
+
+        return batch.Answers(
+            answers, lambda items: self._neighbors_whole(items, k, allowed, fold), one, allowed.notes, fewer
+        )
+
+    def _each_analogy(
+        self,
+        blocks: Iterable[list[batch.Line]],
+        k: int,
+        exact: bool,
+        pool: Pool,
+        keep_inputs: bool,
+        method: Method,
+        restriction: candidates.Restriction | None,
+    ) -> batch.Answers[AnalogyResult]:
+        _check_top(k, self.model.shape.vocab_size)
+        allowed = self._allowed(restriction, exact, pool)
+
+        def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
+            words = text.split()
+            if len(words) != 3:
+                raise UsageError(f"{quote(text[:80])} is not three words A B C, as in: king man woman")
+            return self._question((words[0], words[1], words[2]), exact, pool)
+
+        answers = _each(blocks, question, lambda qs: self._analogies(qs, k, keep_inputs, method, allowed))
+        return batch.Answers(answers, lambda items: AnalogyBatch(self.name, items), lambda item, _: item)
+
     def _restriction(
-        self, among: str | None, restrict: int | None, whole_words: bool, exact: bool
+        self, among: str | Path | None, restrict: int | None, whole_words: bool, exact: bool
     ) -> candidates.Restriction | None:
+        if restrict is not None and (not isinstance(restrict, int) or isinstance(restrict, bool)):
+            raise UsageError(f"restrict is a number of token ids, not {restrict!r:.40}")
+        if among is not None and not isinstance(among, str | Path):
+            raise UsageError(f"among is a file of words (a str or a Path), not {among!r:.40}")
         m = self.model
+        listed = None if among is None else str(among)
         return candidates.Restriction.read(
-            among, restrict, whole_words, exact, m.family.specials, m.shape.vocab_size
+            listed, restrict, whole_words, exact, m.family.specials, m.shape.vocab_size
         )
 
     def _allowed(
@@ -503,8 +550,7 @@ class Embeddings:
             excludes = [() if keep_query else q.ids for q, _ in block]
             vectors = [v for _, v in block]
             if fold:  # a word's rows are asked for until k different words show: a ranking each
-                rankings = ops.cosine_rankings(m.wte, m.wte_norm, vectors)
-                for (q, _), ranking, out in zip(block, rankings, excludes, strict=True):
+                for (q, _), ranking, out in zip(block, self._rankings(vectors), excludes, strict=True):
                     items.append(_folded(vocab, q, ranking, k, out, allowed.mask, keep_query))
                 continue
             tops = ops.cosine_tops(m.wte, m.wte_norm, vectors, k, excludes, allowed.mask)
@@ -683,9 +729,10 @@ def _folded(
 
 def _fewer(k: int, found: list[tuple[str, int]], fold: bool) -> list[str]:
     """A note for each answer shorter than -k: the candidates ran out (never padded)."""
-    what = "different words" if fold else "tokens"
+    what = ("different word", "different words") if fold else ("token", "tokens")
     return [
-        f"{word}: only {n} {what} {'is' if n == 1 else 'are'} left to rank, fewer than the {k} asked for (-k)"
+        f"{word}: only {n} {what[n != 1]} {'is' if n == 1 else 'are'} left to rank, fewer than the {k} asked "
+        "for (-k)"
         for word, n in found
         if n < k
     ]
@@ -774,6 +821,58 @@ def model_input(
 ) -> InputResult:
     _check_text(text)
     return open_embeddings(model, revision, reporter).input(text, full, truncate)
+
+
+def each_vector(
+    model: str,
+    blocks: Iterable[list[batch.Line]],
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> batch.Answers[VectorItem]:
+    """`vector -`: what can be checked before the model is opened is, then the handle answers the lines."""
+    return open_checked(model, None, exact, None, reporter, revision).each_vector(blocks, exact, pool)
+
+
+def each_neighbors(
+    model: str,
+    blocks: Iterable[list[batch.Line]],
+    k: int = 10,
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    keep_query: bool = False,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+    among: str | None = None,
+    restrict: int | None = None,
+    whole_words: bool = False,
+    fold: bool = False,
+) -> batch.Answers[NeighborsItem]:
+    """`neighbors -`: -k and the candidates checked (an --among file read once) before the model is opened."""
+    chosen = check_candidates(model, among, restrict, whole_words, exact)
+    handle = open_checked(model, None, exact, k, reporter, revision)
+    return handle._each_neighbors(blocks, k, exact, pool, keep_query, chosen, fold)
+
+
+def each_analogy(
+    model: str,
+    blocks: Iterable[list[batch.Line]],
+    k: int = 10,
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    keep_inputs: bool = False,
+    method: Method = Method.add,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+    among: str | None = None,
+    restrict: int | None = None,
+    whole_words: bool = False,
+) -> batch.Answers[AnalogyResult]:
+    """`analogy -`: as each_neighbors."""
+    chosen = check_candidates(model, among, restrict, whole_words, exact)
+    handle = open_checked(model, None, exact, k, reporter, revision)
+    return handle._each_analogy(blocks, k, exact, pool, keep_inputs, method, chosen)
 
 
 _RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
@@ -1512,10 +1611,12 @@ def export(
 
 def _export_target(fmt: Format, out: str | Path, table: Table, limit: int | None, whole_words: bool) -> Path:
     """What an export can check before it reads a row; the path to write."""
-    if limit is not None and limit < 1:
-        raise UsageError(f"--limit must be 1 or more, not {limit}")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise UsageError(f"--limit must be a whole number, 1 or more, not {limit!r:.40}")
     if whole_words and table is Table.wpe:
         raise UsageError("--whole-words picks tokens that start a word: it is for --table wte, not wpe")
+    if str(out) == "-":  # elsewhere - is stdin: here it would be a file named "-"
+        raise UsageError("-o - is not stdout here: export writes files; give a path, such as vectors.txt")
     path = Path(out).expanduser()
     check_target(path, fmt)
     return path

@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from gpt2emb.errors import Gpt2embError, UsageError
 from gpt2emb.tokens import listed
 
+MAX_LINE = 1 << 16  # bytes of one line kept: a word is at most 1,000 characters (tokens.MAX_WORD_CHARS)
 BLOCK = 512  # words per matrix pass: 512 x 50257 float32 scores, 103 MB; larger passes run no faster
 
 
@@ -45,11 +46,16 @@ Item = TypeVar("Item")
 
 @dataclass(frozen=True)
 class Answers(Generic[Item]):
-    """A stream's answers, one per line in order (a Failed for a line without one), and how the answers of
-    all lines make one document (--json)."""
+    """A stream's answers, one per line in order (a Failed for a line without one), and what is said of
+    them: all answers as one document (--json); one answer as a document of its own (a table), the first
+    of them with what is said once (candidates, notes); notes said once, before the answers (JSON lines);
+    and the notes of one answer that its JSON line does not hold."""
 
     each: Iterator[Item | Failed]
     whole: Callable[[tuple[Item, ...]], Any]
+    one: Callable[[Item, bool], Any]
+    notes: tuple[str, ...] = ()
+    notes_of: Callable[[Item], tuple[str, ...]] = lambda item: ()
 
     def __iter__(self) -> Iterator[Item | Failed]:
         return self.each
@@ -59,9 +65,9 @@ def lines(chunks: Iterable[bytes]) -> Iterator[Line]:
     """The lines of a stream (given as chunks of bytes) that hold something, numbered; a line that is not
     UTF-8 comes with its problem. A stream in UTF-16 (PowerShell 5's pipes, Notepad's "Unicode") is refused
     as a whole: read as UTF-8, each of its lines would fail for a reason that does not say it."""
-    number, rest = 0, b""
+    number, rest, long = 0, b"", False
     for chunk in chunks:
-        if number == 0 and not rest and chunk[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        if number == 0 and not rest and not long and chunk[:2] in (b"\xff\xfe", b"\xfe\xff"):
             raise UsageError(
                 "stdin is UTF-16 text, and gpt2emb reads UTF-8: in PowerShell, run "
                 "$OutputEncoding = [Text.UTF8Encoding]::new() first, or save the file as UTF-8"
@@ -69,8 +75,16 @@ def lines(chunks: Iterable[bytes]) -> Iterator[Line]:
         *whole, rest = (rest + chunk).split(b"\n")
         for raw in whole:
             number += 1
+            if long:  # the end of a line too long to keep: it fails, the next ones are read
+                yield Line(number, "", f"the line is longer than {MAX_LINE:,} bytes; a word is far shorter")
+                long = False
+                continue
             yield from _line(number, raw)
-    if rest:
+        if len(rest) > MAX_LINE:  # not kept: a line without an end would otherwise fill the memory
+            rest, long = b"", True
+    if long:
+        yield Line(number + 1, "", f"the line is longer than {MAX_LINE:,} bytes; a word is far shorter")
+    elif rest:
         yield from _line(number + 1, rest)
 
 

@@ -312,9 +312,11 @@ def vector(
 
     shown = None if full else dims
     if _from_stdin(words, json, jsonl, strict):
-        handle = api.open_checked(model, None, exact, None, output.reporter(json), revision)
-        return _stream(handle.each_vector(_stdin_blocks(), exact, pool), json, jsonl, strict, shown)
-    result = api.vector(model, words, exact, pool, output.reporter(json), revision)
+        answers = api.each_vector(
+            model, _stdin_blocks(), exact, pool, output.reporter(json or jsonl), revision
+        )
+        return _stream(answers, json, jsonl, strict, shown)
+    result = api.vector(model, words, exact, pool, output.reporter(json or jsonl), revision)
     output.render(result, json, shown, jsonl)
     return ExitCode.OK
 
@@ -355,14 +357,13 @@ def neighbors(
     from gpt2emb import api
 
     if _from_stdin(words, json, jsonl, strict):
-        name = _one_model(model)
-        api.check_candidates(name, among, restrict, whole_words, exact)  # checked before the model is opened
-        handle = api.open_checked(name, None, exact, top, output.reporter(json), revision)
-        answers = handle.each_neighbors(
-            _stdin_blocks(), top, exact, pool, keep_query, among, restrict, whole_words, fold
-        )
+        reporter = output.reporter(json or jsonl)
+        answers = api.each_neighbors(
+            _one_model(model), _stdin_blocks(), top, exact, pool, keep_query, reporter, revision,
+            among, restrict, whole_words, fold,
+        )  # fmt: skip
         return _stream(answers, json, jsonl, strict)
-    models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
+    models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if jsonl:
         models = [_one_model(models, jsonl=True)]
     results = [
@@ -373,7 +374,7 @@ def neighbors(
             exact,
             pool,
             keep_query,
-            output.reporter(json),
+            output.reporter(json or jsonl),
             revision,
             among=among,
             restrict=restrict,
@@ -436,30 +437,29 @@ def analogy(
 ) -> int:
     """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
 
-    With - in place of A B C, questions from stdin, one `A B C` per line. With --eval FILE, a whole
-    benchmark file of analogies instead, scored per section (--restrict N: only questions whose words are
-    among the first N token ids, as gensim's restrict_vocab)."""
+    With - in place of A B C, questions from stdin, one `A B C` per line. With --eval FILE, a whole benchmark file of analogies instead, scored per section (--restrict N: only questions whose words are among the first N token ids, as gensim's restrict_vocab)."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb import api
 
-    models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json))
+    models = api.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if eval_file is not None:
         if a is not None or len(models) > 1:
             raise UsageError("--eval takes one model and no words A B C")
         if among is not None or whole_words:
             raise UsageError("--eval takes --restrict N to limit its words, not --among or --whole-words")
-        reporter = output.reporter(json)
+        if jsonl or strict:
+            raise UsageError("--eval prints one table or one --json document: --jsonl and --strict are for -")
+        reporter = output.reporter(json or jsonl)
         result = api.analogy_eval(
             models[0], eval_file, method, rule, ignore_case, errors, reporter, revision, restrict
         )
         output.render(result, json)
         return ExitCode.OK
     if _from_stdin([w for w in (a, b, c) if w is not None], json, jsonl, strict):
-        name = _one_model(models)
-        api.check_candidates(name, among, restrict, whole_words, exact)  # checked before the model is opened
-        handle = api.open_checked(name, None, exact, top, output.reporter(json), revision)
-        answers = handle.each_analogy(
-            _stdin_blocks(), top, exact, pool, keep_inputs, method, among, restrict, whole_words
-        )
+        reporter = output.reporter(json or jsonl)
+        answers = api.each_analogy(
+            _one_model(models), _stdin_blocks(), top, exact, pool, keep_inputs, method, reporter, revision,
+            among, restrict, whole_words,
+        )  # fmt: skip
         return _stream(answers, json, jsonl, strict)
     if a is None or b is None or c is None:
         raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
@@ -474,7 +474,7 @@ def analogy(
             pool,
             keep_inputs,
             method,
-            output.reporter(json),
+            output.reporter(json or jsonl),
             revision,
             among=among,
             restrict=restrict,
@@ -526,7 +526,11 @@ def positions(
 )
 def similarity(
     words: Annotated[
-        list[str] | None, typer.Argument(help="Words (cat), or token ids (id:9246).", metavar="WORD")
+        list[str] | None,
+        typer.Argument(
+            help="Words (cat), or token ids (id:9246); - alone reads them from stdin, one per line.",
+            metavar="WORD",
+        ),
     ] = None,
     model: Model = DEFAULT_MODEL,
     exact: Exact = False,
@@ -540,13 +544,14 @@ def similarity(
 ) -> int:
     """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
 
-    With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with
-    human judgements of a word-pair file (WordSim-353 format)."""
+    With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb import api
 
     if eval_file is not None:
         if words:
             raise UsageError("give words, or --eval FILE, not both")
+        if strict:
+            raise UsageError("--strict is for - (words from stdin), not --eval")
         reporter = output.reporter(json)
         output.render(api.similarity_eval(model, eval_file, rule, ignore_case, reporter, revision), json)
     elif _from_stdin(words or [], json, False, strict):
@@ -959,16 +964,23 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
     from gpt2emb.batch import Failed
 
     code: int = ExitCode.OK
-    kept = []
+    kept, first = [], True
+    reporter = output.reporter(True)
+    if jsonl:
+        for note in answers.notes:  # said once, before the lines
+            reporter.note(note)
     for answer in answers:
         if isinstance(answer, Failed):
             code = _failures([answer], as_json or jsonl, strict)
         elif jsonl:
             output.line(answer)
+            for note in answers.notes_of(answer):
+                reporter.note(note)
         elif as_json:
             kept.append(answer)
         else:
-            output.render(answers.whole((answer,)), False, dims)
+            output.render(answers.one(answer, first), False, dims)
+            first = False
     if as_json and not jsonl:
         output.render(answers.whole(tuple(kept)), True, dims)
     return code

@@ -140,6 +140,10 @@ def _write_temp(target: Path, parts: Iterator[bytes]) -> Path:
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     temp = Path(name)
     try:
+        # mkstemp makes the file private (0600); an export is made to be shared, as a new file would be
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(fd if os.chmod in os.supports_fd else name, 0o666 & ~umask)
         with os.fdopen(fd, "wb") as f:
             for part in parts:
                 f.write(part)

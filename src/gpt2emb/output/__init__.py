@@ -50,8 +50,12 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
     The JSON is UTF-8 text where stdout is UTF-8, else pure ASCII with \\u escapes: the same document for any
     parser, whichever code page the reading end assumes."""
     if lines:
-        for item in getattr(result, "items", (result,)):
+        items = getattr(result, "items", None)
+        for item in (result,) if items is None else items:
             line(item)
+        if items is not None:  # what the result says of all its items is in no line: said on stderr
+            for note in getattr(result, "notes", ()):
+                _PlainReporter(True).note(note)
         return
     if as_json:
         indent = 2 if sys.stdout.isatty() else None

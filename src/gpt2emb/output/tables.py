@@ -758,7 +758,8 @@ def print_error(message: str) -> None:
 @view.register
 def _(result: ExportResult, dims: int | None) -> RenderableType:
     chosen = ["whole words only"] if result.whole_words else []
-    chosen += [f"the first {result.limit:,}"] if result.limit is not None else []
+    if result.limit is not None and result.limit <= result.rows:  # a limit past the rows left cut nothing
+        chosen.append(f"the first {result.limit:,}")
     which = f" ({', '.join(chosen)})" if chosen else ""
     title = f"{result.table} of {result.model}: {result.rows:,} rows{which} of {result.dims} numbers"
     rows = [[f.path, f"{f.bytes:,}"] for f in result.files]
