@@ -126,7 +126,9 @@ def test_the_fast_bounds_hold_the_exact_scores_for_hard_rows() -> None:
     exact_small = small.scores(np.arange(10))
     assert [i for i, _ in small.top(3)] == sorted(range(10), key=lambda i: (-exact_small[i], i))[:3]
     a, b = base[100], base[101]
-    cosmul = ops.analogy_ranking(base, norms, a, b, q, Method.cosmul)
+    cosmul = ops.analogy_of(
+        ops.cosine_rankings(base, norms, ops.analogy_vectors(a, b, q, Method.cosmul)), Method.cosmul
+    )
     lo, hi = cosmul.lo, cosmul.hi
     exact = cosmul.scores(np.arange(len(base)))
     finite = np.isfinite(exact)

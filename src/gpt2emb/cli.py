@@ -965,10 +965,9 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
 
     code: int = ExitCode.OK
     kept, first = [], True
-    reporter = output.reporter(True)
-    if jsonl:
-        for note in answers.notes:  # said once, before the lines
-            reporter.note(note)
+    reporter = output.reporter(True)  # with --jsonl, notes go to stderr as JSON
+    for note in answers.notes if jsonl else ():  # said once, before the lines (tables: in the first)
+        reporter.note(note)
     for answer in answers:
         if isinstance(answer, Failed):
             code = _failures([answer], as_json or jsonl, strict)

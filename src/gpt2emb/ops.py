@@ -275,22 +275,16 @@ def _safe(norms: np.ndarray) -> np.ndarray:
     return result
 
 
-def analogy_ranking(
-    wte: np.ndarray, norms: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, method: Method
-) -> Ranking:
-    """A score for every row as the answer to "A is to B as C is to ?" (higher is better).
+def analogy_vectors(a: np.ndarray, b: np.ndarray, c: np.ndarray, method: Method) -> list[np.ndarray]:
+    """The vectors whose cosine rankings make an analogy's ranking (`analogy_of`): many questions' vectors
+    go through one matrix pass together. The ranking scores each row as the answer to "A is to B as C is to
+    ?" (higher is better):
 
     add      the lab's arithmetic: cosine with v(A) - v(B) + v(C) on the raw rows;
     3cosadd  cosine with unit(A) - unit(B) + unit(C) (gensim's most_similar(positive=[A, C], negative=[B]));
     3cosmul  Levy and Goldberg's cos'(x, A) cos'(x, C) / (cos'(x, B) + 1e-6) with cos' = (1 + cos) / 2
              (gensim's most_similar_cosmul).
     """
-    return analogy_of(cosine_rankings(wte, norms, analogy_vectors(a, b, c, method)), method)
-
-
-def analogy_vectors(a: np.ndarray, b: np.ndarray, c: np.ndarray, method: Method) -> list[np.ndarray]:
-    """The vectors whose cosine rankings make an analogy's ranking (`analogy_of`): many questions' vectors
-    go through one matrix pass together."""
     if method is Method.cosmul:
         return [a, b, c]
     if method is Method.cosadd:

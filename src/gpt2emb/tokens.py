@@ -190,7 +190,9 @@ class Vocab:
     @functools.cached_property
     def _texts(self) -> tuple[list[str], list[str]]:
         pieces = self._pieces + [""] * max(0, self.n_rows - len(self._pieces))
-        return pieces, [self.words.text(p) if p else "" for p in pieces]
+        texts = [self.words.text(p) if p else "" for p in pieces]
+        self._shown.update((i, t) for i, t in enumerate(texts) if t)  # token() answers from them from now on
+        return pieces, texts
 
     @functools.cached_property
     def word_starts(self) -> tuple[list[bool], list[bool]]:
@@ -222,8 +224,6 @@ class Vocab:
 
     def token(self, token_id: int) -> str:
         """A token as tables and JSON show it: the text it stands for (see Words.text)."""
-        if "_texts" in self.__dict__ and 0 <= token_id < len(self._texts[1]) and self._texts[1][token_id]:
-            return self._texts[1][token_id]  # every token worked out at once (see texts), for a batch
         shown = self._shown.get(token_id)
         if shown is None:
             shown = self._shown[token_id] = self._token(token_id)
