@@ -150,10 +150,15 @@ def test_a_broken_row_never_hides_the_others() -> None:
     assert ranking.rank(3)[0] == 2
 
 
+@pytest.mark.parametrize("columns", [512, 4096])
 @pytest.mark.parametrize("broken", [False, True])
-def test_a_block_of_tops_is_each_ranking_s_top(broken: bool) -> None:
-    """Both ways of a block: every norm safe (the fast path: no lo and hi made), and some rows without a fast
-    bound (underflowing squares, NaN): the same ids and exact scores as each ranking's top, bit for bit."""
+def test_a_block_of_tops_is_each_ranking_s_top(
+    broken: bool, columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both ways of a block: every norm safe (the fast path: screened a few columns at a time, no lo and hi
+    made), and some rows without a fast bound (underflowing squares, NaN): the same ids and exact scores as
+    each ranking's top, bit for bit, whether the rows come in one product or in several."""
+    monkeypatch.setattr(ops, "_COLUMNS", columns)
     rng = np.random.default_rng(7)
     d = 48
     wte = rng.standard_normal((3000, d)).astype(np.float32)

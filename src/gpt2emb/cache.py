@@ -76,7 +76,7 @@ class Model:
     words_name: str = ""  # how its vocabulary spells words (families.Words.name), as its tokenizer says
     wraps: tuple[tuple[int, ...], ...] = ((), ())  # the ids its tokenizer adds before and after a text
     # rows found sound so far, by table: a handle (a notebook, a batch of words) checks each row once
-    sound: dict[str, set[int]] = field(default_factory=lambda: {"wte": set(), "wpe": set()}, repr=False)
+    sound: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # a mask over the table's rows
 
     @property
     def family(self) -> Family:
@@ -92,14 +92,17 @@ class Model:
         A command calls this with every row it used or shows, before anything is printed: damage to other
         rows is left to `cache verify`, which reads every byte.
         """
-        for name, ids in (("wte", tokens), ("wpe", positions)):
-            sound = self.sound[name]
-            unchecked = [i for i in dict.fromkeys(int(i) for i in ids) if i not in sound]
-            if name == "wte":
-                self._check(name, self.wte, self.wte_crc, unchecked, self.wte_norm)
-            else:
-                self._check(name, self.wpe, self.wpe_crc, unchecked, None)
-            sound.update(unchecked)
+        tables = (
+            ("wte", self.wte, self.wte_crc, self.wte_norm, tokens),
+            ("wpe", self.wpe, self.wpe_crc, None, positions),
+        )
+        for name, array, crcs, norms, ids in tables:
+            if name not in self.sound:
+                self.sound[name] = np.zeros(len(array), dtype=bool)
+            asked = np.unique(np.fromiter(ids, dtype=np.int64))
+            unchecked = asked[~self.sound[name][asked]]
+            self._check(name, array, crcs, unchecked.tolist(), norms)
+            self.sound[name][unchecked] = True
 
     def _check(
         self, name: str, array: np.ndarray, crcs: np.ndarray, ids: list[int], norms: np.ndarray | None

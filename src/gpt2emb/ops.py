@@ -67,10 +67,18 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float | None:
 def cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Cosine of each row with v, computed as `dots` is: per row, never per batch. 0 where a norm is 0 (a zero
     row points nowhere), NaN where a row or v holds NaN or inf (shown as null)."""
+    v64 = np.array(v, dtype=np.float64, ndmin=2)
+    return _cosines(rows, v64, np.sqrt(np.add.reduce(v64 * v64, axis=1)))
+
+
+def _cosines(rows: np.ndarray, v64: np.ndarray, v_norms: np.ndarray) -> np.ndarray:
+    """`cosines` of each row with one vector (v64 of one row) or each with its own (a row of v64 each), in
+    float64, given the vectors' norms. Every figure comes from its row and its vector alone: numpy sums each
+    row of a product on its own, however many rows there are."""
     rows64 = np.array(rows, dtype=np.float64, ndmin=2)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        denom = np.sqrt(np.add.reduce(rows64 * rows64, axis=1)) * norm(v)
-        result: np.ndarray = np.where(denom > 0, dots(rows64, v) / denom, 0.0)
+        denom = np.sqrt(np.add.reduce(rows64 * rows64, axis=1)) * v_norms
+        result: np.ndarray = np.where(denom > 0, np.add.reduce(rows64 * v64, axis=1) / denom, 0.0)
         result[~np.isfinite(denom)] = np.nan
     return result
 
@@ -172,38 +180,79 @@ def cosine_tops(
     if k + most >= n:  # nearly every row asked for: one by one
         rankings = cosine_rankings(wte, norms, vectors)
         return [r.top(k, tuple(o)) for r, o in zip(rankings, outs, strict=True)]
-    fast, pad, safe = _fast_cosines(wte, norms, vectors)
-    if safe:
-        # lo = fast - pad and hi = fast + pad are never made: a row reaches the k-th best lower bound only if
-        # its fast score is within twice the pad of the k-th best fast score (or of a value below it; a
-        # little more than twice, for rounding)
-        kth = _kth_largest(fast, k + most).astype(np.float64) - 2.02 * float(pad)
-        found = np.flatnonzero(fast >= np.nextafter(kth.astype(np.float32), np.float32(-np.inf))[:, None])
-    else:
-        lo, hi = _bounded(fast, pad, norms, vectors)
-        found = np.flatnonzero(hi >= _kth_largest(lo, k + most)[:, None])
-    del fast
-    queries, rows = np.divmod(found, n)  # found: query * n + row, as the mask of candidates lies in memory
+    stacked = np.stack(vectors).astype(np.float64)
+    q_norms = np.sqrt(np.add.reduce(stacked * stacked, axis=1))  # as `norm` gives each
+    if _safe(norms).all() and _safe(q_norms).all() and 8 * (k + most) <= min(n, _COLUMNS):
+        queries, rows = _screen(wte, norms, stacked / q_norms[:, None], k + most)
+    else:  # a row or query without a fast bound, or many rows asked for: lo and hi of every row
+        lo, hi = _cosine_bounds(wte, norms, vectors)
+        queries, rows = np.divmod(np.flatnonzero(hi >= _kth_largest(lo, k + most)[:, None]), n)
+        del lo, hi
     if most:
-        kept = ~np.isin(found, [q * n + i for q, o in enumerate(outs) for i in o])
+        kept = ~np.isin(queries * n + rows, [q * n + i for q, o in enumerate(outs) for i in o])
         queries, rows = queries[kept], rows[kept]
-    # exact scores by `cosines`, as a ranking computes them: the candidates come grouped by query (found is in
-    # the order of the block's memory), a bounded number of rows at a time
-    bounds = np.searchsorted(queries, np.arange(len(vectors) + 1))
+    # exact scores by `cosines`, as a ranking computes them: each pair from its row and its query alone, a few
+    # pairs at a time (their float64 copies stay in cache)
     exact = np.concatenate(
         [np.zeros(0)]
         + [
-            cosines(wte[rows[i : min(i + _CHUNK, end)]], vectors[q])
-            for q, (start, end) in enumerate(itertools.pairwise(bounds))
-            for i in range(start, end, _CHUNK)
+            _cosines(
+                wte[rows[i : i + _PAIRS]], stacked[queries[i : i + _PAIRS]], q_norms[queries[i : i + _PAIRS]]
+            )
+            for i in range(0, len(rows), _PAIRS)
         ]
     )
     order = np.lexsort((rows, -np.nan_to_num(exact, nan=-np.inf), queries))  # by query, best first, then id
     starts = np.searchsorted(queries[order], np.arange(len(vectors) + 1))
+    ids, scores = rows[order].tolist(), exact[order].tolist()
     return [
-        [(int(rows[j]), float(exact[j])) for j in order[starts[q] : min(starts[q] + k, starts[q + 1])]]
-        for q in range(len(vectors))
+        list(zip(ids[a : min(a + k, b)], scores[a : min(a + k, b)], strict=True))
+        for a, b in itertools.pairwise(starts.tolist())
     ]
+
+
+_COLUMNS = 8192  # rows of wte per matrix product of a block's screen: their scores are screened in cache
+_PAIRS = 256  # (query, row) pairs scored exactly at a time
+
+
+def _screen(wte: np.ndarray, norms: np.ndarray, units: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (query, row) pairs whose exact cosine could place among the query's m best, maybe a few more: each
+    query (a unit vector, float64) against every row, by float32 matrix products of _COLUMNS rows at a time,
+    screened while their scores are in cache. Every norm must be safe (see `slack`), and 8m <= the columns.
+
+    A row is kept when its fast score is within twice the pad of a value at most the query's m-th best fast
+    score (a little more than twice, for rounding): the m-th best of the first columns while the others come,
+    then the m-th best of all that was kept. Every row that can place is kept: at least m rows score at least
+    that value exactly, less the pad."""
+    n, d = len(norms), wte.shape[1]
+    pad = np.float32(2.02 * slack(d) * 1.01)  # 1% more than slack: the fast scores are rounded to float32
+    with np.errstate(divide="ignore"):
+        inv = np.where(norms > 0, np.float32(1) / norms, np.float32(0))  # a zero row scores 0, exactly
+    unit = units.astype(np.float32)
+    buffer = np.empty(len(unit) * min(n, _COLUMNS), dtype=np.float32)
+    floor = np.full(len(unit), -np.inf, dtype=np.float32)
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for start in range(0, n, _COLUMNS):
+        width = min(_COLUMNS, n - start)
+        fast = buffer[: len(unit) * width].reshape(len(unit), width)
+        np.matmul(unit, wte[start : start + width].T, out=fast)  # float32 throughout: the batch's cost
+        fast *= inv[start : start + width]
+        if start == 0:
+            floor = np.partition(fast, width - m, axis=1)[:, width - m]
+        cut = np.nextafter(floor - pad, np.float32(-np.inf))
+        hit = np.flatnonzero(fast >= cut[:, None])
+        queries, rows = np.divmod(hit, width)
+        found.append((queries, rows + start, fast.ravel()[hit]))
+    queries, rows, scores = (np.concatenate(parts) for parts in zip(*found, strict=True))
+    # each query's m-th best among what was kept (it holds the m best): its kept scores in a row of a matrix
+    counts = np.bincount(queries, minlength=len(unit))
+    order = np.argsort(queries, kind="stable")
+    place = np.arange(len(order)) - np.repeat(np.cumsum(counts) - counts, counts)
+    kept_scores = np.full((len(unit), int(counts.max())), -np.inf, dtype=np.float32)
+    kept_scores[queries[order], place] = scores[order]
+    mth = np.partition(kept_scores, kept_scores.shape[1] - m, axis=1)[:, kept_scores.shape[1] - m]
+    kept = scores >= np.nextafter(mth - pad, np.float32(-np.inf))[queries]
+    return queries[kept], rows[kept]
 
 
 def _kth_largest(scores: np.ndarray, k: int) -> np.ndarray:

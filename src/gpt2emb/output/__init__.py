@@ -58,10 +58,7 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
                 _PlainReporter(True).note(note)
         return
     if as_json:
-        indent = 2 if sys.stdout.isatty() else None
-        doc = result.to_dict()
-        text = json.dumps(doc, ensure_ascii=not carries_all(sys.stdout), indent=indent, allow_nan=False)
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(_json(result, 2 if sys.stdout.isatty() else None) + "\n")
         return
     from gpt2emb.output import tables
 
@@ -70,9 +67,19 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
 
 def line(result: Any) -> None:
     """One JSON object on one line (--jsonl), flushed: the reader gets it now, not when a buffer fills."""
-    text = json.dumps(result.to_dict(), ensure_ascii=not carries_all(sys.stdout), allow_nan=False)
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(_json(result) + "\n")
     sys.stdout.flush()
+
+
+def _json(result: Any, indent: int | None = None) -> str:
+    """The text of result.to_dict(). Most results hold finite numbers only: json's C encoder then writes the
+    result objects as they are (a result's __dict__ holds its fields, in order), in one call; a NaN or an
+    infinite value stops it, and to_dict's document, which shows those as null and says so, is written."""
+    ascii_only = not carries_all(sys.stdout)
+    try:
+        return json.dumps(result, default=vars, ensure_ascii=ascii_only, indent=indent, allow_nan=False)
+    except ValueError:  # "Out of range float values are not JSON compliant"
+        return json.dumps(result.to_dict(), ensure_ascii=ascii_only, indent=indent, allow_nan=False)
 
 
 def error(message: str, kind: str, code: int, as_json: bool, line: int | None = None) -> None:
