@@ -218,7 +218,9 @@ _PAIRS = 256  # (query, row) pairs scored exactly at a time
 def _screen(wte: np.ndarray, norms: np.ndarray, units: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """The (query, row) pairs whose exact cosine could place among the query's m best, maybe a few more: each
     query (a unit vector, float64) against every row, by float32 matrix products of _COLUMNS rows at a time,
-    screened while their scores are in cache. Every norm must be safe (see `slack`), and 8m <= the columns.
+    screened while their scores are in cache. A fast score is the product with the query's unit vector
+    rounded to float32, times the row's 1 / norm: fewer roundings than `slack` allows for. Every norm must be
+    safe (see `slack`), and 8m at most the columns of a product (a few candidates per query in each).
 
     A row is kept when its fast score is within twice the pad of a value at most the query's m-th best fast
     score (a little more than twice, for rounding): the m-th best of the first columns while the others come,
