@@ -25,11 +25,12 @@ def pooled(rows: np.ndarray, pool: Pool) -> np.ndarray:
     return np.asarray(rows.mean(axis=0), dtype=np.float32)
 
 
-# Scores against all of wte come in two steps. A fast pass, one float32 matrix product for every query at
-# once, gives each row a score and an interval that surely holds its exact value. Only the rows whose
-# interval reaches the top k (or a rank's boundary) are then scored exactly, by `cosines`, whose value for a
-# row depends on that row and the query alone. So what is shown never depends on which BLAS kernel ran, nor
-# on which other words were asked with it (a matrix-vector and a matrix-matrix product round differently).
+# Scores against all of wte come in two steps. A fast pass, float32 matrix products for every query at once,
+# gives each row a score within `slack` of its exact value (a ranking keeps that interval for every row; a
+# block's top k is screened as the products come, see `_screen`). Only the rows that can reach the top k (or
+# a rank's boundary) are then scored exactly, by `cosines`, whose value for a row depends on that row and
+# the query alone. So what is shown never depends on which BLAS kernel ran, nor on which other words were
+# asked with it (a matrix-vector and a matrix-matrix product round differently).
 
 _U32 = 2.0**-24  # float32's unit roundoff
 
@@ -222,24 +223,23 @@ def _screen(wte: np.ndarray, norms: np.ndarray, units: np.ndarray, m: int) -> tu
     rounded to float32, times the row's 1 / norm: fewer roundings than `slack` allows for. Every norm must be
     safe (see `slack`), and 8m at most the columns of a product (a few candidates per query in each).
 
-    A row is kept when its fast score is within twice the pad of a value at most the query's m-th best fast
-    score (a little more than twice, for rounding): the m-th best of the first columns while the others come,
+    A row is kept when its fast score is within the pad (twice the slack, a little more for rounding) of a
+    value at most the query's m-th best fast score: the m-th best of the first columns while the others come,
     then the m-th best of all that was kept. Every row that can place is kept: at least m rows score at least
-    that value exactly, less the pad."""
+    that value exactly, less the slack."""
     n, d = len(norms), wte.shape[1]
     pad = np.float32(2.02 * slack(d) * 1.01)  # 1% more than slack: the fast scores are rounded to float32
     with np.errstate(divide="ignore"):
         inv = np.where(norms > 0, np.float32(1) / norms, np.float32(0))  # a zero row scores 0, exactly
     unit = units.astype(np.float32)
     buffer = np.empty(len(unit) * min(n, _COLUMNS), dtype=np.float32)
-    floor = np.full(len(unit), -np.inf, dtype=np.float32)
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for start in range(0, n, _COLUMNS):
         width = min(_COLUMNS, n - start)
         fast = buffer[: len(unit) * width].reshape(len(unit), width)
         np.matmul(unit, wte[start : start + width].T, out=fast)  # float32 throughout: the batch's cost
         fast *= inv[start : start + width]
-        if start == 0:
+        if start == 0:  # the first product has 8m columns or more
             floor = np.partition(fast, width - m, axis=1)[:, width - m]
         cut = np.nextafter(floor - pad, np.float32(-np.inf))
         hit = np.flatnonzero(fast >= cut[:, None])
@@ -277,15 +277,15 @@ def _cosine_bounds(
     wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The fast pass: lo <= cosine <= hi for each vector (a row of lo, hi) and each row of wte."""
-    fast, pad, _ = _fast_cosines(wte, norms, vectors)
+    fast, pad = _fast_cosines(wte, norms, vectors)
     return _bounded(fast, pad, norms, vectors)
 
 
 def _fast_cosines(
     wte: np.ndarray, norms: np.ndarray, vectors: list[np.ndarray]
-) -> tuple[np.ndarray, np.float32, bool]:
-    """Each vector's fast float32 cosine with each row of wte (a row per vector), the pad that bounds its
-    error, and whether the bound holds everywhere (every row and vector of a safe norm: see `slack`)."""
+) -> tuple[np.ndarray, np.float32]:
+    """Each vector's fast float32 cosine with each row of wte (a row per vector), and the pad that bounds its
+    error where the row's and the vector's norms are safe (see `slack`)."""
     stacked = np.stack(vectors).astype(np.float32)
     q_norms = np.array([norm(v) for v in stacked])
     pad = np.float32(slack(wte.shape[1]) * 1.01)  # 1% more: lo and hi are themselves rounded to float32
@@ -296,7 +296,7 @@ def _fast_cosines(
         zero = norms == 0
         if zero.any():
             fast[:, zero] = 0.0  # a zero row scores 0, exactly
-    return fast, pad, bool(_safe(norms).all() and _safe(q_norms).all())
+    return fast, pad
 
 
 def _bounded(

@@ -72,14 +72,24 @@ def line(result: Any) -> None:
 
 
 def _json(result: Any, indent: int | None = None) -> str:
-    """The text of result.to_dict(). Most results hold finite numbers only: json's C encoder then writes the
-    result objects as they are (a result's __dict__ holds its fields, in order), in one call; a NaN or an
-    infinite value stops it, and to_dict's document, which shows those as null and says so, is written."""
+    """The text of result.to_dict(). Most results hold finite numbers only: json then writes the result
+    objects as they are (a result's __dict__ holds its fields, in order), in one call, in C on a line; a NaN
+    or an infinite value stops it, and to_dict's document, which shows those as null and says so, is
+    written."""
     ascii_only = not carries_all(sys.stdout)
     try:
-        return json.dumps(result, default=vars, ensure_ascii=ascii_only, indent=indent, allow_nan=False)
+        return json.dumps(result, default=_fields, ensure_ascii=ascii_only, indent=indent, allow_nan=False)
     except ValueError:  # "Out of range float values are not JSON compliant"
         return json.dumps(result.to_dict(), ensure_ascii=ascii_only, indent=indent, allow_nan=False)
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    """A result object's fields (results.Document: a frozen dataclass, its __dict__ nothing but its fields);
+    anything else is no JSON, as to_dict's document would not be."""
+    if not hasattr(type(value), "to_dict"):
+        raise TypeError(f"{type(value).__name__} is not a result")
+    fields: dict[str, Any] = vars(value)
+    return fields
 
 
 def error(message: str, kind: str, code: int, as_json: bool, line: int | None = None) -> None:
