@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from gpt2emb.report import QuietReporter
+
 from conftest import run_cli, run_json
 from fakehub import FakeHub
 
@@ -196,6 +198,27 @@ def test_the_handle_refuses_bad_arguments_with_project_errors(hub: FakeHub) -> N
     assert m.positions(3).positions == (3,)
 
 
+def test_the_handle_says_what_it_fetches_and_notes(hub: FakeHub, capsys: pytest.CaptureFixture[str]) -> None:
+    import gpt2emb
+
+    m = gpt2emb.open()  # stderr is not a terminal here: each fetch is named in a line, with its size
+    fetched = r"gpt2emb: fetching gpt2 embeddings \([0-9]+\.[0-9] kB\)"
+    assert re.fullmatch(fetched + "\n", capsys.readouterr().err)
+    wte = m.model.path / "wte.npy"
+    wte.write_bytes(wte.read_bytes()[:-100] + b"\0" * 100)
+    gpt2emb.open("gpt2")  # a damaged entry: the note, then the fetch again
+    err = capsys.readouterr().err.splitlines()
+    assert (
+        err[0].startswith("gpt2emb: note: the cache entry for gpt2 cannot be trusted") and "damaged" in err[0]
+    )
+    assert len(err) == 2 and re.fullmatch(fetched, err[1])
+    gpt2emb.open("gpt2").export("word2vec", m.model.path.parent / "out.txt", limit=3)
+    assert capsys.readouterr().err == "gpt2emb: exporting wte of gpt2 (0.4 kB)\n"  # cached: only the export
+    quiet = gpt2emb.open("gpt2", reporter=QuietReporter())
+    quiet.export("word2vec", m.model.path.parent / "out.txt", limit=3)
+    assert capsys.readouterr().err == ""
+
+
 def test_dash_is_alone_and_for_one_model(hub: FakeHub) -> None:
     mixed = run_cli("neighbors", "cat", "-")
     assert mixed.exit_code == 2
@@ -241,12 +264,12 @@ def test_the_handle_answers_as_the_commands_do(hub: FakeHub, caches: dict[str, P
 
 
 def test_importing_the_package_loads_no_numpy() -> None:
-    code = "import sys, gpt2emb; gpt2emb.open; print('numpy' in sys.modules)"
+    code = "import sys, gpt2emb; gpt2emb.Embeddings; print('numpy' in sys.modules)"
     lazy = subprocess.run([sys.executable, "-c", "import sys, gpt2emb; print('numpy' in sys.modules)"],
                           capture_output=True, text=True, check=True)  # fmt: skip
     assert lazy.stdout.strip() == "False"
     reached = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert reached.stdout.strip() == "True"  # reaching open loads the core
+    assert reached.stdout.strip() == "True"  # reaching Embeddings loads the core (open does, when called)
 
 
 @pytest.mark.parametrize("bad", ["cat\n\n", "id:1\n"])

@@ -4,27 +4,38 @@
     m = gpt2emb.open("gpt2")
     m.neighbors("cat", k=5).to_dict()
 
-`open` and `Embeddings` are reached lazily (api.py), so that `import gpt2emb` and the CLI's --help load no
-numpy.
+`open` imports api.py when called and `Embeddings` is reached lazily, so that `import gpt2emb` and the CLI's
+--help load no numpy.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpt2emb.registry import DEFAULT_MODEL as _DEFAULT_MODEL
+
 if TYPE_CHECKING:
     from gpt2emb.api import Embeddings
-    from gpt2emb.api import open_embeddings as open
+    from gpt2emb.report import Reporter
 
 __all__ = ["Embeddings", "open"]
-_IN_API = {"Embeddings": "Embeddings", "open": "open_embeddings"}
+
+
+def open(
+    model: str = _DEFAULT_MODEL, revision: str | None = None, reporter: Reporter | None = None
+) -> Embeddings:
+    """A handle on one model's embeddings: `api.open_embeddings`, with its notes and the fetch under way
+    shown on stderr unless another reporter is given."""
+    from gpt2emb import api, output
+
+    return api.open_embeddings(model, revision, reporter or output.python_reporter())
 
 
 def __getattr__(name: str) -> Any:
-    if name in _IN_API:
+    if name == "Embeddings":
         from gpt2emb import api
 
-        return getattr(api, _IN_API[name])
+        return api.Embeddings
     raise AttributeError(f"module 'gpt2emb' has no attribute {name!r}")
 
 

@@ -133,7 +133,7 @@ def open_embeddings(
     entry is opened and checked once, here (fetched on first use); every call then answers from it."""
     if not isinstance(model, str):
         raise UsageError(f"a model is named by a str (gpt2, xl, a Hub repo id, a folder), not {model!r:.40}")
-    return Embeddings(*load(model, reporter, revision))
+    return Embeddings(*load(model, reporter, revision), reporter)
 
 
 def open_checked(
@@ -172,8 +172,9 @@ class Embeddings:
     `batch.Failed` in its place, as `neighbors -` does.
     """
 
-    def __init__(self, model: cache.Model, vocab: Vocab) -> None:
+    def __init__(self, model: cache.Model, vocab: Vocab, reporter: Reporter | None = None) -> None:
         self.model, self.vocab = model, vocab
+        self.reporter = reporter or QuietReporter()  # what export shows unless given its own
 
     @property
     def name(self) -> str:
@@ -345,9 +346,7 @@ class Embeddings:
         path = _export_target(fmt, out, table, limit, whole_words)
         if table is Table.wpe:
             _check_position_table(self.model)
-        return write(
-            self.model, self.vocab, fmt, table, path, limit, whole_words, reporter or QuietReporter()
-        )
+        return write(self.model, self.vocab, fmt, table, path, limit, whole_words, reporter or self.reporter)
 
     # ------------------------------------------------------------------ streams of lines
 

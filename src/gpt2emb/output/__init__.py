@@ -7,11 +7,13 @@ Any stream encoding works (a Windows pipe writes cp1252): what it cannot carry i
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any, TextIO
 
-from gpt2emb.report import QuietReporter, Reporter
+from gpt2emb.report import QuietReporter, Reporter, Task
 
 ESCAPE = "gpt2emb.escape"
 
@@ -114,21 +116,41 @@ def hint(message: str) -> None:
 
 
 class _PlainReporter(QuietReporter):
-    """Piped or --json: notes still reach stderr (as JSON with --json), progress bars do not."""
+    """Piped or --json: notes still reach stderr (as JSON with --json), progress bars do not. steps: each
+    long piece of work is named on stderr as it starts, with its size (for Python, where no bar shows)."""
 
-    def __init__(self, as_json: bool) -> None:
-        self.as_json = as_json
+    def __init__(self, as_json: bool, steps: bool = False) -> None:
+        self.as_json, self.steps = as_json, steps
 
     def note(self, message: str) -> None:
         sys.stderr.write(
             (json.dumps({"note": message}) if self.as_json else f"gpt2emb: note: {message}") + "\n"
         )
 
+    @contextlib.contextmanager
+    def progress(self, label: str, total: int) -> Iterator[Task]:
+        if self.steps:
+            size = f"{total / 1e6:,.1f} MB" if total >= 1e6 else f"{total / 1e3:,.1f} kB"  # as the bars say
+            sys.stderr.write(f"gpt2emb: {label} ({size})\n")
+            sys.stderr.flush()
+        with super().progress(label, total) as task:
+            yield task
+
 
 def reporter(as_json: bool) -> Reporter:
     """Notes go to stderr; progress bars only when a person watches (a terminal, no --json)."""
     if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
         return _PlainReporter(as_json)
+    from gpt2emb.output import tables
+
+    return tables.Reporter()
+
+
+def python_reporter() -> Reporter:
+    """For the Python handle (`gpt2emb.open`): notes on stderr, and the fetch or export under way shown as a
+    bar where stderr is a terminal, else named in a line (a notebook, a script's log)."""
+    if not sys.stderr.isatty():
+        return _PlainReporter(False, steps=True)
     from gpt2emb.output import tables
 
     return tables.Reporter()
