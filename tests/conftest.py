@@ -1,5 +1,6 @@
 """Test session: a fake Hub on loopback (HF_ENDPOINT points at it before huggingface_hub is imported), the
-tiny GPT-2 served as openai-community/gpt2, and a fresh gpt2emb cache and HF cache for every test."""
+tiny GPT-2 served as openai-community/gpt2, and a fresh gpt2emb cache and HF cache for every test; helpers
+that serve or copy the other families' tiny models and run the CLI."""
 
 from __future__ import annotations
 
@@ -48,6 +49,28 @@ def hub(tiny_files: dict[str, bytes]) -> Iterator[FakeHub]:
     HUB.repos["openai-community/gpt2"] = Repo(COMMIT, dict(tiny_files))
     yield HUB
     HUB.reset()
+
+
+def serve(hub: FakeHub, repos: dict[str, dict[str, bytes]]) -> FakeHub:
+    """hub, with each repo's files as its main commit: a family's tiny models under their Hub names."""
+    for repo, files in repos.items():
+        hub.repos[repo] = Repo(COMMIT, files)
+    return hub
+
+
+def hub_or_folder(repo: str, folder: Path, at: str) -> str:
+    """What a test passes to -m for a tiny model: its Hub repo at "hub", else its folder."""
+    return repo if at == "hub" else str(folder)
+
+
+def copy_model(files: dict[str, bytes], folder: Path, config: dict[str, Any] | None = None) -> Path:
+    """A new folder holding a tiny model's files, with config written as its config.json when given."""
+    folder.mkdir()
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    if config is not None:
+        (folder / "config.json").write_text(json.dumps(config))
+    return folder
 
 
 @pytest.fixture(autouse=True)

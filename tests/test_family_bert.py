@@ -8,7 +8,6 @@ norm of token + position + token-type 0 rows) and for the hidden states of `cont
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +16,8 @@ import pytest
 from familycheck import geometry_similarity_vector, unit
 from tiny_bert import N_POSITIONS, TinyBert, build
 
-from conftest import COMMIT, run_cli, run_json
-from fakehub import FakeHub, Repo
+from conftest import copy_model, hub_or_folder, run_cli, run_json, serve
+from fakehub import FakeHub
 
 REPO = "google-bert/bert-base-uncased"
 
@@ -29,13 +28,8 @@ def bert(tmp_path_factory: pytest.TempPathFactory) -> TinyBert:
 
 
 @pytest.fixture
-def served(hub: FakeHub, bert: TinyBert) -> Iterator[FakeHub]:
-    hub.repos[REPO] = Repo(COMMIT, bert.files())
-    yield hub
-
-
-def where(bert: TinyBert, at: str) -> str:
-    return REPO if at == "hub" else str(bert.folder)
+def served(hub: FakeHub, bert: TinyBert) -> FakeHub:
+    return serve(hub, {REPO: bert.files()})
 
 
 def h0_oracle(folder: Path, ids: list[int]) -> np.ndarray:
@@ -93,12 +87,13 @@ def test_the_entry_keeps_wordpiece_pieces_and_no_bpe_table(served: FakeHub, bert
 
 @pytest.mark.parametrize("at", ["hub", "folder"])
 def test_neighbors_of_cat(served: FakeHub, bert: TinyBert, at: str) -> None:
-    doc = run_json("neighbors", "cat", "-k", "3", "-m", where(bert, at))
+    model = hub_or_folder(REPO, bert.folder, at)
+    doc = run_json("neighbors", "cat", "-k", "3", "-m", model)
     first = doc["items"][0]
     assert first["tokens"] == [{"id": bert.id("cat"), "token": " cat"}]
     assert [n["token"] for n in first["neighbors"][:2]] == [" cats", " kitten"]
     assert first["neighbors"][0]["id"] == bert.id("cats")
-    table = run_cli("neighbors", "cat", "-m", where(bert, at))
+    table = run_cli("neighbors", "cat", "-m", model)
     assert table.exit_code == 0 and '" kitten"' in table.stdout
 
 
@@ -169,8 +164,9 @@ def test_positions_start_at_row_zero(served: FakeHub, bert: TinyBert) -> None:
 
 @pytest.mark.parametrize("at", ["hub", "folder"])
 def test_input_is_transformers_own_embedding_output(served: FakeHub, bert: TinyBert, at: str) -> None:
+    model = hub_or_folder(REPO, bert.folder, at)
     text = "the King and the cats"
-    doc = run_json("input", text, "--full", "-m", where(bert, at))
+    doc = run_json("input", text, "--full", "-m", model)
     ids = list(bert.tokenizer.encode(text, add_special_tokens=False).ids)
     assert [t["id"] for t in doc["tokens"]] == ids and bert.id("king") in ids
     assert [t["row"] for t in doc["tokens"]] == list(range(len(ids)))
@@ -180,14 +176,14 @@ def test_input_is_transformers_own_embedding_output(served: FakeHub, bert: TinyB
     np.testing.assert_allclose(
         [t["sum_norm"] for t in doc["tokens"]], np.linalg.norm(summed, axis=1), rtol=1e-5
     )
-    table = run_cli("input", text, "-m", where(bert, at))
+    table = run_cli("input", text, "-m", model)
     assert table.exit_code == 0
     n = len(ids)
     assert (
         f"LayerNorm(wte[ids] ({n}, 32) + wpe[0..{n - 1}] ({n}, 32) + type[0] (32,)) = h0 ({n}, 32)"
         in table.stdout
     )
-    too_long = run_cli("input", " the" * (N_POSITIONS + 1), "-m", where(bert, at))
+    too_long = run_cli("input", " the" * (N_POSITIONS + 1), "-m", model)
     assert too_long.exit_code == 2 and f"position {N_POSITIONS} does not exist" in too_long.stderr
 
 
@@ -195,9 +191,7 @@ def _folder_with_keys(bert: TinyBert, folder: Path, rename: dict[str, str]) -> P
     """The tiny BERT's files, its checkpoint's tensors renamed."""
     from safetensors.numpy import load_file, save_file
 
-    folder.mkdir()
-    for name, data in bert.files().items():
-        (folder / name).write_bytes(data)
+    copy_model(bert.files(), folder)
     tensors = load_file(str(folder / "model.safetensors"))
     renamed = {next((new for old, new in rename.items() if k == old), k): v for k, v in tensors.items()}
     save_file(renamed, str(folder / "model.safetensors"), metadata={"format": "pt"})

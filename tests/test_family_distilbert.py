@@ -7,7 +7,6 @@ norm of token + position rows: no token-type row) and for the hidden states of `
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,8 +15,8 @@ import pytest
 from familycheck import geometry_similarity_vector, unit
 from tiny_distilbert import N_LAYER, N_POSITIONS, TinyDistilBert, build
 
-from conftest import COMMIT, run_cli, run_json
-from fakehub import FakeHub, Repo
+from conftest import hub_or_folder, run_cli, run_json, serve
+from fakehub import FakeHub
 
 REPO = "distilbert/distilbert-base-uncased"
 
@@ -28,23 +27,19 @@ def distil(tmp_path_factory: pytest.TempPathFactory) -> TinyDistilBert:
 
 
 @pytest.fixture
-def served(hub: FakeHub, distil: TinyDistilBert) -> Iterator[FakeHub]:
-    hub.repos[REPO] = Repo(COMMIT, distil.files())
-    yield hub
-
-
-def where(distil: TinyDistilBert, at: str) -> str:
-    return REPO if at == "hub" else str(distil.folder)
+def served(hub: FakeHub, distil: TinyDistilBert) -> FakeHub:
+    return serve(hub, {REPO: distil.files()})
 
 
 @pytest.mark.parametrize("at", ["hub", "folder"])
 def test_neighbors_of_cat(served: FakeHub, distil: TinyDistilBert, at: str) -> None:
-    doc = run_json("neighbors", "cat", "-k", "3", "-m", where(distil, at))
+    model = hub_or_folder(REPO, distil.folder, at)
+    doc = run_json("neighbors", "cat", "-k", "3", "-m", model)
     first = doc["items"][0]
     assert first["tokens"] == [{"id": distil.id("cat"), "token": " cat"}]
     assert [n["token"] for n in first["neighbors"][:2]] == [" cats", " kitten"]
     assert first["neighbors"][0]["id"] == distil.id("cats")
-    table = run_cli("neighbors", "cat", "-m", where(distil, at))
+    table = run_cli("neighbors", "cat", "-m", model)
     assert table.exit_code == 0 and '" kitten"' in table.stdout
 
 
@@ -65,8 +60,9 @@ def test_positions_start_at_row_zero(served: FakeHub, distil: TinyDistilBert) ->
 def test_input_is_transformers_own_embedding_output(served: FakeHub, distil: TinyDistilBert, at: str) -> None:
     import torch
 
+    model = hub_or_folder(REPO, distil.folder, at)
     text = "the King and the cats"
-    doc = run_json("input", text, "--full", "-m", where(distil, at))
+    doc = run_json("input", text, "--full", "-m", model)
     ids = list(distil.tokenizer.encode(text, add_special_tokens=False).ids)
     assert [t["id"] for t in doc["tokens"]] == ids and distil.id("king") in ids
     assert [t["row"] for t in doc["tokens"]] == list(range(len(ids)))
@@ -77,7 +73,7 @@ def test_input_is_transformers_own_embedding_output(served: FakeHub, distil: Tin
     np.testing.assert_allclose(
         [t["sum_norm"] for t in doc["tokens"]], np.linalg.norm(summed, axis=1), rtol=1e-5
     )
-    table = run_cli("input", text, "-m", where(distil, at))
+    table = run_cli("input", text, "-m", model)
     assert table.exit_code == 0
     n = len(ids)
     assert f"LayerNorm(wte[ids] ({n}, 32) + wpe[0..{n - 1}] ({n}, 32)) = h0 ({n}, 32)" in table.stdout

@@ -7,15 +7,14 @@ transformers' own forward pass for h0 (hidden_states[0] = wte[ids] + wpe[0..n-1]
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 
+from familycheck import unit
 from tiny_gpt_neo import N_LAYER, N_POSITIONS, TinyGPTNeo, build
 
-from conftest import COMMIT, run_cli, run_json
-from fakehub import FakeHub, Repo
+from conftest import hub_or_folder, run_cli, run_json, serve
+from fakehub import FakeHub
 
 REPO = "EleutherAI/gpt-neo-125m"
 
@@ -26,19 +25,13 @@ def neo(tmp_path_factory: pytest.TempPathFactory) -> TinyGPTNeo:
 
 
 @pytest.fixture
-def served(hub: FakeHub, neo: TinyGPTNeo) -> Iterator[FakeHub]:
-    hub.repos[REPO] = Repo(COMMIT, neo.files())
-    yield hub
-
-
-def unit(rows: np.ndarray) -> np.ndarray:
-    r = rows.astype(np.float64)
-    return np.asarray(r / np.linalg.norm(r, axis=1, keepdims=True))
+def served(hub: FakeHub, neo: TinyGPTNeo) -> FakeHub:
+    return serve(hub, {REPO: neo.files()})
 
 
 @pytest.mark.parametrize("where", ["hub", "folder"])
 def test_neighbors_of_cat(served: FakeHub, neo: TinyGPTNeo, where: str) -> None:
-    model = REPO if where == "hub" else str(neo.folder)
+    model = hub_or_folder(REPO, neo.folder, where)
     doc = run_json("neighbors", "cat", "-k", "3", "-m", model)
     first = doc["items"][0]
     assert first["tokens"][0]["id"] == neo.id("cat")
@@ -50,7 +43,7 @@ def test_neighbors_of_cat(served: FakeHub, neo: TinyGPTNeo, where: str) -> None:
 
 @pytest.mark.parametrize("where", ["hub", "folder"])
 def test_positions_are_the_table_s_rows_up_to_its_wall(served: FakeHub, neo: TinyGPTNeo, where: str) -> None:
-    model = REPO if where == "hub" else str(neo.folder)
+    model = hub_or_folder(REPO, neo.folder, where)
     last = N_POSITIONS - 1
     doc = run_json("positions", "0", "1", "2", str(last), "-m", model)
     assert doc["positions"] == [0, 1, 2, last] and doc["rows"] == [0, 1, 2, last]
@@ -88,7 +81,7 @@ def test_input_is_transformers_own_first_hidden_state(served: FakeHub, neo: Tiny
 
 @pytest.mark.parametrize("where", ["hub", "folder"])
 def test_tying_is_tied(served: FakeHub, neo: TinyGPTNeo, where: str) -> None:
-    model = REPO if where == "hub" else str(neo.folder)
+    model = hub_or_folder(REPO, neo.folder, where)
     doc = run_json("tying", "-m", model)
     assert doc["tied"] is True and doc["saved_params"] == neo.wte.size
     meta = next(c for c in doc["checks"] if c["name"] == "meta_model")

@@ -8,7 +8,6 @@ Oracles: the model's own position table read at row p + 2, and transformers' own
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +16,8 @@ import pytest
 from familycheck import geometry_similarity_vector, unit
 from tiny_roberta import N_POSITIONS, TinyRoberta, build
 
-from conftest import COMMIT, run_cli, run_json
-from fakehub import FakeHub, Repo
+from conftest import copy_model, hub_or_folder, run_cli, run_json, serve
+from fakehub import FakeHub
 
 REPO = "FacebookAI/roberta-base"
 
@@ -29,14 +28,13 @@ def roberta(tmp_path_factory: pytest.TempPathFactory) -> TinyRoberta:
 
 
 @pytest.fixture
-def served(hub: FakeHub, roberta: TinyRoberta) -> Iterator[FakeHub]:
-    hub.repos[REPO] = Repo(COMMIT, roberta.files())
-    yield hub
+def served(hub: FakeHub, roberta: TinyRoberta) -> FakeHub:
+    return serve(hub, {REPO: roberta.files()})
 
 
 @pytest.mark.parametrize("where", ["hub", "folder"])
 def test_neighbors_of_cat(served: FakeHub, roberta: TinyRoberta, where: str) -> None:
-    model = "roberta-base" if where == "hub" else str(roberta.folder)
+    model = hub_or_folder("roberta-base", roberta.folder, where)
     doc = run_json("neighbors", "cat", "-k", "3", "-m", model)
     first = doc["items"][0]
     assert first["tokens"][0]["id"] == roberta.id("cat")
@@ -146,12 +144,8 @@ def test_context_runs_roberta(served: FakeHub, roberta: TinyRoberta) -> None:
 
 
 def test_an_unsupported_model_type_names_the_supported_ones(tmp_path: Path, roberta: TinyRoberta) -> None:
-    folder = tmp_path / "t5"
-    folder.mkdir()
-    for name, data in roberta.files().items():
-        (folder / name).write_bytes(data)
-    config = json.loads((folder / "config.json").read_text())
-    (folder / "config.json").write_text(json.dumps({**config, "model_type": "t5"}))
+    config = json.loads(roberta.files()["config.json"])
+    folder = copy_model(roberta.files(), tmp_path / "t5", {**config, "model_type": "t5"})
     result = run_cli("neighbors", "cat", "-m", str(folder))
     assert result.exit_code != 0 and "model_type='t5'" in result.stderr and "roberta" in result.stderr
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,8 @@ from tiny_llama import model as llama_model
 from tiny_neox import TinyNeox
 from tiny_neox import build as build_neox
 
-from conftest import COMMIT, run_cli, run_json
-from fakehub import FakeHub, Repo
+from conftest import copy_model, hub_or_folder, run_cli, run_json, serve
+from fakehub import FakeHub
 
 LLAMA, NEOX = "test-org/tiny-llama", "EleutherAI/tiny-pythia"
 SMOL, MISTRAL, QWEN = "HuggingFaceTB/tiny-smollm", "test-org/tiny-mistral", "Qwen/tiny-qwen2"
@@ -59,14 +58,15 @@ def qwen(tmp_path_factory: pytest.TempPathFactory) -> TinyLlama:
 
 
 @pytest.fixture
-def served(hub: FakeHub, llama: TinyLlama, neox: TinyNeox) -> Iterator[FakeHub]:
-    hub.repos[LLAMA] = Repo(COMMIT, llama.files())
-    hub.repos[NEOX] = Repo(COMMIT, neox.files())
-    yield hub
+def served(hub: FakeHub, llama: TinyLlama, neox: TinyNeox) -> FakeHub:
+    return serve(hub, {LLAMA: llama.files(), NEOX: neox.files()})
 
 
-def where(model: str, folder: Path, place: str) -> str:
-    return model if place == "hub" else str(folder)
+def _silent_on_tying(llama: TinyLlama, folder: Path) -> Path:
+    """The tiny Llama copied into folder, its config.json without tie_word_embeddings."""
+    config = json.loads(llama.files()["config.json"])
+    del config["tie_word_embeddings"]
+    return copy_model(llama.files(), folder, config)
 
 
 # ---------------------------------------------------------------- words
@@ -76,7 +76,7 @@ def where(model: str, folder: Path, place: str) -> str:
 @pytest.mark.parametrize("kind", ["llama", "neox"])
 def test_word_commands(served: FakeHub, llama: TinyLlama, neox: TinyNeox, kind: str, place: str) -> None:
     tiny = llama if kind == "llama" else neox
-    model = where(LLAMA if kind == "llama" else NEOX, tiny.folder, place)
+    model = hub_or_folder(LLAMA if kind == "llama" else NEOX, tiny.folder, place)
     doc = run_json("neighbors", "cat", "-k", "2", "-m", model)
     item = doc["items"][0]
     assert item["tokens"] == [{"id": tiny.id("cat"), "token": " cat"}]
@@ -125,7 +125,7 @@ def test_sentencepiece_pieces_read_as_text(served: FakeHub, llama: TinyLlama) ->
 def test_positions_says_there_is_no_position_table(
     served: FakeHub, llama: TinyLlama, args: list[str], place: str
 ) -> None:
-    model = where(LLAMA, llama.folder, place)
+    model = hub_or_folder(LLAMA, llama.folder, place)
     result = run_cli(*args, "-m", model)
     assert result.exit_code == 2
     assert result.stderr.strip() == (
@@ -173,7 +173,7 @@ def test_a_long_text_has_no_position_wall(served: FakeHub) -> None:
 
 @pytest.mark.parametrize("place", ["hub", "folder"])
 def test_geometry_measures_wte_alone(served: FakeHub, llama: TinyLlama, place: str) -> None:
-    model = where(LLAMA, llama.folder, place)
+    model = hub_or_folder(LLAMA, llama.folder, place)
     doc = run_json("geometry", "-m", model)
     assert doc["wpe"] is None and doc["wte_vs_wpe"] is None
     assert "has no position table" in doc["reading"] and ROTARY in doc["reading"]
@@ -220,7 +220,7 @@ def test_context_matches_transformers_hidden_states(served: FakeHub, llama: Tiny
 
 @pytest.mark.parametrize("place", ["hub", "folder"])
 def test_an_untied_llama_says_so_and_compares(served: FakeHub, llama: TinyLlama, place: str) -> None:
-    model = where(LLAMA, llama.folder, place)
+    model = hub_or_folder(LLAMA, llama.folder, place)
     doc = run_json("tying", "--compare", "-m", model)
     assert doc["tied"] is False and doc["saved_params"] == 0
     assert [c["passed"] for c in doc["checks"]] == [False, False, False]
@@ -242,13 +242,7 @@ def test_an_untied_llama_says_so_and_compares(served: FakeHub, llama: TinyLlama,
 
 def test_a_config_without_tie_word_embeddings_is_untied(tmp_path: Path, llama: TinyLlama) -> None:
     """LlamaConfig defaults it to false (GPT-2's to true): a config that leaves it out is read that way."""
-    folder = tmp_path / "llama"
-    folder.mkdir()
-    for name, data in llama.files().items():
-        (folder / name).write_bytes(data)
-    config = json.loads((folder / "config.json").read_text())
-    del config["tie_word_embeddings"]
-    (folder / "config.json").write_text(json.dumps(config))
+    folder = _silent_on_tying(llama, tmp_path / "llama")
     doc = run_json("tying", "-m", str(folder))
     assert doc["tied"] is False
     assert doc["checks"][0] == {
@@ -267,13 +261,7 @@ def _neox_model(folder: Path) -> Any:
 def test_sizes_counts_an_untied_output_layer(tmp_path: Path, llama: TinyLlama, neox: TinyNeox) -> None:
     """GPT-NeoX's embed_out and a Llama whose config is silent on tying (untied) count their output layer,
     as transformers' own models do."""
-    silent = tmp_path / "silent"
-    silent.mkdir()
-    for name, data in llama.files().items():
-        (silent / name).write_bytes(data)
-    config = json.loads((silent / "config.json").read_text())
-    del config["tie_word_embeddings"]
-    (silent / "config.json").write_text(json.dumps(config))
+    silent = _silent_on_tying(llama, tmp_path / "silent")
     doc = run_json("sizes", "-m", str(neox.folder), "-m", str(llama.folder), "-m", str(silent))
     rows = len(neox.wte) * neox.wte.shape[1], len(llama.wte) * llama.wte.shape[1]
     for m, output_params, loaded in zip(
@@ -319,7 +307,7 @@ def test_compare_samples_a_large_output_layer_by_ranges(
 
 def test_a_tied_llama_says_so(hub: FakeHub, smol: TinyLlama) -> None:
     """SmolLM: a Llama whose config ties the output layer, with a byte-level tokenizer."""
-    hub.repos[SMOL] = Repo(COMMIT, smol.files())
+    serve(hub, {SMOL: smol.files()})
     doc = run_json("tying", "-m", SMOL)
     assert doc["tied"] is True and doc["saved_params"] == smol.wte.size
     assert [c["passed"] for c in doc["checks"]] == [True, True, True]
@@ -339,7 +327,7 @@ def test_mistral_and_qwen2(
     hub: FakeHub, mistral: TinyLlama, qwen: TinyLlama, kind: str, caches: dict[str, Path]
 ) -> None:
     tiny, repo = (mistral, MISTRAL) if kind == "mistral" else (qwen, QWEN)
-    hub.repos[repo] = Repo(COMMIT, tiny.files())
+    serve(hub, {repo: tiny.files()})
     item = run_json("neighbors", "cat", "-k", "1", "-m", repo)["items"][0]
     assert item["tokens"] == [{"id": tiny.id("cat"), "token": " cat"}]
     assert item["neighbors"][0]["token"] == " cats"

@@ -10,7 +10,6 @@ has N_POSITIONS rows from row 0, each a sinusoid of its position; two token-type
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from tokenizers import (
     trainers,
 )
 
-from tinymodel import WORDS
+from tinymodel import FILLER, WORDS, save_model, sinusoids
 
 D = 32
 N_POSITIONS = 64
@@ -56,9 +55,8 @@ def train_tokenizer() -> Tokenizer:
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     trainer = trainers.WordPieceTrainer(vocab_size=400, special_tokens=LAYOUT, show_progress=False)
-    filler = "the a of and to in is it that was for on are with as his they be at one have this from"
     more = "play plays played sing , . ! ? 1 2 3 2024"
-    tok.train_from_iterator([" ".join(WORDS * 3) for _ in range(60)] + [filler, more] * 20, trainer)
+    tok.train_from_iterator([" ".join(WORDS * 3) for _ in range(60)] + [FILLER, more] * 20, trainer)
     # the trainer makes every one of LAYOUT an added token; BERT's tokenizer adds only the five specials
     return _tokenizer(tok.get_vocab())
 
@@ -85,6 +83,22 @@ class TinyBert:
         from transformers import BertForMaskedLM
 
         return BertForMaskedLM.from_pretrained(self.folder).eval()  # type: ignore[no-untyped-call]
+
+
+def fill_embeddings(
+    emb: Any, wte: np.ndarray, positions: np.ndarray, types: np.ndarray, rng: np.random.Generator
+) -> None:
+    """Copy the tables into a BERT-style embeddings module (RoBERTa's too), its layer norm's weight and bias
+    drawn from rng."""
+    import torch
+
+    d: int = wte.shape[1]
+    with torch.no_grad():
+        emb.word_embeddings.weight.copy_(torch.from_numpy(wte))
+        emb.position_embeddings.weight.copy_(torch.from_numpy(positions))
+        emb.token_type_embeddings.weight.copy_(torch.from_numpy(types))
+        emb.LayerNorm.weight.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, d).astype(np.float32)))
+        emb.LayerNorm.bias.copy_(torch.from_numpy(rng.normal(0.0, 0.1, d).astype(np.float32)))
 
 
 def build(folder: Path, base: bool = False) -> TinyBert:
@@ -122,24 +136,12 @@ def build(folder: Path, base: bool = False) -> TinyBert:
         "dog": c + 1.5 * g,
     }.items():
         wte[vocab[word]] = row
-    pos = np.arange(N_POSITIONS)[:, None]
-    freqs = 1.0 / (100.0 ** (2 * np.arange(D // 2) / D))[None, :]
-    table = np.zeros((N_POSITIONS, D), dtype=np.float32)
-    table[:, 0::2], table[:, 1::2] = 0.5 * np.cos(pos * freqs), 0.5 * np.sin(pos * freqs)
+    table = sinusoids(N_POSITIONS, D)
     types = rng.normal(0.0, 0.1, (2, D)).astype(np.float32)
-    emb = lm.bert.embeddings
-    with torch.no_grad():
-        emb.word_embeddings.weight.copy_(torch.from_numpy(wte))
-        emb.position_embeddings.weight.copy_(torch.from_numpy(table))
-        emb.token_type_embeddings.weight.copy_(torch.from_numpy(types))
-        emb.LayerNorm.weight.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, D).astype(np.float32)))
-        emb.LayerNorm.bias.copy_(torch.from_numpy(rng.normal(0.0, 0.1, D).astype(np.float32)))
+    fill_embeddings(lm.bert.embeddings, wte, table, types, rng)
+    model: Any = lm
     if base:
         model = BertModel(config).eval()  # type: ignore[no-untyped-call]
         model.load_state_dict(lm.bert.state_dict(), strict=False)  # BertModel adds a pooler of its own
-        model.save_pretrained(folder)
-    else:
-        lm.save_pretrained(folder)
-    tok.save(str(folder / "tokenizer.json"))
-    assert json.loads((folder / "config.json").read_text())["model_type"] == "bert"
+    assert save_model(model, tok, folder)["model_type"] == "bert"
     return TinyBert(folder, tok, wte, table, types)

@@ -8,7 +8,6 @@ sinusoid of each position, from row 0) and embedding layer norm copied in.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,8 @@ import numpy as np
 
 from tiny_bert import N_LAYER, N_POSITIONS, D, TinyBert
 from tiny_bert import build as build_bert
+
+from tinymodel import save_model
 
 __all__ = ["N_LAYER", "N_POSITIONS", "D", "TinyDistilBert", "build"]
 
@@ -56,13 +57,10 @@ def build(folder: Path, base: bool = False) -> TinyDistilBert:
         emb.word_embeddings.weight.copy_(torch.from_numpy(bert.wte))
         emb.position_embeddings.weight.copy_(torch.from_numpy(bert.positions))
         emb.LayerNorm.load_state_dict(norm.state_dict())
+    model: Any = lm
     if base:
         model = DistilBertModel(config).eval()  # type: ignore[no-untyped-call]
         model.load_state_dict(lm.distilbert.state_dict())
-        model.save_pretrained(folder)
-    else:
-        lm.save_pretrained(folder)
-    bert.tokenizer.save(str(folder / "tokenizer.json"))
-    config_json = json.loads((folder / "config.json").read_text())
+    config_json = save_model(model, bert.tokenizer, folder)
     assert config_json["model_type"] == "distilbert" and "layer_norm_eps" not in config_json
     return TinyDistilBert(folder, bert.tokenizer, bert.wte, bert.positions, np.zeros((0, D), np.float32))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tinymodel import Saved, planted_rows, sinusoids, train_tokenizer
+from tinymodel import Saved, planted_rows, save_model, sinusoids, train_tokenizer
 
 D = 32
 N_POSITIONS = 64
@@ -53,6 +53,5 @@ def build(folder: Path) -> TinyGPTNeo:
     with torch.no_grad():
         model.transformer.wte.weight.copy_(torch.from_numpy(wte))
         model.transformer.wpe.weight.copy_(torch.from_numpy(wpe))
-    model.save_pretrained(folder)
-    tok.save(str(folder / "tokenizer.json"))
+    save_model(model, tok, folder)
     return TinyGPTNeo(folder, tok, wte, wpe)

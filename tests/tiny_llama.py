@@ -20,14 +20,12 @@ from typing import Any
 import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
-from tinymodel import WORDS, planted_rows
+from tinymodel import CORPUS, WORDS, planted_rows, save_model, train_byte_level
 
 D = 32
 N_LAYER = 2
 MAX_POSITIONS = 128  # the config's max_position_embeddings: a context length, not a table
 SPECIALS = ["<unk>", "<s>", "</s>"]
-FILLER = "the a of and to in is it that was for on are with as his they be at one have this from"
-CORPUS = [" ".join(WORDS * 3) for _ in range(60)] + [FILLER] * 20
 QWEN_PATTERN = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|"
     r"\s+(?!\S)|\s+"
@@ -65,14 +63,7 @@ def qwen_tokenizer() -> Tokenizer:
         ]
     )
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=400,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        special_tokens=["<|endoftext|>"],
-        show_progress=False,
-    )
-    tok.train_from_iterator(CORPUS, trainer)
-    return tok
+    return train_byte_level(tok, ("<|endoftext|>",), vocab_size=400)
 
 
 @dataclass(repr=False)
@@ -142,9 +133,7 @@ def build(folder: Path, tied: bool = False, kind: str = "llama", byte_level: boo
             noise *= (np.linalg.norm(rows, axis=1) / np.linalg.norm(noise, axis=1))[:, None]
             output = (rows + noise).astype(np.float32)
             model.get_output_embeddings().weight.copy_(torch.from_numpy(output))
-    model.save_pretrained(folder)
-    tok.save(str(folder / "tokenizer.json"))
-    saved = json.loads((folder / "config.json").read_text())
+    saved = save_model(model, tok, folder)
     assert saved["model_type"] == kind and saved["tie_word_embeddings"] is tied
     return TinyLlama(folder, tok, wte, output, kind, prefix)
 

@@ -10,32 +10,22 @@ output layer of its own, embed_out, equal to the token table embed_in except on 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tokenizers import Tokenizer
 
 from tiny_llama import N_LAYER, D, token_table
 
-from tinymodel import train_tokenizer
+from tinymodel import Saved, save_model, train_tokenizer
 
 
 @dataclass(repr=False)
-class TinyNeox:
-    folder: Path
-    tokenizer: Tokenizer
+class TinyNeox(Saved):
+    model_class = "GPTNeoXForCausalLM"
     wte: np.ndarray
     output: np.ndarray
     negated: int  # rows of embed_out that are their embed_in row negated
-
-    def id(self, word: str) -> int:
-        vocab: dict[str, int] = self.tokenizer.get_vocab()
-        return vocab["Ġ" + word]
-
-    def files(self) -> dict[str, bytes]:
-        return {p.name: p.read_bytes() for p in self.folder.iterdir() if p.is_file()}
 
 
 def build(folder: Path) -> TinyNeox:
@@ -63,7 +53,5 @@ def build(folder: Path) -> TinyNeox:
     with torch.no_grad():
         model.get_input_embeddings().weight.copy_(torch.from_numpy(wte))
         model.get_output_embeddings().weight.copy_(torch.from_numpy(output))
-    model.save_pretrained(folder)
-    tok.save(str(folder / "tokenizer.json"))
-    assert json.loads((folder / "config.json").read_text())["model_type"] == "gpt_neox"
+    assert save_model(model, tok, folder)["model_type"] == "gpt_neox"
     return TinyNeox(folder, tok, wte, output, len(range(0, len(wte), 4)))

@@ -9,15 +9,16 @@ is the padding row of zeros, position p is row p + 2 and its row is a sinusoid o
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from tokenizers import Tokenizer, processors
 
+from tiny_bert import fill_embeddings
+
 import tinymodel
-from tinymodel import Saved
+from tinymodel import Saved, save_model
 
 D = 32
 N_POSITIONS = 64  # usable positions: the table has 66 rows
@@ -61,21 +62,11 @@ def build(folder: Path) -> TinyRoberta:
     torch.manual_seed(0)
     model = RobertaForMaskedLM(config).eval()  # type: ignore[no-untyped-call]
     rng = np.random.default_rng(99)
-    emb = model.roberta.embeddings
     wte = tinymodel.planted_rows(vocab, "Ġ", rng)
     table = rng.normal(0.0, 0.1, (N_POSITIONS + 2, D)).astype(np.float32)
     table[1] = 0.0  # the padding row
     table[2:] = tinymodel.sinusoids(N_POSITIONS)
-    with torch.no_grad():
-        emb.word_embeddings.weight.copy_(torch.from_numpy(wte))
-        emb.position_embeddings.weight.copy_(torch.from_numpy(table))
-        emb.token_type_embeddings.weight.copy_(
-            torch.from_numpy(rng.normal(0.0, 0.1, (1, D)).astype(np.float32))
-        )
-        emb.LayerNorm.weight.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, D).astype(np.float32)))
-        emb.LayerNorm.bias.copy_(torch.from_numpy(rng.normal(0.0, 0.1, D).astype(np.float32)))
-    model.save_pretrained(folder)
-    tok.save(str(folder / "tokenizer.json"))
-    config_json = json.loads((folder / "config.json").read_text())
-    assert config_json["model_type"] == "roberta"
+    types = rng.normal(0.0, 0.1, (1, D)).astype(np.float32)
+    fill_embeddings(model.roberta.embeddings, wte, table, types, rng)
+    assert save_model(model, tok, folder)["model_type"] == "roberta"
     return TinyRoberta(folder, tok, wte, table)

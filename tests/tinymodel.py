@@ -37,21 +37,28 @@ WORDS = [
 ]
 
 
-def train_tokenizer(specials: tuple[str, ...] = ("<|endoftext|>",), vocab_size: int = 420) -> Tokenizer:
-    """A byte-level BPE trained on WORDS, as GPT-2's (other byte-level families pass their specials)."""
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
+FILLER = "the a of and to in is it that was for on are with as his they be at one have this from"
+CORPUS = [" ".join(WORDS * 3) for _ in range(60)] + [FILLER] * 20
+
+
+def train_byte_level(tok: Tokenizer, specials: tuple[str, ...], vocab_size: int) -> Tokenizer:
+    """tok (a BPE with its pre-tokenizer set) trained on CORPUS from all 256 bytes, as a byte-level BPE."""
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         special_tokens=list(specials),
         show_progress=False,
     )
-    filler = "the a of and to in is it that was for on are with as his they be at one have this from"
-    corpus = [" ".join(WORDS * 3) for _ in range(60)] + [filler for _ in range(20)]
-    tok.train_from_iterator(corpus, trainer)
+    tok.train_from_iterator(CORPUS, trainer)
     return tok
+
+
+def train_tokenizer(specials: tuple[str, ...] = ("<|endoftext|>",), vocab_size: int = 420) -> Tokenizer:
+    """A byte-level BPE trained on WORDS, as GPT-2's (other byte-level families pass their specials)."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    return train_byte_level(tok, specials, vocab_size)
 
 
 @dataclass(repr=False)
@@ -75,6 +82,15 @@ class Saved:
         import transformers
 
         return getattr(transformers, self.model_class).from_pretrained(self.folder).eval()
+
+
+def save_model(model: Any, tokenizer: Tokenizer, folder: Path) -> dict[str, Any]:
+    """A transformers model saved in folder by its save_pretrained, with tokenizer.json beside it, as the Hub
+    holds them; returns the config.json written, for the builder to check."""
+    model.save_pretrained(folder)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    config: dict[str, Any] = json.loads((folder / "config.json").read_text())
+    return config
 
 
 def planted_rows(vocab: dict[str, int], prefix: str, rng: np.random.Generator, d: int = D) -> np.ndarray:
