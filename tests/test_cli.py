@@ -394,3 +394,35 @@ def test_no_command_shows_the_help_and_nothing_else(args: tuple[str, ...]) -> No
     result = run_process(*args)
     assert result.returncode == 2 and "Usage: gpt2emb" in result.stdout + result.stderr
     assert "gpt2emb: " not in result.stderr  # no empty error line after the help
+
+
+@pytest.mark.parametrize(
+    ("args", "named", "without"),
+    [
+        (["analogy", "king", "man", "woman", "--rule", "bare", "--errors"], "--rule, --errors", 4),
+        (["analogy", "--eval", "Q", "-k", "3", "--keep-inputs"], "-k/--top, --keep-inputs", 3),
+        (["analogy", "--eval", "Q", "--exact", "--pool", "first"], "--exact, --pool", 3),
+        (["similarity", "cat", "dog", "--ignore-case"], "--ignore-case", 3),
+        (["similarity", "cat", "dog", "--rule", "space"], "--rule", 3),  # the default, given: still nothing
+        (["similarity", "--eval", "P", "--pool", "strict"], "--pool", 3),
+    ],
+)
+def test_an_option_that_would_change_nothing_is_refused(
+    hub: FakeHub, tmp_path: Path, args: list[str], named: str, without: int
+) -> None:
+    files = {"Q": tmp_path / "q.txt", "P": tmp_path / "p.tsv"}
+    files["Q"].write_text(": capital\nking man queen woman\n")
+    files["P"].write_text("cat\tdog\t7\nking\tqueen\t8\n")
+    args = [str(files[a]) if a in files else a for a in args]
+    result = run_cli(*args)
+    assert result.exit_code == 2
+    assert f"gpt2emb: {named} would change nothing" in result.stderr
+    assert hub.requests == []  # refused before anything was fetched
+    assert run_cli(*args[:without]).exit_code == 0  # without them, the same command answers
+
+
+def test_png_needs_a_file_name(hub: FakeHub) -> None:
+    for name in ("", "  "):
+        result = run_cli("positions", "--png", name)
+        assert result.exit_code == 2 and "--png needs a file name" in result.stderr
+    assert hub.requests == []

@@ -185,3 +185,21 @@ def test_a_block_of_tops_is_each_ranking_s_top(
     assert ops.cosine_tops(wte, norms, vectors[:1], 2990, [()]) == [rankings[0].top(2990)]  # nearly all rows
     every = ops.cosine_tops(wte, norms, vectors[3:], 2999, excludes[3:])  # a broken row last, scored NaN
     assert repr(every) == repr([rankings[3].top(2999, excludes[3])])
+
+
+def test_a_cosine_never_passes_one() -> None:
+    # rows whose cosine with themselves rounds past 1 in float64: the figures shown are 1, so arccos takes them
+    rows = np.random.default_rng(3).standard_normal((400, 64)).astype(np.float32)
+    r64 = rows.astype(np.float64)
+    raw = np.add.reduce(r64 * r64, axis=1) / (np.sqrt(np.add.reduce(r64 * r64, axis=1)) ** 2)
+    past = np.flatnonzero(raw > 1.0)
+    assert len(past) > 0  # the rounding this test is about happens for these rows
+    i = int(past[0])
+    assert ops.cosines(rows, rows[i])[i] == 1.0
+    assert ops.cosine(rows[i], rows[i]) == 1.0
+    assert ops.cosine(rows[i], -rows[i]) == -1.0
+    matrix, _ = ops.cosine_matrix(rows[past])
+    assert np.all(np.abs(matrix) <= 1.0) and np.all(matrix.diagonal() == 1.0)
+    assert np.all(np.abs(ops.all_cosines(rows)[0]) <= 1.0)
+    assert np.all(ops.paired_cosines(rows[past], rows[past]) == 1.0)
+    assert np.isnan(ops.cosines(np.full((1, 64), np.nan, dtype=np.float32), rows[i])[0])  # NaN stays NaN

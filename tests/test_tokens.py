@@ -9,8 +9,8 @@ from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
 from gpt2emb.tokens import Vocab, display
 
-from conftest import SHARED_VOCAB
-from tinymodel import Tiny
+from conftest import SHARED_VOCAB, run_cli
+from tinymodel import Tiny, save_local
 
 
 def make_vocab(folder: Path, tokenizer_json: str) -> Vocab:
@@ -86,6 +86,11 @@ def test_what_is_not_a_word_is_refused_with_the_reason(
 def test_whitespace_tokens_with_exact(vocab: Vocab, tiny: Tiny) -> None:
     assert vocab.query("\n", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("\n").ids)
     assert len(vocab.query("\t", exact=True, pool=Pool.mean).ids) == 1
+    # whitespace that splits is pooled like any split word: its pieces are whole characters, not byte fragments
+    for text in ("  ", " \n"):
+        q = vocab.query(text, exact=True, pool=Pool.mean)
+        assert q.ids == tuple(tiny.tokenizer.encode(text).ids) and len(q.ids) == 2
+        assert q.note is not None and "splits into 2 tokens" in q.note
 
 
 def test_a_split_into_whole_characters_is_answered(tmp_path: Path) -> None:
@@ -140,3 +145,16 @@ def test_real_gpt2_vocabulary(tmp_path: Path) -> None:
                 assert vocab.encode(word) == tuple(tok.encode(word).ids), word
             checked += 1
     assert checked > 30000
+
+
+def test_a_special_token_is_refused_where_the_tokenizer_does_not_list_it(tiny: Tiny, tmp_path: Path) -> None:
+    # a folder whose tokenizer.json lists no added tokens: the family's pattern still knows <|endoftext|>,
+    # and the vocabulary gives its id, for words on the command line and from stdin alike
+    folder = save_local(tiny, tmp_path / "model")
+    doc = json.loads((folder / "tokenizer.json").read_text())
+    doc["added_tokens"] = []
+    (folder / "tokenizer.json").write_text(json.dumps(doc))
+    result = run_cli("vector", "<|endoftext|>", "-m", str(folder))
+    assert result.exit_code == 2
+    assert "<|endoftext|> is a special token, not a word: ask for its row by id (id:0)" in result.stderr
+    assert run_cli("vector", "king", "-m", str(folder)).exit_code == 0

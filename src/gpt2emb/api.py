@@ -79,7 +79,13 @@ def load(
     model: str, reporter: Reporter | None = None, revision: str | None = None
 ) -> tuple[cache.Model, Vocab]:
     m = cache.open_model(registry.resolve(model, revision), reporter)
-    return m, Vocab(m.path, m.shape.vocab_size, m.words)
+    return m, vocab_of(m)
+
+
+def vocab_of(m: cache.Model) -> Vocab:
+    """The tokenizer of a cache entry, with its family's special tokens (refused as words even where the
+    entry's tokenizer does not list them)."""
+    return Vocab(m.path, m.shape.vocab_size, m.words, m.family.specials)
 
 
 def _tokens(vocab: Vocab, q: Query) -> tuple[Token, ...]:
@@ -950,6 +956,8 @@ def position_map(
     if not 2 <= cells <= 256:
         raise UsageError(f"--cells must be from 2 to 256, not {cells}")
     if png is not None:
+        if not png.strip():
+            raise UsageError("--png needs a file name, such as --png wpe.png")
         from gpt2emb import plot
 
         plot.check_available()  # before any download
@@ -1108,7 +1116,7 @@ def _open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> 
     if not cache.has_entry(ref, info.commit):
         _weights_folder(ref, info, reporter)
     m = cache.open_model(ref, reporter, info.commit)
-    return m, Vocab(m.path, m.shape.vocab_size, m.words)
+    return m, vocab_of(m)
 
 
 def _encode(vocab: Vocab, text: str, m: cache.Model, what: str) -> tuple[SentenceToken, ...]:

@@ -396,6 +396,7 @@ def neighbors(
     "printf 'king man woman\\nParis France Italy\\n' | gpt2emb analogy - --jsonl"
 )
 def analogy(
+    ctx: typer.Context,
     a: Annotated[
         str | None,
         typer.Argument(
@@ -444,6 +445,11 @@ def analogy(
     if eval_file is not None:
         if a is not None or len(models) > 1:
             raise UsageError("--eval takes one model and no words A B C")
+        _refuse_unused(
+            ctx,
+            ("top", "keep_inputs", "exact", "pool"),
+            "would change nothing with --eval: it scores each question's first answer, words read by --rule",
+        )
         if among is not None or whole_words:
             raise UsageError("--eval takes --restrict N to limit its words, not --among or --whole-words")
         if jsonl or strict:
@@ -454,6 +460,7 @@ def analogy(
         )
         output.render(result, json)
         return ExitCode.OK
+    _refuse_unused(ctx, ("rule", "ignore_case", "errors"), "would change nothing without --eval FILE")
     if _from_stdin([w for w in (a, b, c) if w is not None], json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
         answers = api.each_analogy(
@@ -498,12 +505,13 @@ def positions(
     heatmap: Annotated[
         bool, typer.Option("--heatmap", help="Draw the whole cosine matrix of all positions, in blocks.")
     ] = False,
-    cells: Annotated[int, typer.Option("--cells", help="Cells per side of the heatmap.")] = 32,
+    cells: Annotated[int, typer.Option("--cells", help="Cells per side of the heatmap, 2 to 256.")] = 32,
     png: Annotated[
         str | None,
         typer.Option(
             "--png",
             help='Write a figure: heatmap, norms, principal components (needs "gpt2emb\\[plot]").',
+            metavar="FILE",
         ),
     ] = None,
     revision: Revision = None,
@@ -525,6 +533,7 @@ def positions(
     "\n\n  gpt2emb similarity - < words.txt\n\n  gpt2emb similarity --eval wordsim353.tsv"
 )
 def similarity(
+    ctx: typer.Context,
     words: Annotated[
         list[str] | None,
         typer.Argument(
@@ -552,9 +561,14 @@ def similarity(
             raise UsageError("give words, or --eval FILE, not both")
         if strict:
             raise UsageError("--strict is for - (words from stdin), not --eval")
+        _refuse_unused(
+            ctx, ("exact", "pool"), "would change nothing with --eval: its words are read by --rule"
+        )
         reporter = output.reporter(json)
         output.render(api.similarity_eval(model, eval_file, rule, ignore_case, reporter, revision), json)
-    elif _from_stdin(words or [], json, False, strict):
+        return ExitCode.OK
+    _refuse_unused(ctx, ("rule", "ignore_case"), "would change nothing without --eval FILE")
+    if _from_stdin(words or [], json, False, strict):
         handle = api.open_checked(model, None, exact, None, output.reporter(json), revision)
         result, failed = handle.each_similarity(_stdin_blocks(), exact, pool)
         code = _failures(failed, json, strict)
@@ -562,8 +576,7 @@ def similarity(
             raise UsageError("stdin held fewer than two words to compare (one per line)")
         output.render(result, json)
         return code
-    else:
-        output.render(api.similarity(model, words or [], exact, pool, output.reporter(json), revision), json)
+    output.render(api.similarity(model, words or [], exact, pool, output.reporter(json), revision), json)
     return ExitCode.OK
 
 
@@ -936,6 +949,18 @@ def _from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool
             'itself is --exact " -", or its id)'
         )
     return True
+
+
+def _refuse_unused(ctx: typer.Context, names: tuple[str, ...], why: str) -> None:
+    """Refuse the options among names given on the command line: where they stand they would do nothing."""
+    sources = {p.name: ctx.get_parameter_source(p.name) for p in ctx.command.params if p.name in names}
+    given = [
+        "/".join(p.opts)
+        for p in ctx.command.params
+        if getattr(sources.get(p.name), "name", "DEFAULT") != "DEFAULT"
+    ]
+    if given:
+        raise UsageError(f"{', '.join(given)} {why}")
 
 
 def _one_model(models: list[str] | None, jsonl: bool = False) -> str:

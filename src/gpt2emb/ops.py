@@ -62,7 +62,7 @@ def norm(v: np.ndarray) -> float:
 def cosine(a: np.ndarray, b: np.ndarray) -> float | None:
     """The cosine of two vectors from them alone, in float64; None when either is all zeros (no direction)."""
     scale = norm(a) * norm(b)
-    return float(dots(a, b)[0] / scale) if scale > 0 else None
+    return float(_within_one(dots(a, b) / scale)[0]) if scale > 0 else None
 
 
 def cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -81,6 +81,13 @@ def _cosines(rows: np.ndarray, v64: np.ndarray, v_norms: np.ndarray) -> np.ndarr
         denom = np.sqrt(np.add.reduce(rows64 * rows64, axis=1)) * v_norms
         result: np.ndarray = np.where(denom > 0, np.add.reduce(rows64 * v64, axis=1) / denom, 0.0)
         result[~np.isfinite(denom)] = np.nan
+    return _within_one(result)
+
+
+def _within_one(cosines: np.ndarray) -> np.ndarray:
+    """Cosines that rounding took past 1 or -1 (a row with itself: 1.0000000000000002) brought back to it, so
+    that arccos and the like take every one; NaN stays NaN."""
+    result: np.ndarray = np.clip(cosines, -1.0, 1.0, out=cosines)
     return result
 
 
@@ -375,7 +382,7 @@ def cosine_matrix(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 for r, n in zip(rows64, norms, strict=True)
             ]
         )
-    return matrix, norms
+    return _within_one(matrix), norms
 
 
 def all_cosines(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -383,7 +390,7 @@ def all_cosines(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rows64 = np.asarray(rows, dtype=np.float64)
     norms = np.linalg.norm(rows64, axis=1)
     unit = rows64 / np.where(norms > 0, norms, 1.0)[:, None]
-    return unit @ unit.T, norms
+    return _within_one(unit @ unit.T), norms
 
 
 def block_means(matrix: np.ndarray, cells: int) -> np.ndarray:
@@ -470,7 +477,7 @@ def paired_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     denom = _norm_of(a64) * _norm_of(b64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.where(denom > 0, (a64 * b64).sum(axis=1) / denom, np.nan))
+        return _within_one(np.where(denom > 0, (a64 * b64).sum(axis=1) / denom, np.nan))
 
 
 def mean_defined(values: np.ndarray) -> float | None:

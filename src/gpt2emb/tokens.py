@@ -117,10 +117,13 @@ def check_word(word: str, exact: bool, specials: re.Pattern[str] | None = None) 
 class Vocab:
     """The tokenizer of one cache entry, loaded as lazily as possible."""
 
-    def __init__(self, entry: Path, n_rows: int, words: Words = BYTE_LEVEL) -> None:
+    def __init__(
+        self, entry: Path, n_rows: int, words: Words = BYTE_LEVEL, specials: re.Pattern[str] | None = None
+    ) -> None:
         self._entry = entry
         self.n_rows = n_rows
         self.words = words
+        self.specials = specials  # the family's pattern of special tokens, refused as words (check_word)
         self._lookups = 0
         self._shown: dict[int, str] = {}  # token ids as shown, once worked out (a batch shows many again)
 
@@ -261,11 +264,11 @@ class Vocab:
             if token_id >= self.n_rows:
                 raise UsageError(f"id:{token_id} does not exist: token ids go from 0 to {self.n_rows - 1}")
             return Query(word, (token_id,), pool)
-        special = self._specials.get(word.strip())
-        if special is not None:
-            raise UsageError(
-                f"{word.strip()} is a special token, not a word: ask for its row by id (id:{special})"
-            )
+        name = word.strip()
+        if name in self._specials or (self.specials is not None and self.specials.fullmatch(name)):
+            special = self._specials.get(name, self._id_of(name))
+            where = "id:N; the JSON of any word command shows ids" if special is None else f"id:{special}"
+            raise UsageError(f"{name} is a special token, not a word: ask for its row by id ({where})")
         text = word if exact or word[0].isspace() else self.words.running(word)
         ids = self.encode(text)
         if not ids:
@@ -283,7 +286,7 @@ class Vocab:
         quoted = quote(text)
         pieces = " + ".join(quote(self.token(i)) for i in ids[:MAX_PIECES])
         pieces += " + ..." if len(ids) > MAX_PIECES else ""
-        if not any(self.holds_a_character(i) for i in ids):
+        if not text.isspace() and not any(self.holds_a_character(i) for i in ids):  # whitespace: pieces of it
             raise UsageError(
                 f"{quoted} has no token that holds even one of its characters whole: the tokenizer sees "
                 f"only raw bytes ({pieces}), and rows of byte fragments do not make a word; ask for a piece "
