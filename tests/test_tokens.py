@@ -30,6 +30,9 @@ def test_a_word_means_the_word_in_running_text(vocab: Vocab, tiny: Tiny) -> None
     q = vocab.query("king", exact=False, pool=Pool.mean)
     assert q.ids == (tiny.id("king"),) and vocab.token(q.ids[0]) == " king" and q.note == ""
     assert vocab.query(" king", exact=False, pool=Pool.mean).ids == q.ids  # a typed space is not doubled
+    for pasted in ("king ", "  king  "):  # nor does one around the word change it (as on stdin)
+        assert vocab.query(pasted, exact=False, pool=Pool.mean).ids == q.ids, repr(pasted)
+    assert vocab.query("king ", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("king ").ids)
     exact = vocab.query("king", exact=True, pool=Pool.mean)
     assert exact.ids == tuple(tiny.tokenizer.encode("king").ids) and exact.ids != q.ids
 

@@ -298,7 +298,9 @@ def _root(
 def vector(
     words: Words,
     model: Model = DEFAULT_MODEL,
-    dims: Annotated[int, typer.Option("--dims", min=1, help="How many numbers to show.")] = 12,
+    dims: Annotated[
+        int, typer.Option("--dims", min=1, help="How many numbers the table shows (--json has them all).")
+    ] = 12,
     full: Annotated[bool, typer.Option("--full", help="Show every number.")] = False,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
@@ -819,8 +821,7 @@ def input_(
 def geometry(model: Model = DEFAULT_MODEL, revision: Revision = None, json: Json = False) -> None:
     """wte and wpe measured: norms, mean cosine, principal components, and content against position.
 
-    Content against position: the |cosine| of every wte row with every wpe row, next to what random
-    directions in the same dimension give."""
+    Content against position: the |cosine| of every wte row with every wpe row, next to what random directions in the same dimension give."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb import api
 
     output.render(api.geometry(model, output.reporter(json), revision), json)
@@ -853,9 +854,7 @@ def context(
 ) -> None:
     """Static against contextual: WORD's vector in each SENTENCE, layer by layer, against its wte row.
 
-    At every layer, from h0 (wte + wpe) to the last hidden state, WORD's vectors are compared between
-    sentences and with WORD's row of wte. It runs the whole model with transformers: the first use fetches
-    all of its weights."""
+    At every layer, from h0 (wte + wpe) to the last hidden state, WORD's vectors are compared between sentences and with WORD's row of wte. It runs the whole model with transformers: the first use fetches all of its weights."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb import api
 
     output.render(api.context(word, sentences, model, pool, output.reporter(json), revision), json)
@@ -863,8 +862,7 @@ def context(
 
 @app.command(epilog="Examples:\n\n  gpt2emb models\n\n  gpt2emb models --json")
 def models(json: Json = False) -> None:
-    """The named models (the four GPT-2 sizes, distilgpt2, RoBERTa) with their family, aliases and shapes, and
-    which are cached."""
+    """The named models (GPT-2's four sizes and others): family, aliases, shapes, and which are cached."""
     from gpt2emb import api
 
     output.render(api.models(), json)

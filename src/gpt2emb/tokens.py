@@ -269,7 +269,7 @@ class Vocab:
             special = self._specials.get(name, self._id_of(name))
             where = "id:N; the JSON of any word command shows ids" if special is None else f"id:{special}"
             raise UsageError(f"{name} is a special token, not a word: ask for its row by id ({where})")
-        text = word if exact or word[0].isspace() else self.words.running(word)
+        text = word if exact else self.words.running(word.strip())  # as a line of stdin is read
         ids = self.encode(text)
         if not ids:
             raise UsageError(f"{word!r} gives no tokens; type a word")
