@@ -188,7 +188,7 @@ def test_a_block_of_tops_is_each_ranking_s_top(
 
 
 def test_a_cosine_never_passes_one() -> None:
-    # rows whose cosine with themselves rounds past 1 in float64: the figures shown are 1, so arccos takes them
+    # rows whose cosine with themselves rounds past 1 in float64: the figures shown are 1 (arccos takes them)
     rows = np.random.default_rng(3).standard_normal((400, 64)).astype(np.float32)
     r64 = rows.astype(np.float64)
     raw = np.add.reduce(r64 * r64, axis=1) / (np.sqrt(np.add.reduce(r64 * r64, axis=1)) ** 2)

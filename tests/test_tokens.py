@@ -89,7 +89,7 @@ def test_what_is_not_a_word_is_refused_with_the_reason(
 def test_whitespace_tokens_with_exact(vocab: Vocab, tiny: Tiny) -> None:
     assert vocab.query("\n", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("\n").ids)
     assert len(vocab.query("\t", exact=True, pool=Pool.mean).ids) == 1
-    # whitespace that splits is pooled like any split word: its pieces are whole characters, not byte fragments
+    # whitespace that splits is pooled as a split word is: its pieces are whole characters, not byte parts
     for text in ("  ", " \n"):
         q = vocab.query(text, exact=True, pool=Pool.mean)
         assert q.ids == tuple(tiny.tokenizer.encode(text).ids) and len(q.ids) == 2
