@@ -288,3 +288,26 @@ def test_the_largest_cosine_is_exact_where_float32_cannot_tell() -> None:
     found = ops.cross_cosines(a, b)
     assert found.argmax == (6, 0)
     assert found.max_abs == pytest.approx(exact[6, 0], abs=1e-15)
+
+
+def test_input_reads_its_text_from_stdin(hub: FakeHub) -> None:
+    import subprocess
+    import sys
+
+    def fed(data: bytes) -> subprocess.CompletedProcess[bytes]:
+        exe = str(Path(sys.executable).with_name("gpt2emb"))
+        return subprocess.run([exe, "input", "-", "--json"], input=data, capture_output=True, timeout=120)
+
+    typed = run_json("input", "hello king\nthe cat")
+    # a file's text: its line ends inside kept, those at its end dropped (as "$(cat file)"), a BOM dropped
+    for data in (b"hello king\nthe cat\n", b"\xef\xbb\xbfhello king\nthe cat\r\n\n"):
+        proc = fed(data)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout) == typed
+    for data, said in (
+        (b"\xff\xfeh\x00i\x00", b"stdin is UTF-16 text"),
+        (b"hello \xff", b"stdin is not UTF-8 text (byte 7)"),
+        (b"\n\n", b"the text is empty"),
+    ):
+        proc = fed(data)
+        assert proc.returncode == 2 and said in proc.stderr, proc.stderr

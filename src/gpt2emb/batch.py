@@ -61,17 +61,36 @@ class Answers(Generic[Item]):
         return self.each
 
 
+UTF16 = (b"\xff\xfe", b"\xfe\xff")  # the byte order marks a UTF-16 stream starts with
+UTF16_REFUSED = (
+    "stdin is UTF-16 text, and gpt2emb reads UTF-8: in PowerShell, run "
+    "$OutputEncoding = [Text.UTF8Encoding]::new() first, or save the file as UTF-8"
+)
+UTF8_BOM = b"\xef\xbb\xbf"  # the byte order mark Windows tools write
+
+
+def text(chunks: Iterable[bytes]) -> str:
+    """All of a stream as one text (`input -`): UTF-8 without its byte order mark, and without the line ends
+    at its end, as the shell's "$(cat file)" gives it."""
+    data = b"".join(chunks)
+    if data[:2] in UTF16:
+        raise UsageError(UTF16_REFUSED)
+    try:
+        return data.removeprefix(UTF8_BOM).decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError as e:
+        raise UsageError(
+            f"stdin is not UTF-8 text (byte {e.start + 1}); convert it to UTF-8 (iconv -t UTF-8)"
+        ) from None
+
+
 def lines(chunks: Iterable[bytes]) -> Iterator[Line]:
     """The lines of a stream (given as chunks of bytes) that hold something, numbered; a line that is not
     UTF-8 comes with its problem. A stream in UTF-16 (PowerShell 5's pipes, Notepad's "Unicode") is refused
     as a whole: read as UTF-8, each of its lines would fail for a reason that does not say it."""
     number, rest, long = 0, b"", False
     for chunk in chunks:
-        if number == 0 and not rest and not long and chunk[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            raise UsageError(
-                "stdin is UTF-16 text, and gpt2emb reads UTF-8: in PowerShell, run "
-                "$OutputEncoding = [Text.UTF8Encoding]::new() first, or save the file as UTF-8"
-            )
+        if number == 0 and not rest and not long and chunk[:2] in UTF16:
+            raise UsageError(UTF16_REFUSED)
         *whole, rest = (rest + chunk).split(b"\n")
         for raw in whole:
             number += 1
@@ -89,8 +108,8 @@ def lines(chunks: Iterable[bytes]) -> Iterator[Line]:
 
 
 def _line(number: int, raw: bytes) -> Iterator[Line]:
-    if number == 1 and raw.startswith(b"\xef\xbb\xbf"):  # the byte order mark Windows tools write
-        raw = raw[3:]
+    if number == 1:
+        raw = raw.removeprefix(UTF8_BOM)
     raw = raw.rstrip(b"\r")
     try:
         text = raw.decode("utf-8")

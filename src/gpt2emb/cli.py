@@ -781,13 +781,15 @@ def cache_path(json: Json = False) -> None:
     "input",
     epilog='Examples:\n\n  gpt2emb input "O Brasil é gigante"\n\n  gpt2emb input "The cat sat on the mat" '
     '--json\n\n  gpt2emb input "Hello world" --full --json\n\n'
-    '  gpt2emb input "$(cat chapter.txt)" --truncate',
+    "  gpt2emb input - --truncate < chapter.txt",
 )
 def input_(
     text: Annotated[
         str,
         typer.Argument(
-            help="The text, as typed: no space is added in front.", metavar="TEXT", show_default=False
+            help="The text, as typed: no space is added in front; - alone reads it from stdin.",
+            metavar="TEXT",
+            show_default=False,
         ),
     ],
     model: Model = DEFAULT_MODEL,
@@ -809,8 +811,14 @@ def input_(
     And the cosine of each token's wte row with its position's wpe row.
 
     A text longer than the model's positions cannot go in (GPT-2: position 1024 does not exist)."""
-    from gpt2emb import api
+    from gpt2emb import api, batch
 
+    if text == "-":
+        if sys.stdin is None:
+            raise UsageError("- reads the text from stdin, but there is no stdin")
+        if sys.stdin.isatty():
+            output.hint("reading the text from stdin; end with Ctrl-D (Ctrl-Z then Enter on Windows)")
+        text = batch.text(batch.chunks(sys.stdin.fileno()))
     output.render(api.model_input(model, text, full, truncate, output.reporter(json), revision), json)
 
 
