@@ -1,5 +1,12 @@
+import dataclasses
+import gc
+import hashlib
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -7,6 +14,7 @@ import pytest
 from gpt2emb import cache, registry
 from gpt2emb.errors import BadModel, NetworkError, NotCached, UnknownModel
 from gpt2emb.report import QuietReporter, Reporter
+from test_windows_cache import windows  # noqa: F401  # the Windows file semantics, for one test here
 
 from conftest import COMMIT, run_process
 from fakehub import FakeHub, Repo, VirtualFile
@@ -191,3 +199,175 @@ def test_first_use_of_an_xl_shaped_checkpoint_downloads_only_the_embeddings(hub:
     assert checkpoint.size > 6e9
     assert hub.bytes_served / checkpoint.size < 0.06
     assert hub.bytes_served < 4 * (50257 + 1024) * 1600 + 2_000_000  # the two matrices and small files
+
+
+def rewrite_weights(folder: Path, tiny: Tiny, how: str) -> Tiny:
+    """The folder's model.safetensors with the row of cat negated, written over in place or replaced by a new
+    file; either way with the size and the access and modification times it had (`touch -r`, `cp -p`)."""
+    wte = tiny.wte.copy()
+    wte[tiny.id("cat")] *= -1
+    changed = dataclasses.replace(tiny, wte=wte)
+    path = folder / "model.safetensors"
+    before = path.stat()
+    data = safetensors_bytes(changed.state(prefix="transformer."))
+    assert len(data) == before.st_size
+    if how == "in place":
+        with path.open("r+b") as f:
+            f.write(data)
+    else:
+        new = folder / "model.safetensors.new"
+        new.write_bytes(data)
+        os.utime(new, ns=(before.st_atime_ns, before.st_mtime_ns))
+        os.replace(new, path)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert after.st_ctime_ns != before.st_ctime_ns  # what the kernel says of a write, whatever touch does
+    return changed
+
+
+@pytest.mark.parametrize("how", ["in place", "replaced"])
+def test_a_folder_whose_weights_change_with_the_same_size_and_time_is_rebuilt(
+    tiny: Tiny, tmp_path: Path, caches: dict[str, Path], how: str
+) -> None:
+    folder = save_local(tiny, tmp_path / "model")
+    old = cache.open_model(registry.resolve(str(folder)))
+    np.testing.assert_array_equal(old.wte, tiny.wte)
+    old_path = old.path
+    del old
+    changed = rewrite_weights(folder, tiny, how)
+
+    m = cache.open_model(registry.resolve(str(folder)))
+    np.testing.assert_array_equal(m.wte, changed.wte)
+    np.testing.assert_array_equal(m.wte[tiny.id("cat")], -tiny.wte[tiny.id("cat")])
+    # only the entry of the folder's current files is left: the old one can never be used again
+    assert [(e.name, e.commit, e.path) for e in cache.entries()] == [(str(folder), m.commit, m.path)]
+    assert entries(caches["cache"]) == [m.path] and not old_path.exists()
+    assert [p.stem for p in (m.path.parent / "info").glob("*.json")] == [m.commit]
+
+
+@pytest.mark.parametrize(("how", "noticed"), [("in place", False), ("replaced", True)])
+def test_where_the_change_time_is_the_creation_time_a_replaced_file_is_noticed_by_its_inode(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, noticed: bool
+) -> None:
+    """Windows: st_ctime is the creation time, which a file put in place of another may even inherit (NTFS
+    tunnelling). A file rewritten in place with its time set back is not noticed there; a replaced one is."""
+    real = Path.stat
+
+    def windows_stat(self: Path, **kwargs: Any) -> Any:
+        st = real(self, **kwargs)
+        return SimpleNamespace(
+            st_mode=st.st_mode,
+            st_size=st.st_size,
+            st_mtime_ns=st.st_mtime_ns,
+            st_ctime_ns=0,
+            st_ino=st.st_ino,
+        )
+
+    def fingerprint(folder: Path) -> str:
+        with monkeypatch.context() as patched:
+            patched.setattr(Path, "stat", windows_stat)
+            return cache._folder_fingerprint(folder)
+
+    folder = save_local(tiny, tmp_path / "model")
+    before = fingerprint(folder)
+    rewrite_weights(folder, tiny, how)
+    assert (fingerprint(folder) != before) == noticed
+
+
+def test_a_process_that_read_the_folder_before_it_changed_leaves_the_new_entry(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    """api reads a folder's key (checkpoint_info), then opens that commit: the folder may change between."""
+    folder = save_local(tiny, tmp_path / "model")
+    stale = cache.open_model(registry.resolve(str(folder))).commit
+    changed = rewrite_weights(folder, tiny, "in place")
+    new = cache.open_model(registry.resolve(str(folder)))
+    assert [e.commit for e in cache.entries()] == [new.commit]
+
+    cache.open_model(registry.resolve(str(folder)), commit=stale)  # the slow process, with the old key
+    assert new.path.is_dir()  # not swept by a process whose view of the folder is out of date
+    again = cache.open_model(registry.resolve(str(folder)))
+    assert again.path == new.path
+    np.testing.assert_array_equal(again.wte, changed.wte)
+    assert [e.commit for e in cache.entries()] == [new.commit]
+
+
+def old_fingerprint(folder: Path) -> str:
+    """A folder's key as gpt2emb computed it before st_ctime and st_ino: each file's size and mtime only."""
+    parts = []
+    for name in ("config.json", "tokenizer.json", "model.safetensors"):
+        st = (folder / name).stat()
+        parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def test_an_entry_keyed_as_before_is_rebuilt_and_removed(
+    tiny: Tiny, tmp_path: Path, caches: dict[str, Path]
+) -> None:
+    folder = save_local(tiny, tmp_path / "model")
+    built = cache.open_model(registry.resolve(str(folder))).path
+    old = built.with_name(old_fingerprint(folder))  # as the previous version left it
+    built.rename(old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest["commit"] = old.name
+    manifest["sha256_self"] = cache._manifest_digest(manifest)
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    assert [e.commit for e in cache.entries()] == [old.name]
+
+    notes = Notes()
+    m = cache.open_model(registry.resolve(str(folder)), notes)
+    assert m.commit != old.name and notes.notes == []
+    np.testing.assert_array_equal(m.wte, tiny.wte)
+    assert [e.commit for e in cache.entries()] == [m.commit] and not old.exists()
+
+
+@pytest.mark.usefixtures("windows")
+def test_a_changed_folder_whose_old_entry_is_in_use(
+    tiny: Tiny, tmp_path: Path, caches: dict[str, Path], request: pytest.FixtureRequest
+) -> None:
+    """Windows: the old entry's arrays cannot go while a process maps them. Its manifest goes first (where
+    Windows lets it), so it is no entry; it keeps the files it reads later, and goes on a later open."""
+    folder = save_local(tiny, tmp_path / "model")
+    old = cache.open_model(registry.resolve(str(folder)))
+    changed = rewrite_weights(folder, tiny, "in place")
+    m = cache.open_model(registry.resolve(str(folder)))
+    np.testing.assert_array_equal(m.wte, changed.wte)
+    np.testing.assert_array_equal(old.wte, tiny.wte)  # the process using the old one still has it
+    assert request.getfixturevalue("windows").refused  # the simulation was met
+    assert old.path.is_dir() and (old.path / "pieces.txt").is_file()
+    strict = request.node.callspec.params["windows"] == "folder"  # refuses even the manifest
+    assert [e.path for e in cache.entries()] == sorted([m.path, *([old.path] if strict else [])])
+
+    old_path = old.path
+    del old
+    gc.collect()  # the process using it ends
+    again = cache.open_model(registry.resolve(str(folder)))
+    assert again.path == m.path and not old_path.exists()
+    assert [e.path for e in cache.entries()] == [m.path]
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (
+            lambda entry: (entry / "manifest.json").write_bytes(b""),
+            "manifest.json is damaged: it is not JSON",
+        ),
+        (
+            lambda entry: (entry / "manifest.json").write_bytes(b'{"format": \x81}'),
+            "manifest.json is damaged: it is not JSON",
+        ),
+        (lambda entry: (entry / "wpe.npy").unlink(), "wpe.npy is missing"),
+    ],
+    ids=["empty", "not utf-8", "missing file"],
+)
+def test_an_unreadable_entry_is_rebuilt_with_a_note_naming_the_file(
+    hub: FakeHub, tiny: Tiny, damage: Callable[[Path], object], problem: str
+) -> None:
+    m = open_gpt2()
+    damage(m.path)
+    notes = Notes()
+    again = open_gpt2(notes)
+    assert notes.notes == [f"the cache entry for gpt2 cannot be trusted ({problem}); rebuilding it"]
+    np.testing.assert_array_equal(again.wte, tiny.wte)
