@@ -80,7 +80,10 @@ def runs(args: list[str], model: tuple[str, dict[str, str]]) -> dict[str, subpro
     argv = [folder if a == FOLDER else a for a in args]
     with ThreadPoolExecutor(3) as pool:
         started = {
-            enc: pool.submit(run_process, *argv, env={**env, "PYTHONIOENCODING": enc}, encoding=enc)
+            # wide enough that no table is printed in parts in one encoding only (escapes are wider)
+            enc: pool.submit(
+                run_process, *argv, env={**env, "PYTHONIOENCODING": enc, "COLUMNS": "200"}, encoding=enc
+            )
             for enc in ("utf-8", *ENCODINGS)
         }
         return {enc: future.result() for enc, future in started.items()}

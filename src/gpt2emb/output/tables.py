@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, is_dataclass, replace
 from functools import singledispatch
 from typing import Any
@@ -83,13 +83,113 @@ def _table(title: str, columns: str | list[str], rows: list[list[Any]], caption:
     number), a trailing '~' keeps a text on one line (a name: other text columns fold first)."""
     table = Table(box=_BOX, caption=caption or None, caption_justify="left")
     for c in columns.split() if isinstance(columns, str) else columns:
-        name = c.rstrip(">~")
-        right = c.endswith(">")  # a number: never cut; text folds onto more lines instead of losing its end
-        table.add_column("" if name == "_" else name, justify="right" if right else "left",
-                         no_wrap=right or c.endswith("~"), overflow="fold")  # fmt: skip
+        _column(table, c)
     for row in rows:
         table.add_row(*row)
     return Group(Text(title, style="bold"), table)
+
+
+def _column(table: Table, spec: str, no_wrap: bool = False) -> None:
+    name = _name(spec)
+    right = spec.endswith(">")  # a number: never cut; text folds onto more lines instead of losing its end
+    table.add_column(name, justify="right" if right else "left",
+                     no_wrap=no_wrap or right or spec.endswith("~"), overflow="fold")  # fmt: skip
+
+
+def _name(spec: str) -> str:
+    name = spec.rstrip(">~")
+    return "" if name == "_" else name
+
+
+MAX_PARTS = 5  # a matrix printed in more parts than this is not printed (see _Matrix)
+
+
+class _Matrix:
+    """A table with a column per item (a position, a word, a model), every cell whole: rich fits a table to
+    the console by cropping cells, and a cropped 0.2789 reads 0.27.
+
+    Wider than the console, it is printed as numpy and pandas print wide arrays: in parts, each holding the
+    columns that fit beside the row labels (at their full width) under a line naming them. In more than
+    MAX_PARTS parts a row is spread too thin to follow (at 80 characters, 5 parts hold 35 positions), so the
+    matrix is not printed: `instead` (what else the result holds) is, with a note naming `where` to see it
+    all. Cells are shown by `show` only as the columns are laid out: a matrix too large to print is not
+    formatted a million times over."""
+
+    def __init__(
+        self,
+        title: str,
+        labels: Sequence[str],
+        label_rows: Sequence[Sequence[Any]],
+        columns: Sequence[str],
+        cells: Sequence[Sequence[Any]],
+        show: Callable[[Any], str] = str,
+        where: str = "--json prints every number",
+        instead: RenderableType | None = None,
+    ) -> None:
+        """labels and columns are column specs as _table takes them; the label columns are repeated in every
+        part. cells[i][j] is row i's cell in columns[j]."""
+        self.title, self.labels, self.label_rows = title, labels, label_rows
+        self.columns, self.cells, self.show = columns, cells, show
+        self.where, self.instead = where, instead
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # rich's table is 1 + the sum of (width + 3) wide: a column's padding each side, a rule after it
+        natural, least = self._label_widths(console, options)
+        room = options.max_width - 1 - natural
+        parts: list[list[int]] = []
+        shown: list[list[str]] = []
+        widths: list[int] = []
+        used = 0  # by the columns of the last part
+        for j, spec in enumerate(self.columns):
+            column = [self.show(row[j]) for row in self.cells]
+            shown.append(column)
+            widths.append(max(cell_len(c) for c in (_name(spec), *column)) + 3)
+            if parts and used + widths[j] <= room:
+                parts[-1].append(j)
+                used += widths[j]
+            elif len(parts) < MAX_PARTS:
+                parts.append([j])  # alone, a column may be wider than the room: see below
+                used = widths[j]
+            else:
+                yield from self._instead(options.max_width)
+                return
+        for n, part in enumerate(parts or [[]], 1):
+            table = Table(box=_BOX)
+            for spec in self.labels:
+                _column(table, spec)
+            for j in part:
+                _column(table, self.columns[j], no_wrap=True)
+            for i, row in enumerate(self.label_rows):
+                table.add_row(*row, *(shown[j][i] for j in part))
+            if n == 1:
+                yield Text(self.title, style="bold")
+            if len(parts) > 1:
+                first, last = _name(self.columns[part[0]]), _name(self.columns[part[-1]])
+                which = f"column {first}" if first == last else f"columns {first} to {last}"
+                yield Text(f"part {n} of {len(parts)}: {which}", style="bold")
+            # a lone column wider than the room: text labels fold (at spaces first), numbers never; where
+            # even that does not fit, the part is wider than the console (a terminal wraps its lines)
+            width = max(options.max_width, 1 + least + sum(widths[j] for j in part))
+            yield from console.render(table, options.update_width(width))
+
+    def _label_widths(self, console: Console, options: ConsoleOptions) -> tuple[int, int]:
+        """The label columns' width, each column's width + 3: natural (on one line), and least (a text
+        label folded to its longest word; a number or a name '~' as natural)."""
+        unbound = options.update_width(1 << 20)
+        natural = least = 0
+        for k, spec in enumerate(self.labels):
+            cells = (_name(spec), *(row[k] for row in self.label_rows))
+            sizes = [Measurement.get(console, unbound, c) for c in cells]
+            widest = max(m.maximum for m in sizes)
+            natural += widest + 3
+            least += (widest if spec.endswith((">", "~")) else max(m.minimum for m in sizes)) + 3
+        return natural, least
+
+    def _instead(self, width: int) -> RenderResult:
+        rows, columns = len(self.label_rows), len(self.columns)
+        yield self.instead if self.instead is not None else Text(self.title, style="bold")
+        wide = f"at {width} characters wide, it would take more than {MAX_PARTS} parts"
+        yield from _notes([f"the {rows:,} x {columns:,} matrix is not printed: {wide}; {self.where}"])
 
 
 def _notes(notes: list[str]) -> list[RenderableType]:
@@ -216,27 +316,43 @@ def _(result: AnalogyResult, dims: int | None) -> RenderableType:
     )
 
 
+def _cosine(x: float) -> str:
+    return _num(x, 3)
+
+
 @view.register
 def _(result: PositionsResult, dims: int | None) -> RenderableType:
-    columns = "pos> norm> " + " ".join(f"{p}>" for p in result.positions)
-    rows = [
-        [str(p), _num(norm, 3), *(_num(x, 3) for x in row)]
-        for p, norm, row in zip(result.positions, result.norms, result.matrix, strict=True)
-    ]
+    labels = ["pos>", "norm>"]
+    rows = [[str(p), _num(norm, 3)] for p, norm in zip(result.positions, result.norms, strict=True)]
     if result.rows and result.rows != result.positions:  # RoBERTa: position p is row p + 2
-        columns = "pos> row> " + columns.removeprefix("pos> ")
+        labels.insert(1, "row>")
         for row, r in zip(rows, result.rows, strict=True):
             row.insert(1, str(r))
-    return _table(f"cosine similarity of position rows (wpe) in {result.model}", columns, rows)
+    return _Matrix(
+        f"cosine similarity of position rows (wpe) in {result.model}",
+        labels,
+        rows,
+        [f"{p}>" for p in result.positions],
+        result.matrix,
+        _cosine,
+        "--json prints every number, --heatmap draws the matrix of all positions, --png FILE as a figure",
+        _table(f"norms of position rows (wpe) in {result.model}", labels, rows),
+    )
 
 
 @view.register
 def _(result: SimilarityResult, dims: int | None) -> RenderableType:
-    columns = ["token", *(tok(i.word) + ">" for i in result.items)]
-    pairs = zip(result.items, result.matrix, strict=True)
-    rows = [[split(i.tokens), *(_num(x, 3) for x in row)] for i, row in pairs]
-    title = f"cosine similarity in {result.model}"
-    return Group(*_notes([i.note for i in result.items]), _table(title, columns, rows))
+    norms = [[split(i.tokens), _num(n)] for i, n in zip(result.items, result.norms, strict=True)]
+    matrix = _Matrix(
+        f"cosine similarity in {result.model}",
+        ["token"],
+        [[split(i.tokens)] for i in result.items],
+        [tok("".join(t.token for t in i.tokens)) + ">" for i in result.items],  # the text its tokens spell
+        result.matrix,
+        _cosine,
+        instead=_table(f"norms of the words' vectors in {result.model}", "token norm>", norms),
+    )
+    return Group(*_notes([i.note for i in result.items]), matrix)
 
 
 @view.register
@@ -245,12 +361,11 @@ def _(result: CompareResult, dims: int | None) -> RenderableType:
     for qi, query in enumerate(_queries(result.results[0])):
         answers = [_answers(r, qi) for r in result.results]
         everywhere = set.intersection(*({t for t, _ in a} for a in answers))
-        rows = [
-            [str(rank + 1), *(_shared(a[rank], everywhere) if rank < len(a) else "" for a in answers)]
-            for rank in range(max(len(a) for a in answers))
-        ]
+        depth = range(max(len(a) for a in answers))
+        cells = [[_shared(a[rank], everywhere) if rank < len(a) else "" for a in answers] for rank in depth]
         title = f"{query}: side by side (* in every list, matched by the text each token stands for)"
-        parts.append(_table(title, ["rank>", *result.models], rows))
+        ranks = [[str(rank + 1)] for rank in depth]
+        parts.append(_Matrix(title, ["rank>"], ranks, result.models, cells, where="--json has every answer"))
         parts += [
             Text(f"{o.models[0]} and {o.models[1]} share {o.shared} of their top {o.k}\n")
             for o in result.overlap
@@ -388,7 +503,10 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
 @view.register
 def _(result: RefreshResult, dims: int | None) -> RenderableType:
     if not result.revisions:
-        return Text(f"nothing to refresh in {result.root} (a model is cached on first use)")
+        return Text(
+            f"nothing to refresh in {result.root}: no model of the Hub is cached (a local folder's entry "
+            "follows its files; a model is cached on first use)"
+        )
     rows = []
     for r in result.revisions:
         moved = r.new_commit != r.old_commit
@@ -480,7 +598,9 @@ def _(result: SizesResult, dims: int | None) -> RenderableType:
         if counted
         else "GPT-2 sizes: wte is the largest single piece in all four"
     )
-    return _table(title, ["_", *(f"{m.name}>" for m in result.models)], rows)
+    return _Matrix(
+        title, ["_"], [r[:1] for r in rows], [f"{m.name}>" for m in result.models], [r[1:] for r in rows]
+    )
 
 
 _MARK = {True: Text("yes", style="green"), False: Text("no", style="red")}
@@ -580,10 +700,12 @@ def _(result: ContextResult, dims: int | None) -> RenderableType:
             "_> tokens at>",
             sentences,
         ),
-        _table(
+        _Matrix(
             f"cosine of {word}'s vectors, between sentences and with its static row (wte), layer by layer",
-            ["layer", *pairs, *statics],
-            rows,
+            ["layer"],
+            [r[:1] for r in rows],
+            [*pairs, *statics],
+            [r[1:] for r in rows],
         ),
         *_notes(notes),
     )
@@ -708,8 +830,10 @@ class _Stdout(Console):
 
 
 def print_view(result: Any, dims: int | None) -> None:
-    console = _Stdout(highlight=False, soft_wrap=False)
-    console.print(view(_fitted(result, console.encoding), dims))
+    # a token is shown as it is: "[b]" is no markup, ":cat:" no emoji (and a cell is as wide as its text)
+    console = _Stdout(highlight=False, soft_wrap=False, markup=False, emoji=False)
+    # not cropped to the console: a matrix's part that cannot fit is printed wider instead (see _Matrix)
+    console.print(view(_fitted(result, console.encoding), dims), crop=False)
 
 
 def _fitted(value: Any, encoding: str) -> Any:
