@@ -1,5 +1,4 @@
 import dataclasses
-import gc
 import hashlib
 import json
 import os
@@ -14,7 +13,6 @@ import pytest
 from gpt2emb import cache, registry
 from gpt2emb.errors import BadModel, NetworkError, NotCached, UnknownModel
 from gpt2emb.report import QuietReporter, Reporter
-from test_windows_cache import windows  # noqa: F401  # the Windows file semantics, for one test here
 
 from conftest import COMMIT, run_process
 from fakehub import FakeHub, Repo, VirtualFile
@@ -240,10 +238,9 @@ def test_a_folder_whose_weights_change_with_the_same_size_and_time_is_rebuilt(
     m = cache.open_model(registry.resolve(str(folder)))
     np.testing.assert_array_equal(m.wte, changed.wte)
     np.testing.assert_array_equal(m.wte[tiny.id("cat")], -tiny.wte[tiny.id("cat")])
-    # only the entry of the folder's current files is left: the old one can never be used again
-    assert [(e.name, e.commit, e.path) for e in cache.entries()] == [(str(folder), m.commit, m.path)]
-    assert entries(caches["cache"]) == [m.path] and not old_path.exists()
-    assert [p.stem for p in (m.path.parent / "info").glob("*.json")] == [m.commit]
+    # the old entry stays, whole, beside it: a process may still be reading it (cache clear removes it)
+    assert m.path != old_path and (old_path / "pieces.txt").is_file()
+    assert sorted(e.commit for e in cache.entries()) == sorted([m.commit, old_path.name])
 
 
 @pytest.mark.parametrize(("how", "noticed"), [("in place", False), ("replaced", True)])
@@ -275,24 +272,6 @@ def test_where_the_change_time_is_the_creation_time_a_replaced_file_is_noticed_b
     assert (fingerprint(folder) != before) == noticed
 
 
-def test_a_process_that_read_the_folder_before_it_changed_leaves_the_new_entry(
-    tiny: Tiny, tmp_path: Path
-) -> None:
-    """api reads a folder's key (checkpoint_info), then opens that commit: the folder may change between."""
-    folder = save_local(tiny, tmp_path / "model")
-    stale = cache.open_model(registry.resolve(str(folder))).commit
-    changed = rewrite_weights(folder, tiny, "in place")
-    new = cache.open_model(registry.resolve(str(folder)))
-    assert [e.commit for e in cache.entries()] == [new.commit]
-
-    cache.open_model(registry.resolve(str(folder)), commit=stale)  # the slow process, with the old key
-    assert new.path.is_dir()  # not swept by a process whose view of the folder is out of date
-    again = cache.open_model(registry.resolve(str(folder)))
-    assert again.path == new.path
-    np.testing.assert_array_equal(again.wte, changed.wte)
-    assert [e.commit for e in cache.entries()] == [new.commit]
-
-
 def old_fingerprint(folder: Path) -> str:
     """A folder's key as gpt2emb computed it before st_ctime and st_ino: each file's size and mtime only."""
     parts = []
@@ -302,9 +281,7 @@ def old_fingerprint(folder: Path) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def test_an_entry_keyed_as_before_is_rebuilt_and_removed(
-    tiny: Tiny, tmp_path: Path, caches: dict[str, Path]
-) -> None:
+def test_an_entry_keyed_as_before_is_rebuilt(tiny: Tiny, tmp_path: Path, caches: dict[str, Path]) -> None:
     folder = save_local(tiny, tmp_path / "model")
     built = cache.open_model(registry.resolve(str(folder))).path
     old = built.with_name(old_fingerprint(folder))  # as the previous version left it
@@ -319,32 +296,7 @@ def test_an_entry_keyed_as_before_is_rebuilt_and_removed(
     m = cache.open_model(registry.resolve(str(folder)), notes)
     assert m.commit != old.name and notes.notes == []
     np.testing.assert_array_equal(m.wte, tiny.wte)
-    assert [e.commit for e in cache.entries()] == [m.commit] and not old.exists()
-
-
-@pytest.mark.usefixtures("windows")
-def test_a_changed_folder_whose_old_entry_is_in_use(
-    tiny: Tiny, tmp_path: Path, caches: dict[str, Path], request: pytest.FixtureRequest
-) -> None:
-    """Windows: the old entry's arrays cannot go while a process maps them. Its manifest goes first (where
-    Windows lets it), so it is no entry; it keeps the files it reads later, and goes on a later open."""
-    folder = save_local(tiny, tmp_path / "model")
-    old = cache.open_model(registry.resolve(str(folder)))
-    changed = rewrite_weights(folder, tiny, "in place")
-    m = cache.open_model(registry.resolve(str(folder)))
-    np.testing.assert_array_equal(m.wte, changed.wte)
-    np.testing.assert_array_equal(old.wte, tiny.wte)  # the process using the old one still has it
-    assert request.getfixturevalue("windows").refused  # the simulation was met
-    assert old.path.is_dir() and (old.path / "pieces.txt").is_file()
-    strict = request.node.callspec.params["windows"] == "folder"  # refuses even the manifest
-    assert [e.path for e in cache.entries()] == sorted([m.path, *([old.path] if strict else [])])
-
-    old_path = old.path
-    del old
-    gc.collect()  # the process using it ends
-    again = cache.open_model(registry.resolve(str(folder)))
-    assert again.path == m.path and not old_path.exists()
-    assert [e.path for e in cache.entries()] == [m.path]
+    assert sorted(e.commit for e in cache.entries()) == sorted([m.commit, old.name])
 
 
 @pytest.mark.parametrize(

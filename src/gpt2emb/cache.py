@@ -7,8 +7,7 @@ built in a temporary folder under a file lock and renamed into place, so an entr
 An entry is never changed, renamed or written over once in place: on Windows a file that a process has
 mapped can be neither removed nor replaced, so a rebuilt entry goes beside an old one that cannot be
 removed (`<commit>+1`, ...), and the newest is the one used; the old one is removed when no process holds
-it any more. A local folder has no revisions: once the entry of its current files is in place, the entries
-of its earlier files go the same way.
+it any more.
 manifest.json records, per file, a sampled checksum (checked on every open: cheap, catches a truncated or
 swapped file) and a full SHA-256 (checked by `cache verify`); the row checksums let a command check the
 rows it shows before it prints them.
@@ -201,7 +200,8 @@ def _folder_fingerprint(folder: Path) -> str:
     a rename or a new hard link, and a network or FUSE mount may number inodes anew when mounted again: each
     costs one rebuild from the folder, never a download. On Windows st_ctime is (for now) the creation time:
     a file rewritten in place with its modification time set back is not noticed there; one replaced by
-    another file is, by its file index (st_ino), even when NTFS hands it the old creation time."""
+    another file is, by its file index (st_ino), even when NTFS hands it the old creation time. The entry of
+    the folder's earlier files stays until `cache clear`: a process may still be reading it."""
     parts = []
     for name in (
         "config.json",
@@ -551,8 +551,7 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     reporter = reporter or QuietReporter()
     commit, known = _resolve_commit(ref) if commit is None else (commit, False)
     parent = _repo_dir(ref)
-    generations = _generations(parent)
-    folders = generations.get(commit, [])
+    folders = _generations(parent).get(commit, [])
     entry = _live(folders)
     if entry is not None:
         try:
@@ -562,8 +561,6 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         else:
             if len(folders) > 1:
                 _sweep(parent, commit)
-            if ref.folder is not None and len(generations) > 1:  # one that could not go last time
-                _sweep_folder(ref, commit)
             return model
     try:
         model = _build_locked(ref, commit, reporter)
@@ -579,8 +576,6 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         return _open_entry(ref, _build(ref, checkpoint.read_info(ref, commit), parent, reporter))
     if not known:
         _record_commit(ref, commit)
-    if ref.folder is not None:
-        _sweep_folder(ref, commit)
     return model
 
 
@@ -614,43 +609,20 @@ def _build_locked(ref: ModelRef, commit: str, reporter: Reporter) -> Model:
             with contextlib.suppress(*_UNTRUSTED):
                 return _open_entry(ref, entry)
         entry = _build(ref, checkpoint_info(ref, commit), parent, reporter)
-        # opened (mapped) before the lock goes: until then another process's _sweep_folder passes it by
-        return _open_entry(ref, entry)
+    return _open_entry(ref, entry)
 
 
-def _sweep(parent: Path, commit: str, every: bool = False) -> None:
-    """Remove the replaced copies of an entry that were in use when it was rebuilt (every: all the commit's
-    folders, the live one too), if they are not now; skipped while another process holds the lock (it may be
-    putting a new entry in place). Each goes manifest first: what a process still holds stays, as no entry."""
+def _sweep(parent: Path, commit: str) -> None:
+    """Remove the replaced copies of an entry that were in use when it was rebuilt, if they are not now;
+    skipped while another process holds the lock (it may be putting a new entry in place)."""
     from filelock import Timeout
 
     with contextlib.suppress(Timeout), _locked(parent, commit, blocking=False):
         folders = _generations(parent).get(commit, [])
-        live = None if every else _live(folders)
+        live = _live(folders)
         for folder in folders:
             if folder != live:
                 _remove(folder, whole=False)
-        if every:  # under its lock nobody builds this commit: these are builds that were killed
-            for leftover in parent.glob(f".{commit}.tmp-*"):
-                shutil.rmtree(leftover, ignore_errors=True)
-
-
-def _sweep_folder(ref: ModelRef, commit: str) -> None:
-    """Remove the entries of a local folder built from files it no longer holds: a folder has no revisions,
-    so only the entry of its current files can ever be used again. Done only while the folder's files are
-    still those of this commit (a process that read them before they changed must not sweep the new entry),
-    each as _sweep removes a replaced copy; one that cannot go yet is tried again on the next open."""
-    assert ref.folder is not None
-    parent = _repo_dir(ref)
-    others = [c for c in _generations(parent) if c != commit]
-    with contextlib.suppress(OSError):  # housekeeping: never what fails a command
-        if not others or _folder_fingerprint(ref.folder) != commit:
-            return
-        for other in others:
-            _sweep(parent, other, every=True)
-        for info in (parent / "info").glob("*.json"):  # read with a fallback to the folder: goes any time
-            if info.stem != commit:
-                info.unlink(missing_ok=True)
 
 
 # ---------------------------------------------------------------- looking after the cache
