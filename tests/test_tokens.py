@@ -31,7 +31,8 @@ def test_a_word_means_the_word_in_running_text(vocab: Vocab, tiny: Tiny) -> None
     assert q.ids == (tiny.id("king"),) and vocab.token(q.ids[0]) == " king" and q.note == ""
     assert vocab.query(" king", exact=False, pool=Pool.mean).ids == q.ids  # a typed space is not doubled
     for pasted in ("king ", "  king  "):  # nor does one around the word change it (as on stdin)
-        assert vocab.query(pasted, exact=False, pool=Pool.mean).ids == q.ids, repr(pasted)
+        assert vocab.query(pasted, exact=False, pool=Pool.mean) == q, repr(pasted)  # its word too
+    assert vocab.query(" id:3 ", exact=False, pool=Pool.mean).ids == (3,)
     assert vocab.query("king ", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("king ").ids)
     exact = vocab.query("king", exact=True, pool=Pool.mean)
     assert exact.ids == tuple(tiny.tokenizer.encode("king").ids) and exact.ids != q.ids
@@ -89,7 +90,10 @@ def test_what_is_not_a_word_is_refused_with_the_reason(
 def test_whitespace_tokens_with_exact(vocab: Vocab, tiny: Tiny) -> None:
     assert vocab.query("\n", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("\n").ids)
     assert len(vocab.query("\t", exact=True, pool=Pool.mean).ids) == 1
-    # whitespace that splits is pooled as a split word is: its pieces are whole characters, not byte parts
+    # whitespace that splits is pooled as a split word is: its pieces are whole characters, not byte parts;
+    # an ideographic space, which the tiny vocabulary has only as its three bytes, is refused
+    with pytest.raises(UsageError, match="raw bytes"):
+        vocab.query("\u3000", exact=True, pool=Pool.mean)
     for text in ("  ", " \n"):
         q = vocab.query(text, exact=True, pool=Pool.mean)
         assert q.ids == tuple(tiny.tokenizer.encode(text).ids) and len(q.ids) == 2
@@ -152,7 +156,7 @@ def test_real_gpt2_vocabulary(tmp_path: Path) -> None:
 
 def test_a_special_token_is_refused_where_the_tokenizer_does_not_list_it(tiny: Tiny, tmp_path: Path) -> None:
     # a folder whose tokenizer.json lists no added tokens: the family's pattern still knows <|endoftext|>,
-    # and the vocabulary gives its id, for words on the command line and from stdin alike
+    # and the vocabulary gives its id
     folder = save_local(tiny, tmp_path / "model")
     doc = json.loads((folder / "tokenizer.json").read_text())
     doc["added_tokens"] = []
@@ -161,3 +165,5 @@ def test_a_special_token_is_refused_where_the_tokenizer_does_not_list_it(tiny: T
     assert result.exit_code == 2
     assert "<|endoftext|> is a special token, not a word: ask for its row by id (id:0)" in result.stderr
     assert run_cli("vector", "king", "-m", str(folder)).exit_code == 0
+    other = run_cli("vector", "<|im_start|>", "-m", str(folder))  # another tokenizer's special token
+    assert other.exit_code == 2 and "this model's vocabulary has no such token" in other.stderr

@@ -82,7 +82,7 @@ _ID = re.compile(r"id:(.*)", re.DOTALL)
 def check_word(word: str, exact: bool, specials: re.Pattern[str] | None = None) -> int | None:
     """What can be said of a word before any model is opened: its id for `id:N`, or a UsageError.
     specials: the pattern of the family's special tokens, when the family is known before opening."""
-    match = _ID.fullmatch(word)
+    match = _ID.fullmatch(word if exact else word.strip())
     if match:
         raw = match.group(1)
         if not re.fullmatch(r"-?[0-9]+", raw, re.ASCII):
@@ -259,6 +259,8 @@ class Vocab:
         return tuple(ids)
 
     def query(self, word: str, exact: bool, pool: Pool) -> Query:
+        if not exact:  # as a line of stdin is read: spaces around a word change nothing
+            word = word.strip()
         token_id = check_word(word, exact)
         if token_id is not None:
             if token_id >= self.n_rows:
@@ -267,9 +269,13 @@ class Vocab:
         name = word.strip()
         if name in self._specials or (self.specials is not None and self.specials.fullmatch(name)):
             special = self._specials.get(name, self._id_of(name))
-            where = "id:N; the JSON of any word command shows ids" if special is None else f"id:{special}"
-            raise UsageError(f"{name} is a special token, not a word: ask for its row by id ({where})")
-        text = word if exact else self.words.running(word.strip())  # as a line of stdin is read
+            if special is None:
+                raise UsageError(
+                    f"{name} is written as a special token, and this model's vocabulary has no such token: "
+                    "type a word, or ask for a token by its id (id:N)"
+                )
+            raise UsageError(f"{name} is a special token, not a word: ask for its row by id (id:{special})")
+        text = word if exact else self.words.running(word)
         ids = self.encode(text)
         if not ids:
             raise UsageError(f"{word!r} gives no tokens; type a word")
@@ -286,7 +292,8 @@ class Vocab:
         quoted = quote(text)
         pieces = " + ".join(quote(self.token(i)) for i in ids[:MAX_PIECES])
         pieces += " + ..." if len(ids) > MAX_PIECES else ""
-        if not text.isspace() and not any(self.holds_a_character(i) for i in ids):  # whitespace: pieces of it
+        spaces = text.isspace() and all(self._white(i) for i in ids)  # split into whole spaces
+        if not spaces and not any(self.holds_a_character(i) for i in ids):
             raise UsageError(
                 f"{quoted} has no token that holds even one of its characters whole: the tokenizer sees "
                 f"only raw bytes ({pieces}), and rows of byte fragments do not make a word; ask for a piece "
@@ -306,6 +313,14 @@ class Vocab:
         return Query(
             word, ids, pool, f"{quoted} splits into {len(ids)} tokens ({pieces}); using {how} (--pool)"
         )
+
+    def _white(self, token_id: int) -> bool:
+        """Whether a token is white space, whole characters of it (a piece of a split run of spaces)."""
+        raw = self.words.raw(self._piece(token_id))
+        try:
+            return raw is not None and raw.decode("utf-8").isspace()
+        except UnicodeDecodeError:  # a fragment of a character's bytes (U+3000 is three)
+            return False
 
     def holds_a_character(self, token_id: int) -> bool:
         """Whether a token holds a whole character other than a space (not only fragments of UTF-8 bytes)."""
