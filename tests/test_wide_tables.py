@@ -174,12 +174,17 @@ def test_no_width_crops_a_number(width: int, columns: Width, capsys: pytest.Capt
             assert all(len(line) <= width for line in text.splitlines() if header[2] in line)
 
 
+def long_named(hub: FakeHub, tiny_files: dict[str, bytes], count: int) -> tuple[list[str], list[str]]:
+    """count copies of the tiny model served under long Hub names: the names, and their -m arguments."""
+    names = [f"someone/a-model-with-a-long-name-{n}" for n in range(count)]
+    serve(hub, {name: tiny_files for name in names})
+    return names, [arg for name in names for arg in ("-m", name)]
+
+
 def test_side_by_side_models_come_in_parts_with_names_and_answers_whole(
     hub: FakeHub, tiny_files: dict[str, bytes], columns: Width
 ) -> None:
-    names = [f"someone/a-model-with-a-long-name-{n}" for n in range(4)]
-    serve(hub, {name: tiny_files for name in names})
-    models = [arg for name in names for arg in ("-m", name)]
+    names, models = long_named(hub, tiny_files, 4)
     doc = run_json("neighbors", "cat", "-k", "3", *models)
     result = run_cli("neighbors", "cat", "-k", "3", *models)
     assert result.exit_code == 0
@@ -202,9 +207,9 @@ def test_a_token_is_no_markup_and_no_emoji(hub: FakeHub, columns: Width) -> None
 def test_sizes_of_models_side_by_side_come_in_parts(
     hub: FakeHub, tiny_files: dict[str, bytes], columns: Width
 ) -> None:
-    names = [f"someone/a-model-with-a-long-name-{n}" for n in range(4)]
-    serve(hub, {name: tiny_files for name in names})
-    models = [arg for name in names for arg in ("-m", name)]
+    names, models = long_named(
+        hub, tiny_files, MAX_PARTS + 2
+    )  # a part each: more parts than a matrix may have
     doc = run_json("sizes", *models)
     result = run_cli("sizes", *models)
     assert result.exit_code == 0
@@ -232,3 +237,20 @@ def test_context_of_five_sentences_comes_in_parts(hub: FakeHub, columns: Width) 
             values = [p["cosine"] for p in layer["pairs"]] + layer["static"]
             by_name = dict(zip([*pairs, *(f"{n} vs wte" for n in range(1, 6))], values, strict=True))
             assert row[1:] == ["-" if by_name[h] is None else shown(by_name[h], 4) for h in header[1:]]
+
+
+def test_a_long_split_word_folds_its_label_rather_than_crowd_out_the_matrix(
+    hub: FakeHub, columns: Width
+) -> None:
+    words = ["cat", "dog", "king", "queen", "man", "woman", "kitten and the dog", "the king of the cats"]
+    doc = run_json("similarity", *words)
+    result = run_cli("similarity", *words)
+    assert result.exit_code == 0 and "not printed" not in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+    found = tables(result.stdout)
+    assert 1 < len(found) <= MAX_PARTS
+    matrix = [[shown(x) for x in row] for row in doc["matrix"]]
+    numbers = [
+        cell for _, rows in found for row in rows for cell in row if re.fullmatch(r"-?[0-9]\.[0-9]{3}", cell)
+    ]
+    assert sorted(numbers) == sorted(x for j in range(len(words)) for x in (row[j] for row in matrix))

@@ -109,11 +109,12 @@ class _Matrix:
     the console by cropping cells, and a cropped 0.2789 reads 0.27.
 
     Wider than the console, it is printed as numpy and pandas print wide arrays: in parts, each holding the
-    columns that fit beside the row labels (at their full width) under a line naming them. In more than
-    MAX_PARTS parts a row is spread too thin to follow (at 80 characters, 5 parts hold 35 positions), so the
-    matrix is not printed: `instead` (what else the result holds) is, with a note naming `where` to see it
-    all. Cells are shown by `show` only as the columns are laid out: a matrix too large to print is not
-    formatted a million times over."""
+    columns that fit beside the row labels under a line naming them. In more than MAX_PARTS parts a row is
+    spread too thin to follow (at 80 characters, 5 parts hold 35 positions): where the result holds
+    something else to show `instead` (the norms), the matrix is not printed, and a note names `where` to see
+    it all; a matrix of a few models or sentences is printed in as many parts as it takes. Cells are shown by
+    `show` only as the columns are laid out: a matrix too large to print is not formatted a million times
+    over."""
 
     def __init__(
         self,
@@ -135,7 +136,9 @@ class _Matrix:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         # rich's table is 1 + the sum of (width + 3) wide: a column's padding each side, a rule after it
         natural, least = self._label_widths(console, options)
-        room = options.max_width - 1 - natural
+        # the labels on one line where that leaves half the console to the columns, else folded (a long split
+        # word's tokens): rich folds them to make the part fit
+        room = options.max_width - 1 - (natural if 2 * natural <= options.max_width else least)
         parts: list[list[int]] = []
         shown: list[list[str]] = []
         widths: list[int] = []
@@ -147,7 +150,7 @@ class _Matrix:
             if parts and used + widths[j] <= room:
                 parts[-1].append(j)
                 used += widths[j]
-            elif len(parts) < MAX_PARTS:
+            elif self.instead is None or len(parts) < MAX_PARTS:
                 parts.append([j])  # alone, a column may be wider than the room: see below
                 used = widths[j]
             else:
