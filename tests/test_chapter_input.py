@@ -307,6 +307,7 @@ def test_input_reads_its_text_from_stdin(hub: FakeHub) -> None:
     for data, said in (
         (b"\xff\xfeh\x00i\x00", b"stdin is UTF-16 text"),
         (b"hello \xff", b"stdin is not UTF-8 text (byte 7)"),
+        (b"\xef\xbb\xbfhello \xff", b"stdin is not UTF-8 text (byte 10)"),  # counted in the file, BOM and all
         (b"\n\n", b"the text is empty"),
     ):
         proc = fed(data)

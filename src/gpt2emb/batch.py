@@ -75,11 +75,12 @@ def text(chunks: Iterable[bytes]) -> str:
     data = b"".join(chunks)
     if data[:2] in UTF16:
         raise UsageError(UTF16_REFUSED)
+    bom = len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
     try:
-        return data.removeprefix(UTF8_BOM).decode("utf-8").rstrip("\r\n")
+        return data[bom:].decode("utf-8").rstrip("\r\n")
     except UnicodeDecodeError as e:
         raise UsageError(
-            f"stdin is not UTF-8 text (byte {e.start + 1}); convert it to UTF-8 (iconv -t UTF-8)"
+            f"stdin is not UTF-8 text (byte {bom + e.start + 1}); convert it to UTF-8 (iconv -t UTF-8)"
         ) from None
 
 

@@ -410,7 +410,8 @@ def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Table
     else:
         tensors = {name: info.tensors[find_key(info.tensors, k, ref.name)] for name, k in keys.items()}
         total = sum(t.end - t.start for t in tensors.values())
-        with reporter.progress(f"fetching {ref.name} embeddings", total) as task:
+        verb = "fetching" if ref.folder is None else "reading"  # a local folder is read, not fetched
+        with reporter.progress(f"{verb} {ref.name} embeddings", total) as task:
             arrays = {n: read_tensor(_reader(ref, info.commit, t.file), t, task) for n, t in tensors.items()}
     start = shape.position_offset
     wpe = arrays.get("wpe", np.zeros((0, shape.d_model), np.float32))[start : start + shape.n_positions]

@@ -814,11 +814,7 @@ def input_(
     from gpt2emb import api, batch
 
     if text == "-":
-        if sys.stdin is None:
-            raise UsageError("- reads the text from stdin, but there is no stdin")
-        if sys.stdin.isatty():
-            output.hint("reading the text from stdin; end with Ctrl-D (Ctrl-Z then Enter on Windows)")
-        text = batch.text(batch.chunks(sys.stdin.fileno()))
+        text = batch.text(batch.chunks(_stdin("the text")))
     output.render(api.model_input(model, text, full, truncate, output.reporter(json), revision), json)
 
 
@@ -982,11 +978,16 @@ def _one_model(models: list[str] | None, jsonl: bool = False) -> str:
 def _stdin_blocks() -> Iterator[list[Line]]:
     from gpt2emb import batch
 
+    return batch.blocks(batch.lines(batch.chunks(_stdin("words", ", one per line"))))
+
+
+def _stdin(what: str, how: str = "") -> int:
+    """stdin's file descriptor, for `-`: a person at a terminal is told how to end what they type."""
     if sys.stdin is None:
-        raise UsageError("- reads words from stdin, but there is no stdin")
+        raise UsageError(f"- reads {what} from stdin, but there is no stdin")
     if sys.stdin.isatty():
-        output.hint("reading words from stdin, one per line; end with Ctrl-D (Ctrl-Z then Enter on Windows)")
-    return batch.blocks(batch.lines(batch.chunks(sys.stdin.fileno())))
+        output.hint(f"reading {what} from stdin{how}; end with Ctrl-D (Ctrl-Z then Enter on Windows)")
+    return sys.stdin.fileno()
 
 
 def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dims: int | None = None) -> int:

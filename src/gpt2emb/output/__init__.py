@@ -149,6 +149,8 @@ def reporter(as_json: bool) -> Reporter:
 def python_reporter() -> Reporter:
     """For the Python handle (`gpt2emb.open`): notes on stderr, and the fetch or export under way shown as a
     bar where stderr is a terminal, else named in a line (a notebook, a script's log)."""
+    if sys.stderr is None:  # pythonw: nowhere to say anything
+        return QuietReporter()
     if not sys.stderr.isatty():
         return _PlainReporter(False, steps=True)
     from gpt2emb.output import tables
