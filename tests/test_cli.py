@@ -180,6 +180,8 @@ def test_bad_input_is_one_line_without_traceback(
     [
         (("neighbors", "cat", "-k", "abc"), "Invalid value for '-k' / '--top': 'abc' is not a whole number."),
         (("neighbors", "cat", "-k", "1.5"), "'1.5' is not a whole number."),
+        (("neighbors", "cat", "-k", "1_0"), "'1_0' is not a whole number."),  # as id:1_0 is refused
+        (("neighbors", "cat", "--restrict", "\u0665\u0660"), "is not a whole number."),  # Arabic-Indic 50
         (("vector", "king", "--dims", "0"), "Invalid value for '--dims': 0 is less than 1."),
         (("neighbors", "cat", "--pool", "MEAN"), "'MEAN' is not one of 'mean', 'first', 'strict'."),
         (("analogy", "king", "man", "woman", "--method", "x"), "'x' is not one of 'add', '3cosadd', '3cos"),
@@ -429,3 +431,9 @@ def test_png_needs_a_file_name(hub: FakeHub) -> None:
         result = run_cli("positions", "--png", name)
         assert result.exit_code == 2 and "--png needs a file name" in result.stderr
     assert hub.requests == []
+
+
+def test_a_word_of_white_space_is_quoted_in_its_title(hub: FakeHub) -> None:
+    spaces = run_cli("vector", "--exact", "  ")
+    assert spaces.exit_code == 0 and '\n"  " in gpt2: ' in "\n" + spaces.stdout
+    assert "\nking in gpt2: " in "\n" + run_cli("vector", "king").stdout  # a plain word as typed

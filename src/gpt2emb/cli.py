@@ -7,6 +7,7 @@ code, never a traceback. Heavy modules are imported inside the commands, so --he
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from enum import Enum
@@ -145,10 +146,9 @@ class _PlainValue:
                 raise bad(f"{value!r} is not one of {', '.join(repr(m.value) for m in self.kind)}.")
             return member
         if self.kind is int:
-            try:
-                number = int(value)
-            except ValueError:
-                raise bad(f"{value!r} is not a whole number.") from None
+            if not re.fullmatch(r"\s*[-+]?[0-9]+\s*", str(value), re.ASCII):  # not 1_0 (as int() takes)
+                raise bad(f"{value!r} is not a whole number.")
+            number = int(value)
             if self.minimum is not None and number < self.minimum:
                 raise bad(f"{number} is less than {self.minimum}.")
             return number

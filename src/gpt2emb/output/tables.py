@@ -218,7 +218,8 @@ def _(result: VectorResult, dims: int | None) -> RenderableType:
             f"  ... ({more} more; --full)" if more else ""
         )
         parts += _notes([item.note])
-        title = f"{item.word} in {result.model}: {split(item.tokens)}"
+        plain = item.word.strip() == item.word and item.word.isprintable()  # else quoted: --exact " "
+        title = f"{item.word if plain else tok(item.word)} in {result.model}: {split(item.tokens)}"
         parts += [
             _table(title, "norm> mean> std> min> max> dims>", [[*stats, str(len(item.vector))]]),
             Text(numbers),
