@@ -955,11 +955,10 @@ def _from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool
 
 def _refuse_unused(ctx: typer.Context, names: tuple[str, ...], why: str) -> None:
     """Refuse the options among names given on the command line: where they stand they would do nothing."""
-    sources = {p.name: ctx.get_parameter_source(p.name) for p in ctx.command.params if p.name in names}
     given = [
         "/".join(p.opts)
         for p in ctx.command.params
-        if getattr(sources.get(p.name), "name", "DEFAULT") != "DEFAULT"
+        if p.name in names and getattr(ctx.get_parameter_source(p.name or ""), "name", "DEFAULT") != "DEFAULT"
     ]
     if given:
         raise UsageError(f"{', '.join(given)} {why}")

@@ -81,8 +81,11 @@ _ID = re.compile(r"id:(.*)", re.DOTALL)
 
 def check_word(word: str, exact: bool, specials: re.Pattern[str] | None = None) -> int | None:
     """What can be said of a word before any model is opened: its id for `id:N`, or a UsageError.
-    specials: the pattern of the family's special tokens, when the family is known before opening."""
-    match = _ID.fullmatch(word if exact else word.strip())
+    specials: the pattern of the family's special tokens, when the family is known before opening. Without
+    exact, the white space around a word is no part of it, as on a line of stdin."""
+    if not exact:
+        word = word.strip()
+    match = _ID.fullmatch(word)
     if match:
         raw = match.group(1)
         if not re.fullmatch(r"-?[0-9]+", raw, re.ASCII):
@@ -94,7 +97,7 @@ def check_word(word: str, exact: bool, specials: re.Pattern[str] | None = None) 
         return int(raw)
     if len(word) > MAX_WORD_CHARS:
         raise UsageError(f"a word of {len(word)} characters is too long: at most {MAX_WORD_CHARS}")
-    if not exact and not word.strip():
+    if not exact and not word:
         raise UsageError(
             "an empty word has no token; type a word, or use --exact to look up whitespace itself"
         )
@@ -259,7 +262,7 @@ class Vocab:
         return tuple(ids)
 
     def query(self, word: str, exact: bool, pool: Pool) -> Query:
-        if not exact:  # as a line of stdin is read: spaces around a word change nothing
+        if not exact:  # the word as check_word reads it: its Query holds it so
             word = word.strip()
         token_id = check_word(word, exact)
         if token_id is not None:
