@@ -2,6 +2,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +15,7 @@ from gpt2emb import cache, registry
 from gpt2emb.errors import BadModel, NetworkError, NotCached, UnknownModel
 from gpt2emb.report import QuietReporter, Reporter
 
-from conftest import COMMIT, run_process
+from conftest import COMMIT, run_cli, run_json, run_process
 from fakehub import FakeHub, Repo, VirtualFile
 from tinymodel import Tiny, hub_files, safetensors_bytes, save_local, xl_files, xl_sample
 
@@ -243,6 +244,47 @@ def test_a_folder_whose_weights_change_with_the_same_size_and_time_is_rebuilt(
     assert sorted(e.commit for e in cache.entries()) == sorted([m.commit, old_path.name])
 
 
+def test_the_entries_of_a_folder_s_earlier_files_are_outdated_and_cleared_on_request(
+    hub: FakeHub, tiny: Tiny, tmp_path: Path
+) -> None:
+    gpt2 = open_gpt2().path
+    folder = save_local(tiny, tmp_path / "model")
+    other = save_local(tiny, tmp_path / "other")
+    first = cache.open_model(registry.resolve(str(folder))).path
+    notes = Notes()
+    gone = cache.open_model(registry.resolve(str(other)), notes).path  # another folder's first: nothing said
+    assert notes.notes == [] and not any(e.outdated for e in cache.entries())
+    rewrite_weights(folder, tiny, "in place")
+    m = cache.open_model(registry.resolve(str(folder)), notes)
+    assert notes.notes == [
+        f"{folder} is cached anew; its outdated entry stays until gpt2emb cache clear --outdated"
+    ]
+    cache.open_model(registry.resolve(str(folder)), notes)  # once: not on every use
+    assert len(notes.notes) == 1
+    shutil.rmtree(other)  # a folder that is gone: its entry can no longer be rebuilt or used
+    outdated = {e.path: e.outdated for e in cache.entries()}
+    assert outdated == {gpt2: False, first: True, m.path: False, gone: True}
+    listed = run_json("cache", "list")
+    assert sorted(e["path"] for e in listed["entries"] if e["outdated"]) == sorted(
+        str(p) for p, old in outdated.items() if old
+    )
+    assert "outdated: 2 entries of local folders" in " ".join(run_cli("cache", "list").stdout.split())
+
+    assert run_json("cache", "clear", "gpt2", "--outdated")["entries"] == []  # a Hub model: never outdated
+    cleared = run_json("cache", "clear", "--outdated")
+    assert sorted(e["path"] for e in cleared["entries"]) == sorted(
+        str(p) for p, old in outdated.items() if old
+    )
+    assert cleared["outdated"] and run_cli("cache", "clear", "--outdated").stdout.startswith(
+        "nothing outdated"
+    )
+    assert not first.exists() and gpt2.is_dir() and m.path.is_dir()
+    assert sorted(e.path for e in cache.entries()) == sorted([gpt2, m.path])
+    again = cache.open_model(registry.resolve(str(folder)), notes)  # the current entry, as it was: no rebuild
+    assert again.path == m.path and len(notes.notes) == 1
+    np.testing.assert_array_equal(again.wte[tiny.id("cat")], -tiny.wte[tiny.id("cat")])
+
+
 @pytest.mark.parametrize(("how", "noticed"), [("in place", False), ("replaced", True)])
 def test_where_the_change_time_is_the_creation_time_a_replaced_file_is_noticed_by_its_inode(
     tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, noticed: bool
@@ -294,7 +336,10 @@ def test_an_entry_keyed_as_before_is_rebuilt(tiny: Tiny, tmp_path: Path, caches:
 
     notes = Notes()
     m = cache.open_model(registry.resolve(str(folder)), notes)
-    assert m.commit != old.name and notes.notes == []
+    assert m.commit != old.name
+    assert notes.notes == [
+        f"{folder} is cached anew; its outdated entry stays until gpt2emb cache clear --outdated"
+    ]
     np.testing.assert_array_equal(m.wte, tiny.wte)
     assert sorted(e.commit for e in cache.entries()) == sorted([m.commit, old.name])
 

@@ -1290,21 +1290,26 @@ def _find(vocab: Vocab, q: Query, sentence: str, n: int, m: cache.Model) -> Cont
     return ContextSentence(sentence, tokens, tuple(range(starts[0], starts[0] + k)), len(starts))
 
 
-def _cache_result(action: str, found: list[cache.Entry], kept: Iterable[cache.Kept] = ()) -> CacheResult:
-    rows = tuple(CacheEntry(e.name, e.repo, e.commit, str(e.path), e.size) for e in found)
+def _cache_result(
+    action: str, found: list[cache.Entry], kept: Iterable[cache.Kept] = (), outdated: bool = False
+) -> CacheResult:
+    rows = tuple(CacheEntry(e.name, e.repo, e.commit, str(e.path), e.size, e.outdated) for e in found)
     held = tuple(
         KeptEntry(k.entry.name, k.entry.repo, k.entry.commit, str(k.entry.path), k.reason) for k in kept
     )
-    return CacheResult(action, str(cache.cache_root()), rows, sum(e.size for e in found), held)
+    return CacheResult(action, str(cache.cache_root()), rows, sum(e.size for e in found), held, outdated)
 
 
 def cache_list() -> CacheResult:
     return _cache_result("list", cache.entries())
 
 
-def cache_clear(model: str | None) -> CacheResult:
-    """Remove what can be removed; what cannot (in use) is in `kept`, whole."""
-    return _cache_result("clear", *cache.clear(registry.resolve(model) if model else None))
+def cache_clear(model: str | None, outdated: bool = False) -> CacheResult:
+    """Remove what can be removed; what cannot (in use) is in `kept`, whole. outdated: only the entries of
+    local folders whose files have changed since, or are gone."""
+    return _cache_result(
+        "clear", *cache.clear(registry.resolve(model) if model else None, outdated), outdated
+    )
 
 
 def cache_refresh(model: str | None, reporter: Reporter | None = None) -> RefreshResult:

@@ -201,7 +201,8 @@ def _folder_fingerprint(folder: Path) -> str:
     costs one rebuild from the folder, never a download. On Windows st_ctime is (for now) the creation time:
     a file rewritten in place with its modification time set back is not noticed there; one replaced by
     another file is, by its file index (st_ino), even when NTFS hands it the old creation time. The entry of
-    the folder's earlier files stays until `cache clear`: a process may still be reading it."""
+    the folder's earlier files stays, outdated, until `cache clear --outdated`: a process may still be reading
+    it."""
     parts = []
     for name in (
         "config.json",
@@ -576,6 +577,10 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         return _open_entry(ref, _build(ref, checkpoint.read_info(ref, commit), parent, reporter))
     if not known:
         _record_commit(ref, commit)
+    older = [f for f in _lives(parent) if _commit_of(f) != commit] if ref.folder is not None else []
+    if entry is None and older:  # its files changed (or how they are keyed): the earlier entries are outdated
+        what = "outdated entry stays" if len(older) == 1 else f"{len(older)} outdated entries stay"
+        reporter.note(f"{ref.name} is cached anew; its {what} until gpt2emb cache clear --outdated")
     return model
 
 
@@ -635,6 +640,7 @@ class Entry:
     commit: str
     path: Path
     size: int  # bytes on disk
+    outdated: bool = False  # a local folder's entry whose files have changed since it was built, or are gone
 
 
 @dataclass(frozen=True)
@@ -650,20 +656,22 @@ def entries() -> list[Entry]:
     found = []
     for entry in (e for parent in _parents(None) for e in _lives(parent)):
         try:
-            meta = json.loads((entry / "manifest.json").read_text())
-            found.append(Entry(meta["name"], meta.get("repo"), meta["commit"], entry, _size(entry)))
+            found.append(_entry_of(entry, json.loads((entry / "manifest.json").read_text()), _size(entry)))
         except _UNTRUSTED:
             continue  # being removed right now, or not ours
     return found
 
 
-def clear(ref: ModelRef | None) -> tuple[list[Entry], list[Kept]]:
+def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[Entry], list[Kept]]:
     """Remove the entries of one model (every commit of it), or the whole cache: returns the entry folders
-    removed, and those that stay with the reason (an entry in use stays whole, and goes on answering)."""
+    removed, and those that stay with the reason (an entry in use stays whole, and goes on answering).
+    outdated: only the entries of local folders whose files have changed or are gone (and nothing else)."""
     removed, kept = [], []
     for parent in _parents(ref):
         for folders in _generations(parent).values():
             live = _live(folders)
+            if outdated and (live is None or not _describe(live).outdated):
+                continue  # a commit's replaced copies go with its live entry, or with `cache clear`
             for folder in folders:  # replaced copies first: one that stays must not become the live one
                 entry = _describe(folder)
                 reason = _remove(folder, whole=folder == live)
@@ -671,6 +679,8 @@ def clear(ref: ModelRef | None) -> tuple[list[Entry], list[Kept]]:
                     kept.append(Kept(entry, reason))
                 else:
                     removed.append(entry)
+        if outdated:
+            continue  # the model's records (refs, headers, locks) serve its current entry
         for child in parent.glob("*"):  # its refs, checkpoint headers, locks, killed builds: never mapped
             if child.is_dir() and (child.name in ("refs", "info") or child.name.startswith(".")):
                 shutil.rmtree(child, ignore_errors=True)
@@ -679,7 +689,7 @@ def clear(ref: ModelRef | None) -> tuple[list[Entry], list[Kept]]:
                     child.unlink()
         with contextlib.suppress(OSError):
             parent.rmdir()  # not while it holds an entry that stays
-    if ref is None:
+    if ref is None and not outdated:
         for sub in ("hub", "local"):
             with contextlib.suppress(OSError):
                 (cache_root() / sub).rmdir()
@@ -786,7 +796,8 @@ def _verify_entry(path: Path, size: int, task: Task) -> Verified:
 def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> Entry:
     """What an entry folder holds, from its manifest or, when that is damaged, from where it lies."""
     if manifest is not None:
-        return Entry(manifest["name"], manifest["repo"], manifest["commit"], path, size)
+        outdated = manifest["repo"] is None and _unchanged_folder(manifest) is None
+        return Entry(manifest["name"], manifest["repo"], manifest["commit"], path, size, outdated)
     repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
     spec = registry.find(repo) if repo is not None else None
     name = spec.name if spec else repo or f"a local folder ({path.parent.name})"
@@ -832,7 +843,14 @@ def _source(entry: Entry) -> ModelRef | None:
         spec = registry.find(entry.repo)
         return ModelRef(spec.name if spec else entry.repo, repo=entry.repo, spec=spec)
     with contextlib.suppress(*_UNTRUSTED):
-        folder = Path(json.loads((entry.path / "manifest.json").read_text())["folder"])
-        if folder.is_dir() and _folder_fingerprint(folder) == entry.commit:
+        folder = _unchanged_folder(json.loads((entry.path / "manifest.json").read_text()))
+        if folder is not None:
             return ModelRef(entry.name, folder=folder)
     return None
+
+
+def _unchanged_folder(manifest: dict[str, Any]) -> Path | None:
+    """The local folder an entry was built from, while its files are those it was built from (else None:
+    the entry is outdated)."""
+    folder = Path(manifest["folder"])
+    return folder if folder.is_dir() and _folder_fingerprint(folder) == manifest["commit"] else None

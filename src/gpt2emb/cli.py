@@ -697,11 +697,23 @@ def _cached_model(help: str) -> Any:
     return typer.Argument(help=help, show_default=False, autocompletion=_complete_model)
 
 
-@cache_app.command("clear", epilog="Examples:\n\n  gpt2emb cache clear xl\n\n  gpt2emb cache clear")
+@cache_app.command(
+    "clear",
+    epilog="Examples:\n\n  gpt2emb cache clear xl\n\n  gpt2emb cache clear --outdated\n\n"
+    "  gpt2emb cache clear",
+)
 def cache_clear(
     model: Annotated[
         str | None, _cached_model("Only this model (all of its commits); without it, everything.")
     ] = None,
+    outdated: Annotated[
+        bool,
+        typer.Option(
+            "--outdated",
+            help="Only the entries of local folders whose files have changed since they were cached, or "
+            "are gone (cache list marks them).",
+        ),
+    ] = False,
     json: Json = False,
 ) -> None:
     """Remove cached embeddings (the Hugging Face cache is left alone); the next use fetches them again.
@@ -709,11 +721,13 @@ def cache_clear(
     Exits 6 when one could not be removed (on Windows: in use by a program); it then stays whole."""
     from gpt2emb import api
 
-    result = api.cache_clear(model)
+    result = api.cache_clear(model, outdated)
     output.render(result, json)
     if result.kept:
         held = ", ".join(f"{k.name} ({k.commit[:12]}): {k.reason}" for k in result.kept)
-        again = f"gpt2emb cache clear {model}" if model else "gpt2emb cache clear"
+        again = " ".join(
+            ["gpt2emb cache clear", *([model] if model else []), *(["--outdated"] if outdated else [])]
+        )
         raise InUse(f"could not remove {held}; close the programs using it, then run {again} again")
 
 

@@ -343,6 +343,7 @@ class CacheEntry(Document):
     commit: str
     path: str
     bytes: int
+    outdated: bool = False  # a local folder's entry whose files have changed since, or are gone
 
 
 @dataclass(frozen=True)
@@ -363,6 +364,7 @@ class CacheResult(Document):
     entries: tuple[CacheEntry, ...]
     total_bytes: int
     kept: tuple[KeptEntry, ...] = ()  # clear: still there, whole
+    outdated: bool = False  # clear --outdated: only the outdated entries were removed
 
 
 @dataclass(frozen=True)

@@ -480,19 +480,33 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
 
 
-def _entries(n: int) -> str:
-    return f"{n} entry" if n == 1 else f"{n} entries"
+def _entries(n: int, which: str = "") -> str:
+    return f"{n} {which}entry" if n == 1 else f"{n} {which}entries"
 
 
 @view.register
 def _(result: CacheResult, dims: int | None) -> RenderableType:
-    rows = [[e.name, e.commit[:12], _mb(e.bytes), e.path] for e in result.entries]
+    rows = [
+        [e.name, e.commit[:12] + ("\noutdated" if e.outdated else ""), _mb(e.bytes), e.path]
+        for e in result.entries
+    ]
     if result.action == "list":
         title = f"gpt2emb cache in {result.root}: {_entries(len(rows))}, {_mb(result.total_bytes)}"
         if not rows:
             return Text(f"{title} (a model is cached on first use)")
+        outdated = [e for e in result.entries if e.outdated]
+        if outdated:
+            size = _mb(sum(e.bytes for e in outdated))
+            return Group(
+                _table(title, "model commit size> path", rows),
+                Text(
+                    f"outdated: {_entries(len(outdated))} of local folders whose files have changed since, "
+                    f"or are gone; gpt2emb cache clear --outdated removes them ({size})"
+                ),
+            )
     else:
-        title = f"removed {_entries(len(rows))}, {_mb(result.total_bytes)}, from {result.root}"
+        which = "outdated " if result.outdated else ""
+        title = f"removed {_entries(len(rows), which)}, {_mb(result.total_bytes)}, from {result.root}"
         kept = [[k.name, k.commit[:12], k.reason, k.path] for k in result.kept]
         if kept:
             nothing = Text(f"removed nothing from {result.root}")
@@ -500,7 +514,7 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
             title = f"could not remove {_entries(len(kept))}, left whole"
             return Group(removed, Text(""), _table(title, "model commit why path", kept))
         if not rows:
-            return Text(f"nothing to remove in {result.root}")
+            return Text(f"nothing {which}to remove in {result.root}")
     return _table(title, "model commit size> path", rows)
 
 
