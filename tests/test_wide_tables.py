@@ -93,6 +93,15 @@ def test_positions_too_wide_for_80_columns_come_in_parts_every_number_whole(
     assert headers == list(range(21))  # every position once, in order, its header whole
 
 
+def test_a_part_names_its_columns_as_a_range_only_where_they_are_one(hub: FakeHub, columns: Width) -> None:
+    result = run_cli("positions", "500", "0-12")
+    headings = re.findall(r"^part \d+ of \d+: (.*)$", result.stdout, flags=re.MULTILINE)
+    found = [header[2:] for header, _ in tables(result.stdout)]
+    assert len(found) == len(headings) > 1 and found[0][:2] == ["500", "0"]
+    assert headings[0] == "columns " + ", ".join(found[0])  # not "500 to 5"
+    assert headings[1:] == [f"columns {part[0]} to {part[-1]}" for part in found[1:]]
+
+
 def test_a_matrix_that_fits_is_one_table(hub: FakeHub, columns: Width) -> None:
     columns(250)
     doc = run_json("positions", "0-20")

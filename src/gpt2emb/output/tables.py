@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, is_dataclass, replace
@@ -104,6 +105,16 @@ def _name(spec: str) -> str:
 MAX_PARTS = 5  # a matrix printed in more parts than this is not printed (see _Matrix)
 
 
+def _columns_named(part: list[int], columns: Sequence[str]) -> str:
+    """The columns of a part, in its heading: a run of positions one after another as a range (0 to 6), any
+    other columns by name, as a range would mislead (positions 500 0 1 ...: not "500 to 5")."""
+    names = [_name(columns[j]) for j in part]
+    if len(names) == 1:
+        return f"column {names[0]}"
+    run = all(n.isdigit() for n in names) and all(int(b) == int(a) + 1 for a, b in itertools.pairwise(names))
+    return f"columns {names[0]} to {names[-1]}" if run else f"columns {', '.join(names)}"
+
+
 class _Matrix:
     """A table with a column per item (a position, a word, a model), every cell whole: rich fits a table to
     the console by cropping cells, and a cropped 0.2789 reads 0.27.
@@ -167,9 +178,7 @@ class _Matrix:
             if n == 1:
                 yield Text(self.title, style="bold")
             if len(parts) > 1:
-                first, last = _name(self.columns[part[0]]), _name(self.columns[part[-1]])
-                which = f"column {first}" if first == last else f"columns {first} to {last}"
-                yield Text(f"part {n} of {len(parts)}: {which}", style="bold")
+                yield Text(f"part {n} of {len(parts)}: {_columns_named(part, self.columns)}", style="bold")
             # a lone column wider than the room: text labels fold (at spaces first), numbers never; where
             # even that does not fit, the part is wider than the console (a terminal wraps its lines)
             width = max(options.max_width, 1 + least + sum(widths[j] for j in part))
