@@ -103,7 +103,8 @@ def test_the_1024_wall(hub: FakeHub, tiny: Tiny) -> None:
     assert cut["n_tokens"] == 1024 and cut["text_tokens"] == 1100 and len(cut["tokens"]) == 1024
     assert cut["tokens"][-1]["position"] == 1023
     assert cut["notes"] == [
-        "the text is 1,100 tokens: only the first 1024 go in (position 1024 does not exist)"
+        "the text is 1,100 tokens: only the first 1024 go in (position 1024 does not exist: gpt2 learned "
+        "1024 positions, 0 to 1023)"
     ]
     table = run_cli("input", long_text(tiny, 1100), "--truncate")
     assert table.exit_code == 0 and "only the first 1024 go in" in table.stdout

@@ -183,8 +183,8 @@ def test_input_is_transformers_own_embedding_output(served: FakeHub, bert: TinyB
         f"LayerNorm(wte[ids] ({n}, 32) + wpe[0..{n - 1}] ({n}, 32) + type[0] (32,)) = h0 ({n}, 32)"
         in table.stdout
     )
-    too_long = run_cli("input", " the" * (N_POSITIONS + 1), "-m", model)
-    assert too_long.exit_code == 2 and f"position {N_POSITIONS} does not exist" in too_long.stderr
+    too_long = run_cli("input", " cat" * (N_POSITIONS - 1), "-m", model)  # [CLS] and [SEP] come around it
+    assert too_long.exit_code == 2 and f"but {N_POSITIONS - 2} fit: " in too_long.stderr
 
 
 def _folder_with_keys(bert: TinyBert, folder: Path, rename: dict[str, str]) -> Path:

@@ -94,8 +94,19 @@ def test_input_is_transformers_own_embedding_output(served: FakeHub, roberta: Ti
         f"LayerNorm(wte[ids] ({n}, 32) + wpe[2..{n + 1}] ({n}, 32) + type[0] (32,)) = h0 ({n}, 32)"
         in table.stdout
     )
-    too_long = run_cli("input", " the" * (N_POSITIONS + 1), "-m", "roberta")
-    assert too_long.exit_code == 2 and f"position {N_POSITIONS} does not exist" in too_long.stderr
+    # <s> and </s> come around a text in use: N_POSITIONS - 2 tokens of it fit, not N_POSITIONS
+    assert run_json("input", " cat" * (N_POSITIONS - 2), "-m", "roberta")["n_tokens"] == N_POSITIONS - 2
+    too_long = run_cli("input", " cat" * (N_POSITIONS - 1), "-m", "roberta")
+    assert too_long.exit_code == 2 and too_long.stderr.startswith(
+        f"gpt2emb: the text is {N_POSITIONS - 1} tokens, but {N_POSITIONS - 2} fit: roberta-base learned "
+        f"{N_POSITIONS} positions, 0 to {N_POSITIONS - 1} (rows 2 to"
+    )
+    assert (
+        "and its tokenizer adds 2 special tokens to a text in use; shorten the text, or use --truncate to "
+        f"keep the first {N_POSITIONS - 2}" in too_long.stderr
+    )
+    cut = run_json("input", " cat" * (N_POSITIONS - 1), "--truncate", "-m", "roberta")
+    assert cut["n_tokens"] == N_POSITIONS - 2 and "only the first" in cut["notes"][0]
 
 
 @pytest.mark.parametrize("special", ["<s>", "</s>", "<pad>", "<unk>", "<mask>"])
@@ -161,7 +172,5 @@ def test_a_sentence_past_the_last_position_is_refused_with_the_rows(served: Fake
     long = "the cat" + " cat" * N_POSITIONS  # " cat" is one token; "the" is one too at the start
     result = run_cli("context", "cat", long, "the cat sat", "-m", "roberta")
     assert result.exit_code == 2
-    assert (
-        f"sentence 1 has {N_POSITIONS + 2} tokens, and position {N_POSITIONS} does not exist" in result.stderr
-    )
+    assert f"sentence 1 has {N_POSITIONS + 2} tokens, but {N_POSITIONS - 2} fit" in result.stderr
     assert f"rows 2 to {N_POSITIONS + 1} of its position table" in result.stderr

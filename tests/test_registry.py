@@ -78,7 +78,16 @@ def test_a_path_that_does_not_exist_is_no_such_folder(name: str) -> None:
     assert err.value.code == ExitCode.UNKNOWN_MODEL
 
 
-def test_a_file_is_not_a_model_folder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_is_not_a_model_folder(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(UnknownModel, match=r"config\.json is a file, not a folder"):
         registry.resolve(str(tmp_path / "config.json"))
+    # named relatively, as a Hub repo (owner/name) or a bare name are: a file that is there is what was meant
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "afile").write_text("")
+    monkeypatch.chdir(tmp_path)
+    for name in ("bad/afile", "config.json"):
+        with pytest.raises(UnknownModel) as err:
+            registry.resolve(name)
+        assert err.value.message.startswith(f"{name} is a file, not a folder; give the folder that holds")
+    assert registry.resolve("bad/other").repo == "bad/other"  # no such file: a Hub repo id, as before

@@ -282,13 +282,10 @@ class Embeddings:
         elif len(ids) > limit:
             if not truncate:
                 raise UsageError(
-                    f"the text is {len(ids):,} tokens, but position {limit} does not exist: "
-                    f"{_positions_learned(m)}; shorten the text, or use --truncate to keep the first {limit}"
+                    f"the text is {len(ids):,} tokens, but {_past_limit(m)}; shorten the text, or use "
+                    f"--truncate to keep the first {limit}"
                 )
-            notes.append(
-                f"the text is {len(ids):,} tokens: only the first {limit} go in "
-                f"(position {limit} does not exist)"
-            )
+            notes.append(f"the text is {len(ids):,} tokens: only the first {limit} go in ({_past_limit(m)})")
         notes += _wrapped(m, vocab)
         kept = ids[:limit]
         type_row = None if m.types is None else m.types[0]
@@ -351,7 +348,7 @@ class Embeddings:
         fmt, table = _choice(Format, fmt, "format"), _choice(Table, table, "table")
         path = _export_target(fmt, out, table, limit, whole_words)
         if table is Table.wpe:
-            _check_position_table(self.model)
+            _check_position_table(self.model, "export")
         return write(self.model, self.vocab, fmt, table, path, limit, whole_words, reporter or self.reporter)
 
     # ------------------------------------------------------------------ streams of lines
@@ -919,18 +916,29 @@ def _no_position_table(m: cache.Model) -> str:
     return f"{m.name} has no position table: in a {m.family.title} model, {m.family.no_position_table}"
 
 
-def _check_position_table(m: cache.Model) -> None:
+def _check_position_table(m: cache.Model, doing: str = "compare") -> None:
     """Refuse a command about position rows for a model that learned none (exit 2)."""
     if not m.shape.position_table:
         raise UsageError(
-            f"{_no_position_table(m)}, so there are no position rows to compare; use a model with learned "
+            f"{_no_position_table(m)}, so there are no position rows to {doing}; use a model with learned "
             "positions, such as gpt2 or roberta-base"
         )
 
 
 def _length_limit(m: cache.Model) -> int | None:
-    """The most tokens a text may have: one per learned position (None without a position table)."""
-    return m.shape.n_positions if m.shape.position_table else None
+    """The most tokens a text may have: one per learned position, less the special tokens the model's
+    tokenizer adds around a text in use (<s> and </s>: a text as typed must fit as it is used), None without
+    a position table."""
+    return m.shape.n_positions - len(m.wraps[0]) - len(m.wraps[1]) if m.shape.position_table else None
+
+
+def _past_limit(m: cache.Model) -> str:
+    """Why no more tokens than _length_limit fit, as the refusals of a longer text say it."""
+    limit, added = _length_limit(m), len(m.wraps[0]) + len(m.wraps[1])
+    if not added:
+        return f"position {limit} does not exist: {_positions_learned(m)}"
+    added_in_use = f"its tokenizer adds {added} special tokens to a text in use"
+    return f"{limit} fit: {_positions_learned(m)}, and {added_in_use}"
 
 
 def parse_positions(spans: list[tuple[int, int]], m: cache.Model) -> list[int]:
@@ -1125,10 +1133,7 @@ def _encode(vocab: Vocab, text: str, m: cache.Model, what: str) -> tuple[Sentenc
     ids = vocab.encode(text)
     limit = _length_limit(m)
     if limit is not None and len(ids) > limit:
-        raise UsageError(
-            f"{what} has {len(ids)} tokens, and position {limit} does not exist: {_positions_learned(m)}; "
-            "shorten it"
-        )
+        raise UsageError(f"{what} has {len(ids)} tokens, but {_past_limit(m)}; shorten it")
     return tuple(SentenceToken(p, i, vocab.token(i)) for p, i in enumerate(ids))
 
 

@@ -99,7 +99,7 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
         if revision is not None:
             raise UsageError(f"--revision is for Hub models, and {name} is a local folder: leave it out")
         return ModelRef(str(path), folder=path.resolve())
-    if _PATH.match(name):
+    if _PATH.match(name) or path.exists():  # a file here is what was meant, even named as a repo (a/b)
         shown = name if name.isprintable() else repr(name)
         problem = f"{shown} is a file, not a folder" if path.exists() else f"no such folder: {shown}"
         raise UnknownModel(f"{problem}; give the folder that holds the model's config.json and weights")
