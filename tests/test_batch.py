@@ -263,6 +263,38 @@ def test_the_handle_answers_as_the_commands_do(hub: FakeHub, caches: dict[str, P
     assert m.neighbors("queen", k=2, pool="first").items[0].neighbors[0].token == " woman"
 
 
+def test_the_handle_streams_words_as_stdin_does(hub: FakeHub, tmp_path: Path) -> None:
+    """each_* take words as stdin's lines are read (a file opened as text is one): an answer each, in order,
+    the answer its word gets alone; a word that fails in its place."""
+    import gpt2emb
+    from gpt2emb.batch import Failed
+
+    m = gpt2emb.open("gpt2")
+    listed = tmp_path / "words.txt"
+    listed.write_text("cat\n\n# a comment\n  dog \nid:99999\nking\n", encoding="utf-8")
+    with listed.open(encoding="utf-8") as words:
+        answers = list(m.each_neighbors(words, k=3))
+    assert [a.word if not isinstance(a, Failed) else a.line.number for a in answers] == [
+        "cat",
+        "dog",
+        5,
+        "king",
+    ]
+    alone = run_json("neighbors", "cat", "dog", "king", "-k", "3")["items"]
+    assert [a.to_dict() for a in answers if not isinstance(a, Failed)] == alone
+    assert answers[2].message.startswith("line 5: id:99999 does not exist")
+    vectors = list(m.each_vector(w for w in ["king", "queen"]))
+    assert [v.to_dict() for v in vectors] == run_json("vector", "king", "queen")["items"]
+    (question,) = m.each_analogy(["king man woman"], k=2)
+    assert question.to_dict() == run_json("analogy", "king", "man", "woman", "-k", "2")
+    matrix, failed = m.each_similarity(["cat", "dog", "id:99999"])
+    assert matrix is not None and matrix.to_dict() == run_json("similarity", "cat", "dog")
+    assert [f.line.number for f in failed] == [3]
+    for bad, said in (("cat", "not 'cat'"), ([b"cat"], "word 1 is not a str")):
+        with pytest.raises(gpt2emb.Gpt2embError, match=said):
+            list(m.each_vector(bad))  # type: ignore[arg-type]
+
+
 def test_importing_the_package_loads_no_numpy() -> None:
     code = "import sys, gpt2emb; gpt2emb.Embeddings; print('numpy' in sys.modules)"
     lazy = subprocess.run([sys.executable, "-c", "import sys, gpt2emb; print('numpy' in sys.modules)"],
@@ -287,6 +319,11 @@ def test_the_readme_notebook_example_runs(hub: FakeHub) -> None:
     assert [n.token for n in scope["r"].items[0].neighbors] == [
         n["token"] for n in run_json("neighbors", "cat", "-k", "5")["items"][0]["neighbors"]
     ]
+    nearest = [
+        item["neighbors"][0]["token"] for item in run_json("neighbors", "cat", "dog", "-k", "3")["items"]
+    ]
+    assert scope["tops"][:2] == nearest and scope["tops"][2].startswith("line 3: id:99999 does not exist")
+    assert scope["problem"] == (2, "-k/--top must be 1 or more, not 0")
 
 
 @pytest.mark.parametrize(

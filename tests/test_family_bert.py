@@ -185,6 +185,9 @@ def test_input_is_transformers_own_embedding_output(served: FakeHub, bert: TinyB
     )
     too_long = run_cli("input", " cat" * (N_POSITIONS - 1), "-m", model)  # [CLS] and [SEP] come around it
     assert too_long.exit_code == 2 and f"but {N_POSITIONS - 2} fit: " in too_long.stderr
+    blank = run_cli("input", "  \t ", "-m", model)  # WordPiece drops white space: nothing would go in
+    assert blank.exit_code == 2
+    assert blank.stderr == f'gpt2emb: the text "  \\x09 " is no tokens at all in {model}: type some words\n'
 
 
 def _folder_with_keys(bert: TinyBert, folder: Path, rename: dict[str, str]) -> Path:

@@ -5,20 +5,21 @@
     m.neighbors("cat", k=5).to_dict()
 
 `open` imports api.py when called and `Embeddings` is reached lazily, so that `import gpt2emb` and the CLI's
---help load no numpy.
+--help load no numpy. Every failure the user can act on is a Gpt2embError (its `code` is the CLI's exit code).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpt2emb.errors import Gpt2embError
 from gpt2emb.registry import DEFAULT_MODEL as _DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from gpt2emb.api import Embeddings
     from gpt2emb.report import Reporter
 
-__all__ = ["Embeddings", "open"]
+__all__ = ["Embeddings", "Gpt2embError", "open"]
 
 
 def open(
@@ -40,4 +41,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    """What the package offers (and the module's own dunders), not the names its code imports."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

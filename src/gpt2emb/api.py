@@ -72,7 +72,7 @@ from gpt2emb.results import (
     VerifyResult,
     Word,
 )
-from gpt2emb.tokens import Query, Vocab, check_word, quote
+from gpt2emb.tokens import Query, Vocab, check_word, listed, quote
 
 
 def load(
@@ -275,6 +275,8 @@ class Embeddings:
         _check_text(text)
         m, vocab = self.model, self.vocab
         ids = vocab.tokenize(text)
+        if not ids:  # a WordPiece tokenizer drops white space and control characters
+            raise UsageError(f"the text {quote(text[:80])} is no tokens at all in {m.name}: type some words")
         limit = _length_limit(m)
         notes = []
         if limit is None:
@@ -353,19 +355,19 @@ class Embeddings:
 
     # ------------------------------------------------------------------ streams of lines
 
+    # A stream of words: each answered as it comes, in blocks of a matrix pass, a word that fails as a
+    # batch.Failed in its place (the others still answered). A str each, read as a line of stdin is: the
+    # spaces around it dropped, a blank one or a `# comment` skipped. A file opened in text mode is one.
+
     def each_vector(
-        self, blocks: Iterable[list[batch.Line]], exact: bool = False, pool: Pool | str = Pool.mean
+        self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> batch.Answers[VectorItem]:
-        answers = _each(blocks, lambda text: self._query(text, exact, pool), self._vectors)
-        return batch.Answers(
-            answers,
-            lambda items: VectorResult(self.name, items),
-            lambda item, _: VectorResult(self.name, (item,)),
-        )
+        """Each word's row, as `vector` gives it, one VectorItem (or batch.Failed) per word."""
+        return self._each_vector(_blocks_of(words), exact, pool)
 
     def each_neighbors(
         self,
-        blocks: Iterable[list[batch.Line]],
+        words: Iterable[str],
         k: int = 10,
         exact: bool = False,
         pool: Pool | str = Pool.mean,
@@ -375,14 +377,15 @@ class Embeddings:
         whole_words: bool = False,
         fold: bool = False,
     ) -> batch.Answers[NeighborsItem]:
+        """Each word's nearest tokens, as `neighbors` gives them: a NeighborsItem or a batch.Failed each."""
         restriction = self._restriction(among, restrict, whole_words, exact)
         return self._each_neighbors(
-            blocks, k, exact, _choice(Pool, pool, "pool"), keep_query, restriction, fold
+            _blocks_of(words), k, exact, _choice(Pool, pool, "pool"), keep_query, restriction, fold
         )
 
     def each_analogy(
         self,
-        blocks: Iterable[list[batch.Line]],
+        questions: Iterable[str],
         k: int = 10,
         exact: bool = False,
         pool: Pool | str = Pool.mean,
@@ -392,16 +395,31 @@ class Embeddings:
         restrict: int | None = None,
         whole_words: bool = False,
     ) -> batch.Answers[AnalogyResult]:
-        """Each line `A B C`, whitespace between the words."""
+        """Each question `A B C` (white space between the words), answered as `analogy A B C` is: one
+        AnalogyResult (or batch.Failed) per question."""
         restriction = self._restriction(among, restrict, whole_words, exact)
         pool, method = _choice(Pool, pool, "pool"), _choice(Method, method, "method")
-        return self._each_analogy(blocks, k, exact, pool, keep_inputs, method, restriction)
+        return self._each_analogy(_blocks_of(questions), k, exact, pool, keep_inputs, method, restriction)
 
     def each_similarity(
-        self, blocks: Iterable[list[batch.Line]], exact: bool = False, pool: Pool | str = Pool.mean
+        self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> tuple[SimilarityResult | None, list[batch.Failed]]:
-        """One matrix of the words of every line that holds a word (None for fewer than two); the lines that
-        do not, apart."""
+        """One matrix of every word that has a row (None for fewer than two); the words that fail, apart."""
+        return self._each_similarity(_blocks_of(words), exact, pool)
+
+    def _each_vector(
+        self, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool | str
+    ) -> batch.Answers[VectorItem]:
+        answers = _each(blocks, lambda text: self._query(text, exact, pool), self._vectors)
+        return batch.Answers(
+            answers,
+            lambda items: VectorResult(self.name, items),
+            lambda item, _: VectorResult(self.name, (item,)),
+        )
+
+    def _each_similarity(
+        self, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool | str
+    ) -> tuple[SimilarityResult | None, list[batch.Failed]]:
         answers = list(_each(blocks, lambda text: self._aimed(text, exact, pool), lambda aimed: aimed))
         aimed = [a for a in answers if not isinstance(a, batch.Failed)]
         failed = [a for a in answers if isinstance(a, batch.Failed)]
@@ -674,6 +692,24 @@ def _choice(kind: type[Choice], value: Choice | str, name: str) -> Choice:
         raise UsageError(f"{value!r} is not a {name}: choose one of {choices}") from None
 
 
+def _blocks_of(words: Iterable[str]) -> Iterator[list[batch.Line]]:
+    """A handle's stream of words as blocks of numbered lines, as stdin's lines come (see each_vector)."""
+    if isinstance(words, str | bytes) or not isinstance(words, Iterable):
+        raise UsageError(
+            f"give the words as an iterable of str (a list, a file, a generator), not {words!r:.60}"
+        )
+
+    def lines() -> Iterator[batch.Line]:
+        for number, text in enumerate(words, 1):
+            if not isinstance(text, str):
+                raise UsageError(f"word {number} is not a str: {text!r:.60}")
+            word = listed(text)
+            if word is not None:
+                yield batch.Line(number, word)
+
+    return batch.blocks(lines())
+
+
 def _each(
     blocks: Iterable[list[batch.Line]],
     prepare: Callable[[str], Prepared],
@@ -834,7 +870,19 @@ def each_vector(
     revision: str | None = None,
 ) -> batch.Answers[VectorItem]:
     """`vector -`: what can be checked before the model is opened is, then the handle answers the lines."""
-    return open_checked(model, None, exact, None, reporter, revision).each_vector(blocks, exact, pool)
+    return open_checked(model, None, exact, None, reporter, revision)._each_vector(blocks, exact, pool)
+
+
+def each_similarity(
+    model: str,
+    blocks: Iterable[list[batch.Line]],
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> tuple[SimilarityResult | None, list[batch.Failed]]:
+    """`similarity -`: one matrix of the lines' words, and the lines that failed."""
+    return open_checked(model, None, exact, None, reporter, revision)._each_similarity(blocks, exact, pool)
 
 
 def each_neighbors(

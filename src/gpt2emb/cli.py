@@ -571,8 +571,8 @@ def similarity(
         return ExitCode.OK
     _refuse_unused(ctx, ("rule", "ignore_case"), "would change nothing without --eval FILE")
     if _from_stdin(words or [], json, False, strict):
-        handle = api.open_checked(model, None, exact, None, output.reporter(json), revision)
-        result, failed = handle.each_similarity(_stdin_blocks(), exact, pool)
+        reporter = output.reporter(json)
+        result, failed = api.each_similarity(model, _stdin_blocks(), exact, pool, reporter, revision)
         code = _failures(failed, json, strict)
         if result is None:
             raise UsageError("stdin held fewer than two words to compare (one per line)")
