@@ -801,7 +801,8 @@ def input_(
     text: Annotated[
         str,
         typer.Argument(
-            help="The text, as typed: no space is added in front; - alone reads it from stdin.",
+            help="The text, to the tokenizer as typed (a word looked up gets a space in front; a text "
+            "gets none); - alone reads it from stdin.",
             metavar="TEXT",
             show_default=False,
         ),

@@ -755,9 +755,7 @@ def _(result: InputResult, dims: int | None) -> RenderableType:
     shapes = f"LayerNorm({total}) = h0 ({n}, {d})" if result.layer_norm else f"{total} = h0 ({n}, {d})"
     text = result.text if len(result.text) <= MAX_TEXT_SHOWN else result.text[:MAX_TEXT_SHOWN] + "..."
     plural = "token" if result.text_tokens == 1 else "tokens"
-    about = (
-        f"{tok(text)} in {result.model}: {result.text_tokens:,} {plural}, as typed (no space added in front)"
-    )
+    about = f"{tok(text)} in {result.model}: {result.text_tokens:,} {plural}, as typed"
     # the rows of wpe are in the line of shapes (RoBERTa: wpe[2..n+1])
     columns = ["pos>", "id>", "token", "|wte|>", "|wpe|>", "|h0|>", "cos(wte, wpe)>"]
     rows = [
