@@ -302,6 +302,24 @@ def test_grad_refused_on_an_untied_model(hub: FakeHub, tiny: Tiny) -> None:
     assert result.exit_code == 2 and "someone/untied is not tied" in result.stderr
 
 
+def test_grad_of_a_model_whose_loss_is_flat_says_so(hub: FakeHub, tiny: Tiny) -> None:
+    """A final layer norm of weight 0 makes every logit 0: the gradient is all zeros by both paths."""
+    from fakehub import Repo
+    from tinymodel import hub_files, safetensors_bytes
+
+    files = hub_files(tiny)
+    state = tiny.state()
+    files["model.safetensors"] = safetensors_bytes(
+        {**state, "ln_f.weight": np.zeros_like(state["ln_f.weight"])}
+    )
+    hub.repos["someone/flat"] = Repo("f" * 40, files)
+    g = run_json("tying", "-m", "someone/flat", "--grad", "hello king and queen")["gradient"]
+    assert g["tied_norm"] == 0 and g["input_path"]["rows"] == g["output_path"]["rows"] == 0
+    assert g["table_rows"] == tiny.wte.shape[0] and g["notes"][0].startswith("the gradient is all zeros")
+    out = " ".join(run_cli("tying", "-m", "someone/flat", "--grad", "hello king and queen").stdout.split())
+    assert f"0 of {tiny.wte.shape[0]}" in out and "the last position predicts nothing" not in out
+
+
 def test_help_shows_the_chapters_examples() -> None:
     context = run_cli("context", "--help").stdout
     assert 'gpt2emb context bank "I sat on the river bank" "I paid at the bank"' in context

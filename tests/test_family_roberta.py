@@ -74,7 +74,7 @@ def test_input_is_transformers_own_embedding_output(served: FakeHub, roberta: Ti
     assert with_specials == [0, *ids, 2]
     assert doc["notes"] == [
         "roberta-base's tokenizer, called as usual, adds <s> before and </s> after the text; shown here as "
-        "typed, without them: in use each token sits 1 position(s) later"
+        "typed, without them: in use each token sits 1 position later"
     ]
     with torch.no_grad():  # RoBERTa numbers positions from pad_token_id + 1 = 2 itself
         h0 = roberta.model().roberta.embeddings(input_ids=torch.tensor([ids]))[0].numpy()

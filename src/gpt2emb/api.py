@@ -1209,7 +1209,12 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
     difference = ops.norm((by_input.astype(np.float64) + by_output - tied).ravel())
     relative = difference / tied_norm if tied_norm > 0 else (0.0 if difference == 0 else None)
     notes = []
-    if len(rows_in) < len(set(ids)):
+    if tied_norm == 0:
+        notes.append(
+            "the gradient is all zeros: the loss does not change with wte at all here (weights of zeros, as "
+            "in a synthetic checkpoint, give every token the same score whatever its row)"
+        )
+    elif len(rows_in) < len(set(ids)):
         notes.append(
             f"the input path touches {len(rows_in)} of the text's {len(set(ids))} distinct tokens: the last "
             "position predicts nothing inside the text, so its token's row gets nothing by that path unless "
@@ -1227,6 +1232,7 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
         tied_norm,
         relative,
         tuple(notes),
+        len(m.wte),
     )
 
 
@@ -1242,7 +1248,8 @@ def _wrapped(m: cache.Model, vocab: Vocab) -> list[str]:
         if ids
     )
     said = f"{m.name}'s tokenizer, called as usual, adds {shown} the text; shown here as typed, without them"
-    return [said + (f": in use each token sits {len(before)} position(s) later" if before else "")]
+    later = f"{len(before)} position{'s' if len(before) > 1 else ''} later"
+    return [said + (f": in use each token sits {later}" if before else "")]
 
 
 def _h0_formula(m: cache.Model) -> str:

@@ -276,6 +276,7 @@ class GradientResult(Document):
     tied_norm: float
     relative_difference: float | None  # |input + output - tied| / |tied|; None when tied is all zeros
     notes: tuple[str, ...]
+    table_rows: int = 0  # the rows of wte, all of which the output layer reaches
 
 
 @dataclass(frozen=True)

@@ -670,7 +670,7 @@ def _maybe(x: float | None, digits: int = 4) -> str:
 def _gradient(g: GradientResult) -> RenderableType:
     tokens = " ".join(tok(t.token) for t in g.tokens[:MAX_PIECES_SHOWN])
     tokens += f" ... ({len(g.tokens)} tokens)" if len(g.tokens) > MAX_PIECES_SHOWN else ""
-    vocab = g.output_path.rows  # the output layer touches every row
+    vocab = f"{g.table_rows:,}"
     rows = [
         [Text("input lookup (wte[ids])"), f"{g.input_path.norm:.6g}", f"{g.input_path.rows} of {vocab}"],
         [
@@ -685,7 +685,10 @@ def _gradient(g: GradientResult) -> RenderableType:
     return Group(
         Text(""),
         _table(title, "path norm> rows>", rows),
-        Text(f"cosine of the two on the {g.shared_rows} rows both touch: {_maybe(g.cosine_on_shared_rows)}"),
+        Text(
+            f"cosine of the two on the {g.shared_rows} row{'' if g.shared_rows == 1 else 's'} both touch: "
+            f"{_maybe(g.cosine_on_shared_rows)}"
+        ),
         Text.assemble(
             "input + output = the tied model's gradient (to 1e-5 relative): ",
             _MARK[g.sum_matches_tied],
