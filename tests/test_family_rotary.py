@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -272,7 +273,9 @@ def test_sizes_counts_an_untied_output_layer(tmp_path: Path, llama: TinyLlama, n
     ):
         assert m["output_params"] == output_params
         assert m["total_params"] == sum(p.numel() for p in loaded.parameters())
-    assert "tied to wte" not in run_cli("sizes", "-m", str(neox.folder)).stdout
+    table = run_cli("sizes", "-m", str(neox.folder)).stdout
+    assert "tied to wte" not in table
+    assert re.search(r"^ *positions +learned none *$", table, re.MULTILINE)  # rotary: not "0"
 
 
 def test_neox_compare_counts_the_negated_rows(served: FakeHub, neox: TinyNeox) -> None:

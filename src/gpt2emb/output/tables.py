@@ -587,7 +587,7 @@ _SIZE_ROW: dict[str, Any] = {  # label -> how a model's column shows it
     "family": lambda m: m.family,
     "vocab": lambda m: f"{m.vocab_size:,}",
     "d_model": lambda m: f"{m.d_model:,}",
-    "positions": lambda m: f"{m.n_positions:,}",
+    "positions": lambda m: f"{m.n_positions:,}" if m.position_rows or not m.family else "learned none",
     "position rows": lambda m: f"{m.position_rows:,}" if m.position_rows else "none",
     "layers": lambda m: str(m.n_layer),
     "heads": lambda m: str(m.n_head),
