@@ -1,11 +1,12 @@
 """Words <-> token ids: the leading-space rule, `id:N`, splits and pooling, and the display string of a token.
 
 The rule everywhere: a word typed on the command line means the word as it appears inside running text,
-so `king` is the token " king". `--exact` takes the text as typed. A word the tokenizer splits is never cut
-silently: the pieces are kept, and the pool mode says how one vector is made of them. What is not a word is
-refused with the reason: control characters, special tokens such as <|endoftext|> (ask for them by id), text
-of which the tokenizer holds no character whole (an emoji without a token of its own: only byte fragments),
-more than MAX_PIECES pieces.
+so `king` is the token " king". `--exact` takes the text as typed, not starting a word (each family's way,
+Words.exact: BERT's `ing` is "##ing"). A word the tokenizer splits is never cut silently: the pieces are
+kept, and the pool mode says how one vector is made of them. What is not a word is refused with the reason:
+control characters, special tokens such as <|endoftext|> (ask for them by id), text of which the tokenizer
+holds no character whole (an emoji without a token of its own: only byte fragments), more than MAX_PIECES
+pieces.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import functools
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -279,7 +280,14 @@ class Vocab:
                 )
             raise UsageError(f"{name} is a special token, not a word: ask for its row by id (id:{special})")
         text = word if exact else self.words.running(word)
-        ids = self.encode(text)
+        found = self._as_typed(text) if exact else self.encode(text)
+        if found is None:
+            raise UsageError(
+                f"{quote(text)} cannot be spelt in this vocabulary without starting a word, as --exact "
+                f"asks: {self.words.name} spells it only as a word's start, or not at all; drop --exact for "
+                f"the word as it starts one, or ask for a piece by its id (id:N){self._hint(word, found)}"
+            )
+        ids = found
         if not ids:
             raise UsageError(f"{word!r} gives no tokens; type a word")
         # a special token the text does not spell is the tokenizer's stand-in for what its vocabulary lacks
@@ -288,33 +296,66 @@ class Vocab:
         if unknown is not None:
             raise UsageError(
                 f"{quote(text)} holds characters this vocabulary has no piece for: the tokenizer makes "
-                f"{unknown[0]} (id:{unknown[1]}) of it, its token for what it cannot spell; type another word"
+                f"{unknown[0]} (id:{unknown[1]}) of it, its token for what it cannot spell; type another "
+                f"word{self._hint(word, ids)}"
             )
         if len(ids) == 1:
             return Query(word, ids, pool)
         quoted = quote(text)
         pieces = " + ".join(quote(self.token(i)) for i in ids[:MAX_PIECES])
         pieces += " + ..." if len(ids) > MAX_PIECES else ""
+        hint = self._hint(word, ids)
         spaces = text.isspace() and all(self._white(i) for i in ids)  # split into whole spaces
         if not spaces and not any(self.holds_a_character(i) for i in ids):
             raise UsageError(
                 f"{quoted} has no token that holds even one of its characters whole: the tokenizer sees "
                 f"only raw bytes ({pieces}), and rows of byte fragments do not make a word; ask for a piece "
-                "by its id (id:N)"
+                f"by its id (id:N){hint}"
             )
         if len(ids) > MAX_PIECES:
             raise UsageError(
                 f"{quoted} splits into {len(ids)} tokens ({pieces}): more than the {MAX_PIECES} a word may "
-                "have here; ask for a piece by its id (id:N)"
+                f"have here; ask for a piece by its id (id:N){hint}"
             )
         if pool is Pool.strict:
             raise UsageError(
                 f"{quoted} is not one token: it splits into {len(ids)} ({pieces}); "
-                "use --pool mean or --pool first, or pick a word that is one token"
+                f"use --pool mean or --pool first, or pick a word that is one token{hint}"
             )
         how = "the mean of their rows" if pool is Pool.mean else "the first piece's row"
         return Query(
-            word, ids, pool, f"{quoted} splits into {len(ids)} tokens ({pieces}); using {how} (--pool)"
+            word, ids, pool, f"{quoted} splits into {len(ids)} tokens ({pieces}); using {how} (--pool){hint}"
+        )
+
+    @functools.cached_property
+    def _exact(self) -> Callable[[str], tuple[int, ...] | None] | None:
+        """The family's way to take a text as typed, not starting a word, where its tokenizer would start
+        one (Words.exact); None where the tokenizer takes a text as typed."""
+        return self.words.exact(self._entry / "tokenizer.json")
+
+    def _as_typed(self, text: str) -> tuple[int, ...] | None:
+        """A text's ids for --exact: as typed, not starting a word (BERT's "ing" is "##ing", a Llama's "at"
+        the piece "at", not "▁at"); None where the vocabulary spells the text only as a word's start."""
+        return self.encode(text) if self._exact is None else self._exact(text)
+
+    def _hint(self, word: str, ids: tuple[int, ...] | None) -> str:
+        """Where a typed word is itself a vocabulary entry that the tokenizer does not make of it (the
+        vocabulary's own marks typed as text: GPT-2's "Ġking", BERT's "##ing"), how to ask for that entry;
+        the tokenizer reads such a word as the text it is, as any other."""
+        found = self._id_of(word)
+        if found is None or ids == (found,):
+            return ""
+        shown = self.token(found)
+        bare = shown.removeprefix(" ")
+        way = ""
+        if bare and bare.isprintable() and not any(ch.isspace() for ch in bare):
+            starts = bare != shown
+            typed = self.encode(self.words.running(bare)) if starts else self._as_typed(bare)
+            if typed == (found,):
+                way = f" or as {bare}" if starts else f" or with --exact {bare}"
+        return (
+            f"; {quote(word)} is how this vocabulary writes the token {quote(shown)}: ask for it by its id "
+            f"(id:{found}){way}"
         )
 
     def _white(self, token_id: int) -> bool:

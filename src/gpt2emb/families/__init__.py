@@ -17,6 +17,7 @@ import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gpt2emb.bpe import from_byte_level, to_byte_level
@@ -27,8 +28,9 @@ from gpt2emb.registry import Shape
 class Words:
     """How a family's vocabulary spells words. This base is byte-level BPE (GPT-2, RoBERTa: " king" is the
     entry "Ġking", each UTF-8 byte one character); a family that spells otherwise (WordPiece's "king" and
-    "##ing", SentencePiece's "▁king") gives its record a subclass. Tables show each token as the text it
-    stands for, a word-initial token with a leading space (" king"), so two families' tokens compare by text.
+    "##ing", SentencePiece's "▁king") gives its record a subclass, with its own way to --exact. Tables show
+    each token as the text it stands for, a word-initial token with a leading space (" king"), so two
+    families' tokens compare by text.
     """
 
     name = "byte-level BPE"
@@ -40,6 +42,14 @@ class Words:
     def running(self, word: str) -> str:
         """What a typed word means: the word as it appears inside running text."""
         return " " + word
+
+    def exact(self, tokenizer: Path) -> Callable[[str], tuple[int, ...] | None] | None:
+        """--exact, the text as typed and not starting a word, for a vocabulary whose tokenizer (the path of
+        its tokenizer.json) marks a word start at the beginning of any text: a function giving a text's ids
+        so, or None for a text that the vocabulary spells only as the start of a word, or not at all. None
+        here: the tokenizer takes a text as typed, as byte-level BPE's does ("king" is "king", " king" is
+        typed with its space)."""
+        return None
 
     def whole(self, text: str) -> str | None:
         """The vocabulary entry that the tokenizer makes of all of text when the vocabulary holds it, for a

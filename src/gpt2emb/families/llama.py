@@ -6,7 +6,10 @@ fallback pieces such as "<0x0A>"); a model of theirs with a byte-level tokenizer
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gpt2emb.families import Family, Words, tokenizer_steps
@@ -33,12 +36,42 @@ class SentencePiece(Words):
         # under the Prepend normalizer of Llama 2's and Mistral's tokenizer.json
         return word
 
+    def exact(self, tokenizer: Path) -> Callable[[str], tuple[int, ...] | None] | None:
+        # the tokenizer puts "▁" before a text (the dummy prefix: a Metaspace pre-tokenizer's prepend_scheme,
+        # or the Prepend normalizer of Llama 2's and Mistral's tokenizer.json); the same tokenizer without it
+        # takes a text as typed: "at" is the piece "at", as inside "gato", and " at" is "▁at"
+        from tokenizers import Tokenizer
+
+        parsed = json.loads(tokenizer.read_text(encoding="utf-8"))
+        unmarked = {key: _unmarked(parsed.get(key)) for key in ("normalizer", "pre_tokenizer")}
+        if all(step == parsed.get(key) for key, step in unmarked.items()):
+            return None
+        bare = Tokenizer.from_str(json.dumps({**parsed, **unmarked}))
+        return lambda text: tuple(bare.encode(text, add_special_tokens=False).ids)
+
     def whole(self, text: str) -> str | None:
         return None  # whether "▁" is put in front depends on the tokenizer's settings: it decides
 
     def raw(self, piece: str) -> bytes | None:
         byte = _BYTE.fullmatch(piece)
         return bytes([int(byte.group(1), 16)]) if byte else piece.replace("▁", " ").encode("utf-8")
+
+
+def _unmarked(step: Any) -> Any:
+    """A normalizer or pre-tokenizer (parsed from tokenizer.json; None for none) made to put no "▁" before a
+    text, sequences opened: a Prepend of "▁" goes, a Metaspace gets the prepend_scheme "never" (and loses
+    the older add_prefix_space, which the tokenizers library wants to agree with the scheme)."""
+    if not isinstance(step, dict):
+        return step
+    if step.get("type") == "Prepend" and step.get("prepend") == "▁":
+        return None
+    if step.get("type") == "Metaspace":
+        return {**{k: v for k, v in step.items() if k != "add_prefix_space"}, "prepend_scheme": "never"}
+    for key in ("normalizers", "pretokenizers"):
+        if isinstance(step.get(key), list):
+            kept = (_unmarked(s) for s in step[key])
+            return {**step, key: [s for s in kept if s is not None]}
+    return step
 
 
 def _record(name: str, title: str, prefix: str) -> Family:
