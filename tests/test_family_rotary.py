@@ -287,6 +287,26 @@ def test_neox_compare_counts_the_negated_rows(served: FakeHub, neox: TinyNeox) -
     assert c["mean_cosine_matching"] == pytest.approx(1 - 2 * neox.negated / len(neox.wte), abs=1e-9)
 
 
+@pytest.mark.parametrize(("place", "verb"), [("hub", "fetching"), ("folder", "reading")])
+def test_compare_says_it_reads_a_folder_and_fetches_from_the_hub(
+    served: FakeHub, neox: TinyNeox, place: str, verb: str
+) -> None:
+    from gpt2emb import api
+    from gpt2emb.report import QuietReporter
+
+    class Labels(QuietReporter):
+        def __init__(self) -> None:
+            self.labels: list[str] = []
+
+        def progress(self, label: str, total: int) -> Any:
+            self.labels.append(label)
+            return super().progress(label, total)
+
+    model, said = hub_or_folder(NEOX, neox.folder, place), Labels()
+    api.tying(model, compare=True, reporter=said)
+    assert f"{verb} embed_out.weight of {model}" in said.labels
+
+
 def test_compare_samples_a_large_output_layer_by_ranges(
     served: FakeHub, llama: TinyLlama, monkeypatch: pytest.MonkeyPatch
 ) -> None:

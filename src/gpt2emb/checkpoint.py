@@ -410,13 +410,17 @@ def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Table
     else:
         tensors = {name: info.tensors[find_key(info.tensors, k, ref.name)] for name, k in keys.items()}
         total = sum(t.end - t.start for t in tensors.values())
-        verb = "fetching" if ref.folder is None else "reading"  # a local folder is read, not fetched
-        with reporter.progress(f"{verb} {ref.name} embeddings", total) as task:
+        with reporter.progress(f"{_verb(ref)} {ref.name} embeddings", total) as task:
             arrays = {n: read_tensor(_reader(ref, info.commit, t.file), t, task) for n, t in tensors.items()}
     start = shape.position_offset
     wpe = arrays.get("wpe", np.zeros((0, shape.d_model), np.float32))[start : start + shape.n_positions]
     norm = np.stack([arrays["norm_weight"], arrays["norm_bias"]]) if "norm_weight" in arrays else None
     return Tables(arrays["wte"], wpe, arrays.get("types"), norm)
+
+
+def _verb(ref: ModelRef) -> str:
+    """What a progress line says of bytes being read: a local folder is read, not fetched."""
+    return "fetching" if ref.folder is None else "reading"
 
 
 def output_key(info: CheckpointInfo, family: Family) -> str | None:
@@ -441,7 +445,7 @@ def read_rows(
     row_bytes = (t.end - t.start) // max(1, t.shape[0])
     step = max(1, _BLOCK_BYTES // max(1, row_bytes))
     read = _reader(ref, info.commit, t.file)
-    with reporter.progress(f"fetching {key} of {ref.name}", row_bytes * sum(map(len, runs))) as task:
+    with reporter.progress(f"{_verb(ref)} {key} of {ref.name}", row_bytes * sum(map(len, runs))) as task:
         for run in runs:
             for start in range(run.start, run.stop, step):
                 rows = range(start, min(run.stop, start + step))
