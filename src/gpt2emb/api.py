@@ -276,7 +276,7 @@ class Embeddings:
         m, vocab = self.model, self.vocab
         ids = vocab.tokenize(text)
         if not ids:  # a WordPiece tokenizer drops white space and control characters
-            raise UsageError(f"the text {quote(text[:80])} is no tokens at all in {m.name}: type some words")
+            raise UsageError(f"the text {_opening(text)} is no tokens at all in {m.name}: type some words")
         limit = _length_limit(m)
         notes = []
         if limit is None:
@@ -512,7 +512,7 @@ class Embeddings:
         def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
             words = text.split()
             if len(words) != 3:
-                raise UsageError(f"{quote(text[:80])} is not three words A B C, as in: king man woman")
+                raise UsageError(f"{_opening(text)} is not three words A B C, as in: king man woman")
             return self._question((words[0], words[1], words[2]), exact, pool)
 
         answers = _each(blocks, question, lambda qs: self._analogies(qs, k, keep_inputs, method, allowed))
@@ -656,6 +656,11 @@ def _check_matrix(n: int) -> None:
             f"similarity compares at most {MAX_MATRIX:,} words (a {MAX_MATRIX:,}-square matrix), not {n:,}; "
             "for each word's nearest tokens, use neighbors - instead"
         )
+
+
+def _opening(text: str, n: int = 80) -> str:
+    """A text as a message quotes it: its first n characters, and ... where it goes on."""
+    return quote(text[:n]) + ("..." if len(text) > n else "")
 
 
 def _check_text(text: str) -> None:
@@ -1189,7 +1194,7 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
     from gpt2emb import heavy
 
     m, vocab = _open_for_whole(ref, info, reporter)
-    tokens = _encode(vocab, text, m, f"--grad {quote(text[:40])}")
+    tokens = _encode(vocab, text, m, f"--grad {_opening(text, 40)}")
     if len(tokens) < 2:
         raise UsageError(
             f"--grad {quote(text)} is {len(tokens)} token: the loss predicts each next token from the ones "
