@@ -264,13 +264,13 @@ def test_context_is_transformers_own_hidden_states(served: FakeHub, bert: TinyBe
     with torch.no_grad():
         states = [
             model(
-                torch.tensor([bert.tokenizer.encode(s, add_special_tokens=False).ids]),
+                torch.tensor([bert.tokenizer.encode(s).ids]),  # as in use: [CLS] ... [SEP]
                 output_hidden_states=True,
             ).hidden_states
             for s in sentences
         ]
     for layer in doc["layers"]:
-        a, b = (states[n][layer["layer"]][0, at[n][0]].numpy() for n in range(2))
+        a, b = (states[n][layer["layer"]][0, 1 + at[n][0]].numpy() for n in range(2))  # after [CLS]
         want = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
         assert layer["pairs"][0]["cosine"] == pytest.approx(want, abs=1e-5)
     assert run_cli("context", "cat", *sentences, "-m", REPO).exit_code == 0

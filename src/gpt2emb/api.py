@@ -288,7 +288,7 @@ class Embeddings:
                     f"--truncate to keep the first {limit}"
                 )
             notes.append(f"the text is {len(ids):,} tokens: only the first {limit} go in ({_past_limit(m)})")
-        notes += _wrapped(m, vocab)
+        notes += _wrapped(m, vocab, _as_typed(m))
         kept = ids[:limit]
         type_row = None if m.types is None else m.types[0]
         rows = ops.input_rows(m.wte, None if limit is None else m.wpe, kept, type_row, m.norm, m.norm_eps)
@@ -1241,9 +1241,9 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
     )
 
 
-def _wrapped(m: cache.Model, vocab: Vocab) -> list[str]:
-    """A note where the model's tokenizer, called as usual, adds special tokens around a text: gpt2emb takes
-    the text as typed, so in use every token sits that many positions later."""
+def _wrapped(m: cache.Model, vocab: Vocab, how: str) -> list[str]:
+    """A note where the model's tokenizer, called as usual, adds special tokens around a text, saying `how`
+    the command takes them."""
     before, after = m.wraps
     if not before and not after:
         return []
@@ -1252,9 +1252,14 @@ def _wrapped(m: cache.Model, vocab: Vocab) -> list[str]:
         for ids, where in ((before, "before"), (after, "after"))
         if ids
     )
-    said = f"{m.name}'s tokenizer, called as usual, adds {shown} the text; shown here as typed, without them"
-    later = f"{len(before)} position{'s' if len(before) > 1 else ''} later"
-    return [said + (f": in use each token sits {later}" if before else "")]
+    return [f"{m.name}'s tokenizer, called as usual, adds {shown} the text; {how}"]
+
+
+def _as_typed(m: cache.Model) -> str:
+    """How `input` takes the special tokens a tokenizer adds (see _wrapped): it shows a text as typed."""
+    before = len(m.wraps[0])
+    later = f": in use each token sits {before} position{'s' if before > 1 else ''} later" if before else ""
+    return f"shown here as typed, without them{later}"
 
 
 def _h0_formula(m: cache.Model) -> str:
@@ -1290,13 +1295,19 @@ def context(
     m, vocab = _open_for_whole(ref, info, reporter)
     q = vocab.query(word, False, pool)
     found = [_find(vocab, q, s, n, m) for n, s in enumerate(sentences, 1)]
+    before, after = m.wraps  # the special tokens its tokenizer adds around a text: run as in use
     states = heavy.hidden_states(
-        _weights_folder(ref, info, reporter), m.family.classes, [tuple(t.id for t in f.tokens) for f in found]
+        _weights_folder(ref, info, reporter),
+        m.family.classes,
+        [(*before, *(t.id for t in f.tokens), *after) for f in found],
     )
     static = ops.query_vector(m.wte, q)
     layers = []
     for layer in range(len(states[0])):
-        vectors = [ops.pooled(h[layer, list(f.at)], q.pool) for h, f in zip(states, found, strict=True)]
+        vectors = [
+            ops.pooled(h[layer, [len(before) + at for at in f.at]], q.pool)
+            for h, f in zip(states, found, strict=True)
+        ]
         pairs = tuple(
             ContextPair(a, b, ops.cosine(vectors[a], vectors[b]))
             for a, b in itertools.combinations(range(len(vectors)), 2)
@@ -1315,9 +1326,11 @@ def context(
         if m.shape.position_table
         else f"layer 0 is h0 = {_h0_formula(m)} ({_no_position_table(m)}): there the word's vectors are "
         "the same in every sentence",
-        *(
-            n.replace("shown here as typed", "the model is run on each sentence as typed")
-            for n in _wrapped(m, vocab)
+        *_wrapped(
+            m,
+            vocab,
+            "the model is run on each sentence with them, as in use (positions here count the sentence's "
+            "own tokens)",
         ),
     ]
     return ContextResult(
