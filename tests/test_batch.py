@@ -323,7 +323,7 @@ def test_the_readme_notebook_example_runs(hub: FakeHub) -> None:
         item["neighbors"][0]["token"] for item in run_json("neighbors", "cat", "dog", "-k", "3")["items"]
     ]
     assert scope["tops"][:2] == nearest and scope["tops"][2].startswith("line 3: id:99999 does not exist")
-    assert scope["problem"] == (2, "-k/--top must be 1 or more, not 0")
+    assert scope["problem"] == "<|endoftext|> is a special token, not a word: ask for its row by id (id:0)"
 
 
 @pytest.mark.parametrize(
