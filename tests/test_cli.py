@@ -66,6 +66,15 @@ def test_neighbors(hub: FakeHub, tiny: Tiny) -> None:
     assert kept["items"][1]["word"] == "dog" and kept["items"][1]["neighbors"][0]["token"] == " dog"
 
 
+@pytest.mark.parametrize(
+    "args", [["neighbors", "cat", "king"], ["positions", "0-30"], ["sizes"], ["vector", "cat"], ["models"]]
+)
+def test_a_piped_table_has_no_padding_at_its_line_ends(hub: FakeHub, args: list[str]) -> None:
+    out = run_cli(*args).stdout
+    assert "─" in out and out.endswith("\n")  # a table was printed
+    assert [line for line in out.split("\n") if line.endswith(" ")] == []
+
+
 def test_neighbors_of_a_split_word_say_so(hub: FakeHub, tiny: Tiny) -> None:
     result = run_cli("neighbors", "gato", "-k", "2")
     assert result.exit_code == 0

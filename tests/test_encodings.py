@@ -112,14 +112,15 @@ def shown(text: str, encoding: str = "utf-8") -> Counter[str]:
 
 
 def table_widths(text: str) -> list[set[int]]:
-    """The line lengths of each table, from its header down to its last row: one each when the escapes were
-    made before the layout (in a single-width encoding, a character is a column)."""
+    """The line lengths of each table's header and rows (the rule under the header aside: it spans the last
+    column's padding, which a piped line leaves out): one each when the escapes were made before the layout
+    (in a single-width encoding, a character is a column, and the last column is right-aligned)."""
     lines = text.splitlines()
     rules = [i for i, line in enumerate(lines) if line.strip() and not line.strip("- ")]
     widths = []
     for i in rules:
         end = next((j for j in range(i + 1, len(lines)) if not lines[j].strip()), len(lines))
-        widths.append({len(line) for line in lines[i - 1 : end]})
+        widths.append({len(line) for line in [lines[i - 1], *lines[i + 1 : end]]})
     return widths
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, is_dataclass, replace
 from functools import singledispatch
@@ -860,8 +861,17 @@ class _Stdout(Console):
 def print_view(result: Any, dims: int | None) -> None:
     # a token is shown as it is: "[b]" is no markup, ":cat:" no emoji (and a cell is as wide as its text)
     console = _Stdout(highlight=False, soft_wrap=False, markup=False, emoji=False)
+    shown = view(_fitted(result, console.encoding), dims)
     # not cropped to the console: a matrix's part that cannot fit is printed wider instead (see _Matrix)
-    console.print(view(_fitted(result, console.encoding), dims), crop=False)
+    if console.is_terminal:
+        console.print(shown, crop=False)
+        return
+    # piped or to a file: each line without the spaces that pad a table's cells to its width (a terminal
+    # shows none of them either), so that grep, diff and cut see only what was printed
+    with console.capture() as captured:
+        console.print(shown, crop=False)
+    sys.stdout.write("".join(line.rstrip(" ") + "\n" for line in captured.get().split("\n")[:-1]))
+    sys.stdout.flush()  # a table of a word from stdin goes out as soon as it is answered
 
 
 def _fitted(value: Any, encoding: str) -> Any:
