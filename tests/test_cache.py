@@ -2,6 +2,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -268,13 +269,15 @@ def test_the_entries_of_a_folder_s_earlier_files_are_outdated_and_cleared_on_req
     assert sorted(e["path"] for e in listed["entries"] if e["outdated"]) == sorted(
         str(p) for p, old in outdated.items() if old
     )
-    assert "outdated: 2 entries of local folders" in " ".join(run_cli("cache", "list").stdout.split())
+    said = " ".join(run_cli("cache", "list").stdout.split())
+    assert re.search(r"outdated: 2 entries \([0-9.]+ MB\) built from a local folder's earlier files", said)
 
     assert run_json("cache", "clear", "gpt2", "--outdated")["entries"] == []  # a Hub model: never outdated
+    # a folder that is gone still names its entries, by the path it had
+    assert [e["path"] for e in run_json("cache", "clear", str(other), "--outdated")["entries"]] == [str(gone)]
+    assert run_cli("cache", "clear", str(tmp_path / "never"), "--outdated").exit_code == 3  # no such folder
     cleared = run_json("cache", "clear", "--outdated")
-    assert sorted(e["path"] for e in cleared["entries"]) == sorted(
-        str(p) for p, old in outdated.items() if old
-    )
+    assert [e["path"] for e in cleared["entries"]] == [str(first)]  # the other outdated one is gone already
     assert cleared["outdated"] and run_cli("cache", "clear", "--outdated").stdout.startswith(
         "nothing outdated"
     )
@@ -283,6 +286,33 @@ def test_the_entries_of_a_folder_s_earlier_files_are_outdated_and_cleared_on_req
     again = cache.open_model(registry.resolve(str(folder)), notes)  # the current entry, as it was: no rebuild
     assert again.path == m.path and len(notes.notes) == 1
     np.testing.assert_array_equal(again.wte[tiny.id("cat")], -tiny.wte[tiny.id("cat")])
+
+
+def test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = save_local(tiny, tmp_path / "model")
+    built = cache.open_model(registry.resolve(str(folder))).path
+    real = cache._folder_fingerprint
+
+    def unreadable(path: Path) -> str:
+        if path == folder:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    with (
+        monkeypatch.context() as patched
+    ):  # a folder this user may no longer read: whether it changed is unknown
+        patched.setattr(cache, "_folder_fingerprint", unreadable)
+        assert [(e.path, e.outdated) for e in cache.entries()] == [(built, False)]
+        assert cache.clear(None, outdated=True) == ([], []) and built.is_dir()
+        assert [v.ok for v in cache.verify(None)] == [True]
+    # an entry of a gpt2emb from before manifests named their folder: never opened again, so outdated
+    manifest = json.loads((built / "manifest.json").read_text())
+    del manifest["folder"]
+    manifest["sha256_self"] = cache._manifest_digest(manifest)
+    (built / "manifest.json").write_text(json.dumps(manifest))
+    assert [(e.path, e.outdated) for e in cache.entries()] == [(built, True)]
 
 
 @pytest.mark.parametrize(("how", "noticed"), [("in place", False), ("replaced", True)])

@@ -166,6 +166,9 @@ def test_a_vocabulary_s_marks_typed_as_text(bert: TinyBert, hub: FakeHub, tiny: 
         f'"Ġking" is how this vocabulary writes the token " king": ask for it by its id '
         f"(id:{tiny.id('king')}) or as king"
     )
+    # a word that is itself a piece, split when it starts a word (" " + "oman"), is no vocabulary spelling
+    split = run_json("vector", "oman")["items"][0]
+    assert len(split["tokens"]) == 2 and "is how this vocabulary writes" not in split["note"]
 
 
 # ---------------------------------------------------------------- byte-level BPE

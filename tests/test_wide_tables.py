@@ -102,6 +102,13 @@ def test_a_part_names_its_columns_as_a_range_only_where_they_are_one(hub: FakeHu
     assert headings[1:] == [f"columns {part[0]} to {part[-1]}" for part in found[1:]]
 
 
+def test_names_that_only_look_like_numbers_are_listed() -> None:
+    from gpt2emb.output.tables import _columns_named
+
+    assert _columns_named([0, 1], ["¹", "²"]) == "columns ¹, ²"  # isdigit() takes "²", int() does not
+    assert _columns_named([0, 1, 2], ["7", "8", "9"]) == "columns 7 to 9"
+
+
 def test_a_matrix_that_fits_is_one_table(hub: FakeHub, columns: Width) -> None:
     columns(250)
     doc = run_json("positions", "0-20")

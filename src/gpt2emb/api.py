@@ -16,7 +16,7 @@ import numpy as np
 from gpt2emb import batch, cache, candidates, checkpoint, evaluate, families, forms, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Format, Method, Pool, Rule, Table
-from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
+from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UnknownModel, UsageError
 from gpt2emb.export import check_target, write
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
@@ -1361,7 +1361,7 @@ def _find(vocab: Vocab, q: Query, sentence: str, n: int, m: cache.Model) -> Cont
     if not starts:
         shown = " ".join(quote(t.token) for t in tokens[:16]) + (" ..." if len(tokens) > 16 else "")
         raise UsageError(
-            f"{_pieces(vocab, q.ids)} is not in sentence {n} ({quote(sentence[:80])}), whose tokens are "
+            f"{_pieces(vocab, q.ids)} is not in sentence {n} ({_opening(sentence)}), whose tokens are "
             f"{shown}: the word counts as in running text (as its tokens above), in the same case, and not "
             "as part of a longer word"
         )
@@ -1378,6 +1378,17 @@ def _cache_result(
     return CacheResult(action, str(cache.cache_root()), rows, sum(e.size for e in found), held, outdated)
 
 
+def _cached(model: str) -> ModelRef:
+    """A model as the cache commands name it: a local folder that is gone still names its entries."""
+    try:
+        return registry.resolve(model)
+    except UnknownModel:
+        gone = ModelRef(model, folder=Path(model).expanduser().resolve())
+        if cache.has_entries(gone):
+            return gone
+        raise
+
+
 def cache_list() -> CacheResult:
     return _cache_result("list", cache.entries())
 
@@ -1385,9 +1396,7 @@ def cache_list() -> CacheResult:
 def cache_clear(model: str | None, outdated: bool = False) -> CacheResult:
     """Remove what can be removed; what cannot (in use) is in `kept`, whole. outdated: only the entries of
     local folders whose files have changed since, or are gone."""
-    return _cache_result(
-        "clear", *cache.clear(registry.resolve(model) if model else None, outdated), outdated
-    )
+    return _cache_result("clear", *cache.clear(_cached(model) if model else None, outdated), outdated)
 
 
 def cache_refresh(model: str | None, reporter: Reporter | None = None) -> RefreshResult:
@@ -1397,7 +1406,7 @@ def cache_refresh(model: str | None, reporter: Reporter | None = None) -> Refres
 
 def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | None = None) -> VerifyResult:
     """Every byte of every cached entry (or one model's) against its checksums; with repair, rebuild."""
-    ref = registry.resolve(model) if model else None
+    ref = _cached(model) if model else None
     found = cache.verify(ref, repair, reporter)
     if ref is not None and not found:  # "nothing cached" would read as if the whole cache were empty
         raise NotCached(f"{ref.name} is not cached, so there is nothing of it to verify (gpt2emb cache list)")

@@ -540,6 +540,11 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
     )
 
 
+def has_entries(ref: ModelRef) -> bool:
+    """Whether the cache holds anything of a model (of a local folder: of that path, even when it is gone)."""
+    return _repo_dir(ref).is_dir()
+
+
 def has_entry(ref: ModelRef, commit: str) -> bool:
     """Whether the entry of a commit is built (opening it still checks it)."""
     return (_repo_dir(ref) / commit).is_dir()
@@ -796,7 +801,7 @@ def _verify_entry(path: Path, size: int, task: Task) -> Verified:
 def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> Entry:
     """What an entry folder holds, from its manifest or, when that is damaged, from where it lies."""
     if manifest is not None:
-        outdated = manifest["repo"] is None and _unchanged_folder(manifest) is None
+        outdated = manifest["repo"] is None and _outdated(manifest)
         return Entry(manifest["name"], manifest["repo"], manifest["commit"], path, size, outdated)
     repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
     spec = registry.find(repo) if repo is not None else None
@@ -851,6 +856,18 @@ def _source(entry: Entry) -> ModelRef | None:
 
 def _unchanged_folder(manifest: dict[str, Any]) -> Path | None:
     """The local folder an entry was built from, while its files are those it was built from (else None:
-    the entry is outdated)."""
+    the entry is outdated; so is one of a gpt2emb from before manifests named their folder, never used now).
+    OSError where the folder cannot be read."""
+    if not manifest.get("folder"):
+        return None
     folder = Path(manifest["folder"])
     return folder if folder.is_dir() and _folder_fingerprint(folder) == manifest["commit"] else None
+
+
+def _outdated(manifest: dict[str, Any]) -> bool:
+    """Whether a local folder's entry is outdated; not where that cannot be told (a folder that cannot be
+    read): an entry is never removed on a guess."""
+    try:
+        return _unchanged_folder(manifest) is None
+    except OSError:
+        return False

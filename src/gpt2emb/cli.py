@@ -206,7 +206,12 @@ Revision = Annotated[
         show_default=False,
     ),
 ]
-Exact = Annotated[bool, typer.Option("--exact", help="Take each word as typed, without the leading space.")]
+Exact = Annotated[
+    bool,
+    typer.Option(
+        "--exact", help="Take each word as typed, not starting a word: no leading space (BERT: ing is ##ing)."
+    ),
+]
 PoolOpt = Annotated[
     Pool, typer.Option("--pool", help="How a word split into several tokens becomes one vector.")
 ]
@@ -718,7 +723,9 @@ def cache_clear(
 ) -> None:
     """Remove cached embeddings (the Hugging Face cache is left alone); the next use fetches them again.
 
-    Exits 6 when one could not be removed (on Windows: in use by a program); it then stays whole."""
+    Exits 6 when one could not be removed (on Windows: in use by a program); it then stays whole. On Linux
+    and macOS an entry in use is removed all the same, and the command using it may then fail: clear what
+    nothing is running on."""
     from gpt2emb import api
 
     result = api.cache_clear(model, outdated)
@@ -801,8 +808,8 @@ def input_(
     text: Annotated[
         str,
         typer.Argument(
-            help="The text, to the tokenizer as typed (a word looked up gets a space in front; a text "
-            "gets none); - alone reads it from stdin.",
+            help="The text, given to the model's tokenizer as it is (a word looked up gets a space put in "
+            "front; a text does not); - alone reads it from stdin.",
             metavar="TEXT",
             show_default=False,
         ),

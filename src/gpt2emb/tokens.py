@@ -346,6 +346,8 @@ class Vocab:
         if found is None or ids == (found,):
             return ""
         shown = self.token(found)
+        if shown == word or not self.holds_a_character(found):
+            return ""  # a piece that is its own text ("ingly"), or a byte fragment: nothing to point at
         bare = shown.removeprefix(" ")
         way = ""
         if bare and bare.isprintable() and not any(ch.isspace() for ch in bare):

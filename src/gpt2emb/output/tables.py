@@ -112,7 +112,8 @@ def _columns_named(part: list[int], columns: Sequence[str]) -> str:
     names = [_name(columns[j]) for j in part]
     if len(names) == 1:
         return f"column {names[0]}"
-    run = all(n.isdigit() for n in names) and all(int(b) == int(a) + 1 for a, b in itertools.pairwise(names))
+    numbers = all(n.isascii() and n.isdecimal() for n in names)  # not "²", which isdigit() takes
+    run = numbers and all(int(b) == int(a) + 1 for a, b in itertools.pairwise(names))
     return f"columns {names[0]} to {names[-1]}" if run else f"columns {', '.join(names)}"
 
 
@@ -506,12 +507,12 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
             return Text(f"{title} (a model is cached on first use)")
         outdated = [e for e in result.entries if e.outdated]
         if outdated:
-            size = _mb(sum(e.bytes for e in outdated))
+            size, them = _mb(sum(e.bytes for e in outdated)), "it" if len(outdated) == 1 else "them"
             return Group(
                 _table(title, "model commit size> path", rows),
                 Text(
-                    f"outdated: {_entries(len(outdated))} of local folders whose files have changed since, "
-                    f"or are gone; gpt2emb cache clear --outdated removes them ({size})"
+                    f"outdated: {_entries(len(outdated))} ({size}) built from a local folder's earlier "
+                    f"files, or from a folder that is gone; gpt2emb cache clear --outdated removes {them}"
                 ),
             )
     else:
