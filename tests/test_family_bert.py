@@ -232,6 +232,14 @@ def test_a_bert_model_checkpoint_without_the_bert_prefix(tmp_path: Path) -> None
     with torch.no_grad():
         h0 = model.embeddings(input_ids=torch.tensor([ids]))[0].numpy()
     np.testing.assert_allclose(np.array(got["h0"]), h0, atol=2e-5)
+    # tying: the checkpoint holds no head at all, which is not the same as a head tied to wte
+    checked = next(
+        c for c in run_json("tying", "-m", str(base.folder))["checks"] if c["name"] == "checkpoint"
+    )
+    assert checked["detail"].endswith(
+        "and no cls.* tensor: a BertModel without the language-model head, which BertForMaskedLM ties to wte "
+        "and whose other layers it starts at random"
+    )
 
 
 def test_tying_names_bert_s_layers(served: FakeHub, bert: TinyBert) -> None:
@@ -240,6 +248,10 @@ def test_tying_names_bert_s_layers(served: FakeHub, bert: TinyBert) -> None:
     meta = next(c for c in doc["checks"] if c["name"] == "meta_model")
     assert "BertForMaskedLM" in meta["detail"]
     assert "cls.predictions.decoder.weight is bert.embeddings.word_embeddings.weight" in meta["detail"]
+    checked = next(c for c in doc["checks"] if c["name"] == "checkpoint")
+    assert checked["detail"].endswith(
+        "and no cls.predictions.decoder.weight: the output layer is read from wte"
+    )
     loaded = run_json("tying", "--load", "-m", str(bert.folder))
     assert next(c for c in loaded["checks"] if c["name"] == "loaded_model")["passed"] is True
     assert run_cli("tying", "-m", REPO).exit_code == 0

@@ -1074,12 +1074,21 @@ def tying(
     )
     own, stored = checkpoint.output_key(info, family), family.output_names[0]
     if info.tensors:
+        head = stored.split(".")[0] + "."  # a masked language model's head: cls., lm_head., vocab_projector.
+        if own:
+            found = f"a separate {own}"
+        elif not family.causal and not any(k.startswith(head) for k in info.tensors):
+            found = (
+                f"no {head}* tensor: a {family.classes[1]} without the language-model head, which "
+                f"{family.classes[2]} ties to wte and whose other layers it starts at random"
+            )
+        else:
+            found = f"no {stored}: the output layer is read from wte"
         checks.append(
             Check(
                 "checkpoint",
                 own is None,
-                f"{info.weights_file} stores {len(info.tensors)} tensors and "
-                + (f"a separate {own}" if own else f"no {stored}: the output layer is read from wte"),
+                f"{info.weights_file} stores {len(info.tensors)} tensors and {found}",
             )
         )
     if grad is not None and not family.causal:
