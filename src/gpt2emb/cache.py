@@ -801,8 +801,7 @@ def _verify_entry(path: Path, size: int, task: Task) -> Verified:
 def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> Entry:
     """What an entry folder holds, from its manifest or, when that is damaged, from where it lies."""
     if manifest is not None:
-        outdated = manifest["repo"] is None and _outdated(manifest)
-        return Entry(manifest["name"], manifest["repo"], manifest["commit"], path, size, outdated)
+        return Entry(manifest["name"], manifest["repo"], manifest["commit"], path, size, _outdated(manifest))
     repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
     spec = registry.find(repo) if repo is not None else None
     name = spec.name if spec else repo or f"a local folder ({path.parent.name})"
@@ -865,8 +864,10 @@ def _unchanged_folder(manifest: dict[str, Any]) -> Path | None:
 
 
 def _outdated(manifest: dict[str, Any]) -> bool:
-    """Whether a local folder's entry is outdated; not where that cannot be told (a folder that cannot be
-    read): an entry is never removed on a guess."""
+    """Whether an entry is outdated: a local folder's whose files have changed or are gone (a Hub entry
+    never is); not where that cannot be told (a folder that cannot be read): never removed on a guess."""
+    if manifest["repo"] is not None:
+        return False
     try:
         return _unchanged_folder(manifest) is None
     except OSError:

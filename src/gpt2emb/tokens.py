@@ -280,14 +280,13 @@ class Vocab:
                 )
             raise UsageError(f"{name} is a special token, not a word: ask for its row by id (id:{special})")
         text = word if exact else self.words.running(word)
-        found = self._as_typed(text) if exact else self.encode(text)
-        if found is None:
+        ids = self._as_typed(text) if exact else self.encode(text)
+        if ids is None:
             raise UsageError(
                 f"{quote(text)} cannot be spelt in this vocabulary without starting a word, as --exact "
                 f"asks: {self.words.name} spells it only as a word's start, or not at all; drop --exact for "
-                f"the word as it starts one, or ask for a piece by its id (id:N){self._hint(word, found)}"
+                f"the word as it starts one, or ask for a piece by its id (id:N){self._hint(word, None)}"
             )
-        ids = found
         if not ids:
             raise UsageError(f"{word!r} gives no tokens; type a word")
         # a special token the text does not spell is the tokenizer's stand-in for what its vocabulary lacks
