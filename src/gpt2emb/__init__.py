@@ -26,10 +26,13 @@ def open(
     model: str = _DEFAULT_MODEL, revision: str | None = None, reporter: Reporter | None = None
 ) -> Embeddings:
     """A handle on one model's embeddings: `api.open_embeddings`, with its notes and the fetch under way
-    shown on stderr unless another reporter is given."""
+    shown on stderr unless another reporter is given. In IPython and Jupyter, its results display as the
+    commands' tables."""
     from gpt2emb import api, output
 
-    return api.open_embeddings(model, revision, reporter or output.python_reporter())
+    handle = api.open_embeddings(model, revision, reporter or output.python_reporter())
+    output.show_in_notebooks()
+    return handle
 
 
 def __getattr__(name: str) -> Any:

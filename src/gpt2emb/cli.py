@@ -305,7 +305,7 @@ def vector(
     model: Model = DEFAULT_MODEL,
     dims: Annotated[
         int, typer.Option("--dims", min=1, help="How many numbers the table shows (--json has them all).")
-    ] = 12,
+    ] = output.DIMS,
     full: Annotated[bool, typer.Option("--full", help="Show every number.")] = False,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,

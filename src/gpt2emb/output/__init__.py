@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from gpt2emb.report import QuietReporter, Reporter, Task
 
 ESCAPE = "gpt2emb.escape"
+DIMS = 12  # how many numbers of a vector its table shows, unless told (vector --dims)
 
 
 def _escape(error: UnicodeError) -> tuple[str, int]:
@@ -144,6 +145,20 @@ def reporter(as_json: bool) -> Reporter:
     from gpt2emb.output import tables
 
     return tables.Reporter()
+
+
+def show_in_notebooks() -> None:
+    """Under IPython (a Jupyter notebook, the ipython shell) a result displays as the table its command
+    prints, not as a dataclass's repr. Called by gpt2emb.open; elsewhere it does nothing and imports
+    nothing."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None:
+        return
+    from gpt2emb.output import tables
+
+    for kind in tables.viewed():
+        shell.display_formatter.mimebundle_formatter.for_type(kind, tables.bundle)
 
 
 def python_reporter() -> Reporter:

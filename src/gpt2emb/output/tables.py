@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import math
 import sys
@@ -13,12 +14,14 @@ from typing import Any
 
 from rich import box
 from rich.cells import cell_len, chop_cells
+from rich.console import JUPYTER_DEFAULT_COLUMNS as JUPYTER_WIDTH
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.jupyter import JUPYTER_HTML_FORMAT
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from gpt2emb.output import ESCAPE
+from gpt2emb.output import DIMS, ESCAPE
 from gpt2emb.results import (
     AnalogyBatch,
     AnalogyEvalResult,
@@ -859,9 +862,12 @@ class _Stdout(Console):
         raise BrokenPipeError  # the reader left (| head): cli.py ends the run quietly, as for JSON lines
 
 
+# a token is shown as it is: "[b]" is no markup, ":cat:" no emoji (and a cell is as wide as its text)
+AS_IS: dict[str, Any] = {"highlight": False, "soft_wrap": False, "markup": False, "emoji": False}
+
+
 def print_view(result: Any, dims: int | None) -> None:
-    # a token is shown as it is: "[b]" is no markup, ":cat:" no emoji (and a cell is as wide as its text)
-    console = _Stdout(highlight=False, soft_wrap=False, markup=False, emoji=False)
+    console = _Stdout(**AS_IS)
     shown = view(_fitted(result, console.encoding), dims)
     # not cropped to the console: a matrix's part that cannot fit is printed wider instead (see _Matrix)
     if console.is_terminal:
@@ -871,8 +877,36 @@ def print_view(result: Any, dims: int | None) -> None:
     # shows none of them either), so that grep, diff and cut see only what was printed
     with console.capture() as captured:
         console.print(shown, crop=False)
-    sys.stdout.write("".join(line.rstrip(" ") + "\n" for line in captured.get().split("\n")[:-1]))
+    sys.stdout.write(_unpadded(captured.get()))
     sys.stdout.flush()  # a table of a word from stdin goes out as soon as it is answered
+
+
+def _unpadded(text: str) -> str:
+    return "".join(line.rstrip(" ") + "\n" for line in text.split("\n")[:-1])
+
+
+def viewed() -> list[type]:
+    """The result types that have a view."""
+    return [kind for kind in view.registry if kind is not object]
+
+
+def bundle(result: Any) -> dict[str, str]:
+    """A result as IPython and Jupyter display it: the table its command prints (at rich's width for
+    Jupyter), as text and as HTML in the command's colours."""
+    console = Console(
+        file=io.StringIO(),
+        width=JUPYTER_WIDTH,
+        record=True,
+        force_terminal=True,
+        force_jupyter=False,  # else, in a notebook, rich would display the table itself as well
+        color_system="truecolor",
+        **AS_IS,
+    )
+    console.print(view(result, DIMS), crop=False)
+    return {
+        "text/plain": _unpadded(console.export_text(clear=False)),
+        "text/html": console.export_html(inline_styles=True, code_format=JUPYTER_HTML_FORMAT),
+    }
 
 
 def _fitted(value: Any, encoding: str) -> Any:

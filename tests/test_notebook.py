@@ -1,0 +1,43 @@
+"""In Jupyter (and IPython), a result of the Python handle displays as the table its command prints: a
+notebook run by a real Jupyter kernel, its outputs against the CLI's."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import nbformat
+from nbclient import NotebookClient
+
+from conftest import run_process
+from fakehub import FakeHub
+
+CELLS = [
+    "import gpt2emb\nm = gpt2emb.open('gpt2')",
+    "m.neighbors('cat', k=3)",
+    "m.vector('id:0')",
+    "m.neighbors('cat', k=3).items[0].neighbors[0].rank",
+]
+
+
+def test_a_result_displays_as_its_table_in_a_notebook(hub: FakeHub) -> None:
+    new = nbformat.v4
+    notebook = new.new_notebook(cells=[new.new_code_cell(c) for c in CELLS])  # type: ignore[no-untyped-call]
+    NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    outputs = [cell.outputs for cell in notebook.cells[1:]]
+    assert [[o.output_type for o in cell] for cell in outputs] == [["execute_result"]] * 3  # shown once
+    neighbors, vector, rank = (cell[0].data for cell in outputs)
+    wide = {"COLUMNS": "115"}  # rich's width for Jupyter
+    assert neighbors["text/plain"] == run_process("neighbors", "cat", "-k", "3", env=wide).stdout
+    assert vector["text/plain"] == run_process("vector", "id:0", env=wide).stdout
+    assert "<|endoftext|>" in vector["text/plain"]
+    html = vector["text/html"]
+    assert html.startswith("<pre") and "&lt;|endoftext|&gt;" in html and "<|endoftext|>" not in html
+    assert '<span style="font-weight: bold">' in neighbors["text/html"]  # the command's styles, as HTML
+    assert rank == {"text/plain": "1"}  # anything else displays as it always does
+
+
+def test_outside_ipython_nothing_is_imported_for_it(hub: FakeHub) -> None:
+    code = "import sys, gpt2emb; gpt2emb.open('gpt2'); print('IPython' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "False"
