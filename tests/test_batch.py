@@ -189,7 +189,7 @@ def test_the_handle_refuses_bad_arguments_with_project_errors(hub: FakeHub) -> N
         (lambda: m.analogy("king", "man", "woman", method="cosmul"), "'cosmul' is not a method"),
         (lambda: m.neighbors(5), "words are given as a str or a list of str"),  # type: ignore[arg-type]
         (lambda: m.neighbors([]), "give at least one word"),
-        (lambda: m.neighbors("cat", k=2.5), "-k/--top must be a whole number"),  # type: ignore[arg-type]
+        (lambda: m.neighbors("cat", k=2.5), "k must be a whole number"),  # type: ignore[arg-type]
     ):
         with pytest.raises(Gpt2embError) as refused:
             call()
@@ -398,6 +398,44 @@ def test_eval_takes_no_stream_options(hub: FakeHub, tmp_path: Path) -> None:
     pairs = tmp_path / "p.tsv"
     pairs.write_text("cat\tdog\t5\n", encoding="utf-8")
     assert run_cli("similarity", "--eval", str(pairs), "--strict").exit_code == 2
+
+
+def test_a_message_names_an_option_as_its_caller_gave_it(hub: FakeHub, tmp_path: Path) -> None:
+    """The same refusal names -k/--top on the command line and k from Python (errors.option), even when
+    both run in one process, one after the other."""
+    import gpt2emb
+
+    m = gpt2emb.open("gpt2")
+    cases: list[tuple[Any, list[str], str, str]] = [
+        (lambda: m.neighbors("cat", k=0), ["neighbors", "cat", "-k", "0"], "k must be 1", "-k/--top must be 1"),
+        (
+            lambda: m.neighbors("cat", restrict=0),
+            ["neighbors", "cat", "--restrict", "0"],
+            "restrict",
+            "--restrict",
+        ),
+        (lambda: m.vector(""), ["vector", ""], "or use exact=True to look", "or use --exact to look"),
+        (
+            lambda: m.neighbors("gato", pool="strict"),
+            ["neighbors", "gato", "--pool", "strict"],
+            "use pool='mean' or pool='first', or",
+            "use --pool mean or --pool first, or",
+        ),
+        (
+            lambda: m.export("word2vec", tmp_path),
+            ["export", "--format", "word2vec", "-o", str(tmp_path)],
+            f"out='{tmp_path}' is a folder: fmt='word2vec' writes one file",
+            f"-o {tmp_path} is a folder: --format word2vec writes one file",
+        ),
+    ]
+    for call, command, in_python, typed in cases:
+        with pytest.raises(gpt2emb.Gpt2embError) as refused:
+            call()
+        assert in_python in str(refused.value) and typed not in str(refused.value)
+        shown = run_cli(*command).stderr
+        assert typed in shown and (in_python in typed or in_python not in shown)
+    assert "(pool)" in str(m.vector("gato").items[0].note)  # a note names it as well
+    assert "(--pool)" in run_json("vector", "gato")["items"][0]["note"]
 
 
 def test_the_handle_takes_paths_and_refuses_the_rest(hub: FakeHub, tmp_path: Path) -> None:

@@ -151,8 +151,8 @@ def test_a_vocabulary_s_marks_typed_as_text(bert: TinyBert, hub: FakeHub, tiny: 
     (here BERT has no "#": [UNK], refused), with a hint naming the entry and how to ask for it."""
     model, ing = str(bert.folder), bert.id("##ing")
     hint = (
-        f'"##ing" is how this vocabulary writes the token "ing": ask for it by its id (id:{ing}) or with '
-        "--exact ing"
+        f'"##ing" is how this vocabulary writes the token "ing": ask for it by its id (id:{ing}) or as '
+        "ing with --exact"
     )
     exact = refused("##ing", "--exact", "-m", model)
     assert "cannot be spelt in this vocabulary without starting a word" in exact and hint in exact

@@ -16,7 +16,7 @@ import numpy as np
 from gpt2emb import batch, cache, candidates, checkpoint, evaluate, families, forms, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Format, Method, Pool, Rule, Table
-from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UnknownModel, UsageError
+from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UnknownModel, UsageError, option
 from gpt2emb.export import check_target, write
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
@@ -125,11 +125,11 @@ def _direction(wte: np.ndarray, q: Query) -> np.ndarray:
 
 def _check_top(k: int, rows: int | None) -> None:
     if not isinstance(k, int) or isinstance(k, bool):
-        raise UsageError(f"-k/--top must be a whole number, not {k!r}")
+        raise UsageError(f"{option('k')} must be a whole number, not {k!r}")
     if k < 1:
-        raise UsageError(f"-k/--top must be 1 or more, not {k}")
+        raise UsageError(f"{option('k')} must be 1 or more, not {k}")
     if rows is not None and k > rows:
-        raise UsageError(f"-k/--top must be at most {rows} (the number of tokens), not {k}")
+        raise UsageError(f"{option('k')} must be at most {rows} (the number of tokens), not {k}")
 
 
 def open_embeddings(
@@ -285,7 +285,7 @@ class Embeddings:
             if not truncate:
                 raise UsageError(
                     f"the text is {len(ids):,} tokens, but {_past_limit(m)}; shorten the text, or use "
-                    f"--truncate to keep the first {limit}"
+                    f"{option('truncate', True)} to keep the first {limit}"
                 )
             notes.append(f"the text is {len(ids):,} tokens: only the first {limit} go in ({_past_limit(m)})")
         notes += _wrapped(m, vocab, _as_typed(m))
@@ -1720,11 +1720,16 @@ def export(
 def _export_target(fmt: Format, out: str | Path, table: Table, limit: int | None, whole_words: bool) -> Path:
     """What an export can check before it reads a row; the path to write."""
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
-        raise UsageError(f"--limit must be a whole number, 1 or more, not {limit!r:.40}")
+        raise UsageError(f"{option('limit')} must be a whole number, 1 or more, not {limit!r:.40}")
     if whole_words and table is Table.wpe:
-        raise UsageError("--whole-words picks tokens that start a word: it is for --table wte, not wpe")
+        raise UsageError(
+            f"{option('whole_words', True)} picks tokens that start a word: it is for "
+            f"{option('table', 'wte')}, not wpe"
+        )
     if str(out) == "-":  # elsewhere - is stdin: here it would be a file named "-"
-        raise UsageError("-o - is not stdout here: export writes files; give a path, such as vectors.txt")
+        raise UsageError(
+            f"{option('out', '-')} is not stdout here: export writes files; give a path, such as vectors.txt"
+        )
     path = Path(out).expanduser()
     check_target(path, fmt)
     return path

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from gpt2emb.choices import Pool
-from gpt2emb.errors import UsageError
+from gpt2emb.errors import UsageError, option
 from gpt2emb.results import Candidates
 from gpt2emb.tokens import Vocab, check_word, listed_words, quote
 
@@ -57,9 +57,11 @@ class Restriction:
 def check_restrict(n: int, rows: int | None) -> None:
     """--restrict N keeps token ids 0 to N - 1: N from 1 to the number of tokens (rows, when known)."""
     if n < 1:
-        raise UsageError(f"--restrict must be 1 or more (the first N token ids), not {n}")
+        raise UsageError(f"{option('restrict')} must be 1 or more (the first N token ids), not {n}")
     if rows is not None and n > rows:
-        raise UsageError(f"--restrict {n} is more than the {rows:,} tokens there are: give at most {rows}")
+        raise UsageError(
+            f"{option('restrict', n)} is more than the {rows:,} tokens there are: give at most {rows}"
+        )
 
 
 def _shown(path: str) -> str:
@@ -125,14 +127,14 @@ def allowed_rows(vocab: Vocab, restriction: Restriction | None, exact: bool, poo
             else:
                 split.append(word)
         mask &= listed
-        parts.append(f"--among {shown}")
+        parts.append(option("among", shown))
     if restriction.restrict is not None:
         check_restrict(restriction.restrict, rows)
         mask[restriction.restrict :] = False
-        parts.append(f"--restrict {restriction.restrict}")
+        parts.append(option("restrict", restriction.restrict))
     if restriction.whole_words:
         mask &= np.array(vocab.word_starts[1][:rows], dtype=bool)
-        parts.append("--whole-words")
+        parts.append(option("whole_words", True))
     count = int(mask.sum())
     notes = []
     if split:

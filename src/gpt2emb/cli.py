@@ -18,7 +18,16 @@ from typer.core import TyperGroup
 
 from gpt2emb import output
 from gpt2emb.choices import DType, Format, Method, Pool, Rule, Table
-from gpt2emb.errors import BadModel, DamagedEntry, ExitCode, Gpt2embError, InUse, UsageError, error_for
+from gpt2emb.errors import (
+    COMMAND_LINE,
+    BadModel,
+    DamagedEntry,
+    ExitCode,
+    Gpt2embError,
+    InUse,
+    UsageError,
+    error_for,
+)
 from gpt2emb.registry import DEFAULT_MODEL, MODELS
 
 if TYPE_CHECKING:
@@ -59,6 +68,7 @@ class App(TyperGroup):
         if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         code: int
+        spelling = COMMAND_LINE.set(True)  # messages name options as typed here: -k/--top, not k
         try:
             rv = super().main(argv, prog_name or "gpt2emb", complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) else 0
@@ -89,6 +99,8 @@ class App(TyperGroup):
                 as_json,
             )
             code = ExitCode.ERROR
+        finally:
+            COMMAND_LINE.reset(spelling)
         if standalone_mode:
             sys.exit(code)
         return code

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from enum import IntEnum
 
 
@@ -15,6 +16,22 @@ class ExitCode(IntEnum):
     BAD_MODEL = 6  # the model is not GPT-2 shaped, or its files disagree with each other
     SOME_FAILED = 7  # words from stdin: some lines had no answer (each reported on stderr), the rest did
     INTERRUPTED = 130
+
+
+# True while a command runs (cli.py sets it): a message names an option as the command line spells it
+# (-k/--top, --pool mean), else as the Python handle's parameter (k, pool='mean')
+COMMAND_LINE = contextvars.ContextVar("gpt2emb_command_line", default=False)
+_FLAGS = {"k": "-k/--top", "out": "-o", "fmt": "--format"}  # the others: --name, _ as -
+
+
+def option(name: str, value: object = None) -> str:
+    """An option named in a message, as the user gave it: `-k/--top`, `--pool mean`, `--exact` on the
+    command line; `k`, `pool='mean'`, `exact=True` from Python. name: the handle's parameter; value: the
+    value to show with it (True: a flag)."""
+    if not COMMAND_LINE.get():
+        return name if value is None else f"{name}={value!r}"
+    flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
+    return flag if value is None or value is True else f"{flag} {value}"
 
 
 class Gpt2embError(Exception):

@@ -15,7 +15,7 @@ import numpy as np
 
 from gpt2emb import cache
 from gpt2emb.choices import Format, Table
-from gpt2emb.errors import BadModel, UsageError
+from gpt2emb.errors import BadModel, UsageError, option
 from gpt2emb.report import Reporter
 from gpt2emb.results import ExportedFile, ExportResult
 from gpt2emb.tokens import Vocab
@@ -36,14 +36,16 @@ def check_target(path: Path, fmt: Format) -> None:
     if fmt is Format.projector:
         if path.exists() and not path.is_dir():
             raise UsageError(
-                f"-o {path} is a file: --format projector writes a folder (vectors.tsv and metadata.tsv); "
+                f"{option('out', str(path))} is a file: {option('fmt', 'projector')} writes a folder "
+                "(vectors.tsv and metadata.tsv); "
                 "give the path of a folder, new or existing"
             )
         parent = path
     else:
         if path.is_dir():
             raise UsageError(
-                f"-o {path} is a folder: --format {fmt.value} writes one file; give a file's path, such as "
+                f"{option('out', str(path))} is a folder: {option('fmt', fmt.value)} writes one file; give "
+                "a file's path, such as "
                 f"{path / 'vectors.txt'}"
             )
         parent = path.parent

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpt2emb.errors import UnknownModel, UsageError
+from gpt2emb.errors import UnknownModel, UsageError, option
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,8 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
     if revision is not None and not _REVISION.fullmatch(revision):
         shown_revision = revision if revision.isprintable() else repr(revision)
         raise UsageError(
-            f"--revision {shown_revision} is not a branch, tag or commit id (letters, digits and . _ - + /)"
+            f"{option('revision', shown_revision)} is not a branch, tag or commit id "
+            "(letters, digits and . _ - + /)"
         )
     spec = find(name)
     if spec is not None:
@@ -97,7 +98,9 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
         path = Path(name)
     if path.is_dir():
         if revision is not None:
-            raise UsageError(f"--revision is for Hub models, and {name} is a local folder: leave it out")
+            raise UsageError(
+                f"{option('revision')} is for Hub models, and {name} is a local folder: leave it out"
+            )
         return ModelRef(str(path), folder=path.resolve())
     if _PATH.match(name) or path.exists():  # a file here is what was meant, even named as a repo (a/b)
         shown = name if name.isprintable() else repr(name)

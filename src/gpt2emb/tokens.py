@@ -23,7 +23,7 @@ from typing import Any
 from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
-from gpt2emb.errors import UsageError
+from gpt2emb.errors import UsageError, option
 from gpt2emb.families import Words
 from gpt2emb.forms import Forms
 
@@ -100,7 +100,8 @@ def check_word(word: str, exact: bool, specials: re.Pattern[str] | None = None) 
         raise UsageError(f"a word of {len(word)} characters is too long: at most {MAX_WORD_CHARS}")
     if not exact and not word:
         raise UsageError(
-            "an empty word has no token; type a word, or use --exact to look up whitespace itself"
+            f"an empty word has no token; type a word, or use {option('exact', True)} to look up whitespace "
+            "itself"
         )
     if exact and not word:
         raise UsageError("an empty word has no token; type a word")
@@ -283,9 +284,10 @@ class Vocab:
         ids = self._as_typed(text) if exact else self.encode(text)
         if ids is None:
             raise UsageError(
-                f"{quote(text)} cannot be spelt in this vocabulary without starting a word, as --exact "
-                f"asks: {self.words.name} spells it only as a word's start, or not at all; drop --exact for "
-                f"the word as it starts one, or ask for a piece by its id (id:N){self._hint(word, None)}"
+                f"{quote(text)} cannot be spelt in this vocabulary without starting a word, as "
+                f"{option('exact', True)} asks: {self.words.name} spells it only as a word's start, or not "
+                f"at all; drop {option('exact', True)} for the word as it starts one, or ask for a piece by "
+                f"its id (id:N){self._hint(word, None)}"
             )
         if not ids:
             raise UsageError(f"{word!r} gives no tokens; type a word")
@@ -319,11 +321,15 @@ class Vocab:
         if pool is Pool.strict:
             raise UsageError(
                 f"{quoted} is not one token: it splits into {len(ids)} ({pieces}); "
-                f"use --pool mean or --pool first, or pick a word that is one token{hint}"
+                f"use {option('pool', 'mean')} or {option('pool', 'first')}, or pick a word that is one "
+                f"token{hint}"
             )
         how = "the mean of their rows" if pool is Pool.mean else "the first piece's row"
         return Query(
-            word, ids, pool, f"{quoted} splits into {len(ids)} tokens ({pieces}); using {how} (--pool){hint}"
+            word,
+            ids,
+            pool,
+            f"{quoted} splits into {len(ids)} tokens ({pieces}); using {how} ({option('pool')}){hint}",
         )
 
     @functools.cached_property
@@ -353,7 +359,7 @@ class Vocab:
             starts = bare != shown
             typed = self.encode(self.words.running(bare)) if starts else self._as_typed(bare)
             if typed == (found,):
-                way = f" or as {bare}" if starts else f" or with --exact {bare}"
+                way = f" or as {bare}" + ("" if starts else f" with {option('exact', True)}")
         return (
             f"; {quote(word)} is how this vocabulary writes the token {quote(shown)}: ask for it by its id "
             f"(id:{found}){way}"
