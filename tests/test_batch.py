@@ -407,7 +407,12 @@ def test_a_message_names_an_option_as_its_caller_gave_it(hub: FakeHub, tmp_path:
 
     m = gpt2emb.open("gpt2")
     cases: list[tuple[Any, list[str], str, str]] = [
-        (lambda: m.neighbors("cat", k=0), ["neighbors", "cat", "-k", "0"], "k must be 1", "-k/--top must be 1"),
+        (
+            lambda: m.neighbors("cat", k=0),
+            ["neighbors", "cat", "-k", "0"],
+            "k must be 1",
+            "-k/--top must be 1",
+        ),
         (
             lambda: m.neighbors("cat", restrict=0),
             ["neighbors", "cat", "--restrict", "0"],

@@ -16,6 +16,7 @@ CELLS = [
     "import gpt2emb\nm = gpt2emb.open('gpt2')",
     "m.neighbors('cat', k=3)",
     "m.vector('id:0')",
+    "m.neighbors('cat', k=2, restrict=300)",
     "m.neighbors('cat', k=3).items[0].neighbors[0].rank",
 ]
 
@@ -25,15 +26,21 @@ def test_a_result_displays_as_its_table_in_a_notebook(hub: FakeHub) -> None:
     notebook = new.new_notebook(cells=[new.new_code_cell(c) for c in CELLS])  # type: ignore[no-untyped-call]
     NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
     outputs = [cell.outputs for cell in notebook.cells[1:]]
-    assert [[o.output_type for o in cell] for cell in outputs] == [["execute_result"]] * 3  # shown once
-    neighbors, vector, rank = (cell[0].data for cell in outputs)
+    assert [[o.output_type for o in cell] for cell in outputs] == [["execute_result"]] * 4  # shown once
+    neighbors, vector, restricted, rank = (cell[0].data for cell in outputs)
     wide = {"COLUMNS": "115"}  # rich's width for Jupyter
     assert neighbors["text/plain"] == run_process("neighbors", "cat", "-k", "3", env=wide).stdout
-    assert vector["text/plain"] == run_process("vector", "id:0", env=wide).stdout
+    # where to see the rest: the result itself, not a command's option
+    typed = run_process("vector", "id:0", env=wide).stdout
+    assert "(20 more; --full)" in typed  # the tiny model's rows are 32 numbers, the table shows 12
+    assert vector["text/plain"] == typed.replace("--full", "the result holds them all")
     assert "<|endoftext|>" in vector["text/plain"]
     html = vector["text/html"]
     assert html.startswith("<pre") and "&lt;|endoftext|&gt;" in html and "<|endoftext|>" not in html
     assert '<span style="font-weight: bold">' in neighbors["text/html"]  # the command's styles, as HTML
+    typed = run_process("neighbors", "cat", "-k", "2", "--restrict", "300", env=wide).stdout
+    assert "candidates: 300 tokens (--restrict 300)" in typed
+    assert restricted["text/plain"] == typed.replace("--restrict 300", "restrict=300")
     assert rank == {"text/plain": "1"}  # anything else displays as it always does
 
 

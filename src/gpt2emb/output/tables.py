@@ -21,6 +21,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from gpt2emb.errors import COMMAND_LINE, option
 from gpt2emb.output import DIMS, ESCAPE
 from gpt2emb.results import (
     AnalogyBatch,
@@ -140,14 +141,14 @@ class _Matrix:
         columns: Sequence[str],
         cells: Sequence[Sequence[Any]],
         show: Callable[[Any], str] = str,
-        where: str = "--json prints every number",
+        where: str | None = None,
         instead: RenderableType | None = None,
     ) -> None:
         """labels and columns are column specs as _table takes them; the label columns are repeated in every
         part. cells[i][j] is row i's cell in columns[j]."""
         self.title, self.labels, self.label_rows = title, labels, label_rows
         self.columns, self.cells, self.show = columns, cells, show
-        self.where, self.instead = where, instead
+        self.where, self.instead = where or _said("--json prints every number"), instead
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         # rich's table is 1 + the sum of (width + 3) wide: a column's padding each side, a rule after it
@@ -209,6 +210,12 @@ class _Matrix:
         yield from _notes([f"the {rows:,} x {columns:,} matrix is not printed: {wide}; {self.where}"])
 
 
+def _said(typed: str, in_python: str = "the result holds every number") -> str:
+    """Where to see what a table leaves out: a command's options, or, for a result of the Python handle
+    (shown in a notebook), the result itself."""
+    return typed if COMMAND_LINE.get() else in_python
+
+
 def _notes(notes: list[str]) -> list[RenderableType]:
     return [Text(f"note: {n}", style="yellow") for n in notes if n]
 
@@ -229,7 +236,7 @@ def _(result: VectorResult, dims: int | None) -> RenderableType:
         shown = item.vector if dims is None else item.vector[:dims]
         more = len(item.vector) - len(shown)
         numbers = f"[{', '.join(f'{x:+.4f}' for x in shown)}]" + (
-            f"  ... ({more} more; --full)" if more else ""
+            f"  ... ({more} more; {_said('--full', 'the result holds them all')})" if more else ""
         )
         parts += _notes([item.note])
         plain = item.word.strip() == item.word and item.word.isprintable()  # else quoted: --exact " "
@@ -246,8 +253,9 @@ def _candidates(c: Candidates | None) -> list[RenderableType]:
     """The line that says which tokens were ranked, when not all."""
     if c is None:
         return []
-    chosen = [f"--among {c.among}" if c.among is not None else ""]
-    chosen += [f"--restrict {c.restrict}" if c.restrict is not None else "", "--whole-words" * c.whole_words]
+    chosen = [option("among", c.among) if c.among is not None else ""]
+    chosen += [option("restrict", c.restrict) if c.restrict is not None else ""]
+    chosen += [option("whole_words", True) if c.whole_words else ""]
     return [
         Text(
             f"candidates: {c.count:,} token{'s' if c.count != 1 else ''} ({', '.join(filter(None, chosen))})"
@@ -353,7 +361,9 @@ def _(result: PositionsResult, dims: int | None) -> RenderableType:
         [f"{p}>" for p in result.positions],
         result.matrix,
         _cosine,
-        "--json prints every number, --heatmap draws the matrix of all positions, --png FILE as a figure",
+        _said(
+            "--json prints every number, --heatmap draws the matrix of all positions, --png FILE as a figure"
+        ),
         _table(f"norms of position rows (wpe) in {result.model}", labels, rows),
     )
 
