@@ -272,9 +272,14 @@ def test_the_entries_of_a_folder_s_earlier_files_are_outdated_and_cleared_on_req
     said = " ".join(run_cli("cache", "list").stdout.split())
     assert re.search(r"outdated: 2 entries \([0-9.]+ MB\) built from a local folder's earlier files", said)
 
+    records = {
+        c: [c.parent / "info" / f"{c.name}.json", c.parent / f"{c.name}.lock"] for c in (first, m.path)
+    }
+    assert all(r.is_file() for rs in records.values() for r in rs) and gone.parent.is_dir()
     assert run_json("cache", "clear", "gpt2", "--outdated")["entries"] == []  # a Hub model: never outdated
     # a folder that is gone still names its entries, by the path it had
     assert [e["path"] for e in run_json("cache", "clear", str(other), "--outdated")["entries"]] == [str(gone)]
+    assert not gone.parent.exists()  # its records too: no entry of it stays
     assert run_cli("cache", "clear", str(tmp_path / "never"), "--outdated").exit_code == 3  # no such folder
     cleared = run_json("cache", "clear", "--outdated")
     assert [e["path"] for e in cleared["entries"]] == [str(first)]  # the other outdated one is gone already
@@ -282,6 +287,7 @@ def test_the_entries_of_a_folder_s_earlier_files_are_outdated_and_cleared_on_req
         "nothing outdated"
     )
     assert not first.exists() and gpt2.is_dir() and m.path.is_dir()
+    assert not any(r.exists() for r in records[first]) and all(r.is_file() for r in records[m.path])
     assert sorted(e.path for e in cache.entries()) == sorted([gpt2, m.path])
     again = cache.open_model(registry.resolve(str(folder)), notes)  # the current entry, as it was: no rebuild
     assert again.path == m.path and len(notes.notes) == 1

@@ -673,19 +673,25 @@ def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[Entry], li
     outdated: only the entries of local folders whose files have changed or are gone (and nothing else)."""
     removed, kept = [], []
     for parent in _parents(ref):
-        for folders in _generations(parent).values():
+        for commit, folders in _generations(parent).items():
             live = _live(folders)
             if outdated and (live is None or not _describe(live).outdated):
                 continue  # a commit's replaced copies go with its live entry, or with `cache clear`
+            stays = False
             for folder in folders:  # replaced copies first: one that stays must not become the live one
                 entry = _describe(folder)
                 reason = _remove(folder, whole=folder == live)
                 if reason:
                     kept.append(Kept(entry, reason))
+                    stays = True
                 else:
                     removed.append(entry)
-        if outdated:
-            continue  # the model's records (refs, headers, locks) serve its current entry
+            if outdated and not stays:  # its own records: the header read for it, the lock of its build
+                for record in (parent / "info" / f"{commit}.json", parent / f"{commit}.lock"):
+                    with contextlib.suppress(OSError):
+                        record.unlink()
+        if outdated and _generations(parent):
+            continue  # the model's other records (refs, locks) serve the entries that stay
         for child in parent.glob("*"):  # its refs, checkpoint headers, locks, killed builds: never mapped
             if child.is_dir() and (child.name in ("refs", "info") or child.name.startswith(".")):
                 shutil.rmtree(child, ignore_errors=True)
