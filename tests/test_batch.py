@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from gpt2emb.report import QuietReporter
@@ -433,6 +434,14 @@ def test_a_message_names_an_option_as_its_caller_gave_it(hub: FakeHub, tmp_path:
             f"-o {tmp_path} is a folder: --format word2vec writes one file",
         ),
     ]
+    cases.append(
+        (
+            lambda: m.similarity(["cat"]),
+            ["similarity", "cat"],
+            "as in: similarity(['cat', 'cats', 'dog'])",
+            "as in: similarity cat cats dog",
+        )
+    )
     for call, command, in_python, typed in cases:
         with pytest.raises(gpt2emb.Gpt2embError) as refused:
             call()
@@ -441,6 +450,10 @@ def test_a_message_names_an_option_as_its_caller_gave_it(hub: FakeHub, tmp_path:
         assert typed in shown and (in_python in typed or in_python not in shown)
     assert "(pool)" in str(m.vector("gato").items[0].note)  # a note names it as well
     assert "(--pool)" in run_json("vector", "gato")["items"][0]["note"]
+    # a count computed with numpy is a count
+    counted = m.neighbors("cat", k=np.int64(3), restrict=np.int32(300))  # type: ignore[arg-type]
+    assert type(counted.k) is int and json.dumps(counted.to_dict())
+    assert counted.to_dict() == run_json("neighbors", "cat", "-k", "3", "--restrict", "300")
 
 
 def test_the_handle_takes_paths_and_refuses_the_rest(hub: FakeHub, tmp_path: Path) -> None:

@@ -3,8 +3,10 @@ notebook run by a real Jupyter kernel, its outputs against the CLI's."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
@@ -29,19 +31,36 @@ def test_a_result_displays_as_its_table_in_a_notebook(hub: FakeHub) -> None:
     assert [[o.output_type for o in cell] for cell in outputs] == [["execute_result"]] * 4  # shown once
     neighbors, vector, restricted, rank = (cell[0].data for cell in outputs)
     wide = {"COLUMNS": "115"}  # rich's width for Jupyter
-    assert neighbors["text/plain"] == run_process("neighbors", "cat", "-k", "3", env=wide).stdout
+    # the tables as printed, but for the blank lines after them
+    assert neighbors["text/plain"] == run_process("neighbors", "cat", "-k", "3", env=wide).stdout.rstrip("\n")
     # where to see the rest: the result itself, not a command's option
     typed = run_process("vector", "id:0", env=wide).stdout
     assert "(20 more; --full)" in typed  # the tiny model's rows are 32 numbers, the table shows 12
-    assert vector["text/plain"] == typed.replace("--full", "the result holds them all")
+    assert vector["text/plain"] == typed.replace("; --full", " in .vector").rstrip("\n")
     assert "<|endoftext|>" in vector["text/plain"]
     html = vector["text/html"]
     assert html.startswith("<pre") and "&lt;|endoftext|&gt;" in html and "<|endoftext|>" not in html
     assert '<span style="font-weight: bold">' in neighbors["text/html"]  # the command's styles, as HTML
     typed = run_process("neighbors", "cat", "-k", "2", "--restrict", "300", env=wide).stdout
     assert "candidates: 300 tokens (--restrict 300)" in typed
-    assert restricted["text/plain"] == typed.replace("--restrict 300", "restrict=300")
+    assert restricted["text/plain"] == typed.replace("--restrict 300", "restrict=300").rstrip("\n")
     assert rank == {"text/plain": "1"}  # anything else displays as it always does
+
+
+def test_in_ipython_in_a_terminal_a_result_is_printed_as_its_command_prints_it(hub: FakeHub) -> None:
+    code = "import gpt2emb; m = gpt2emb.open('gpt2'); m.similarity(['cat', 'dog', 'kitten', 'cats'])"
+    ipython = Path(sys.executable).with_name("ipython")
+    narrow = {"COLUMNS": "40"}  # the terminal's width: too narrow for the matrix in one part
+    proc = subprocess.run(
+        [str(ipython), "--colors=NoColor", "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **narrow},
+        timeout=120,
+    )
+    typed = run_process("similarity", "cat", "dog", "kitten", "cats", env=narrow).stdout
+    assert "part 1 of 3" in typed
+    assert typed.rstrip("\n") + "\n" in proc.stdout and "SimilarityResult(" not in proc.stdout
 
 
 def test_outside_ipython_nothing_is_imported_for_it(hub: FakeHub) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -16,7 +17,16 @@ import numpy as np
 from gpt2emb import batch, cache, candidates, checkpoint, evaluate, families, forms, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Format, Method, Pool, Rule, Table
-from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UnknownModel, UsageError, option
+from gpt2emb.errors import (
+    BadModel,
+    DamagedEntry,
+    Gpt2embError,
+    NotCached,
+    UnknownModel,
+    UsageError,
+    option,
+    spelt,
+)
 from gpt2emb.export import check_target, write
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
@@ -123,13 +133,22 @@ def _direction(wte: np.ndarray, q: Query) -> np.ndarray:
     return v
 
 
-def _check_top(k: int, rows: int | None) -> None:
+def _whole(value: Any) -> Any:
+    """A count given as any integer type (numpy's int64, from a computation) as a Python int; anything else
+    as it is, for the check that refuses it."""
+    return int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else value
+
+
+def _check_top(k: int, rows: int | None) -> int:
+    """k as a Python int, once it is one a ranking can give."""
+    k = _whole(k)
     if not isinstance(k, int) or isinstance(k, bool):
         raise UsageError(f"{option('k')} must be a whole number, not {k!r}")
     if k < 1:
         raise UsageError(f"{option('k')} must be 1 or more, not {k}")
     if rows is not None and k > rows:
         raise UsageError(f"{option('k')} must be at most {rows} (the number of tokens), not {k}")
+    return k
 
 
 def open_embeddings(
@@ -347,7 +366,7 @@ class Embeddings:
         """One table's rows to word2vec files (fmt "word2vec", "word2vec-binary") or to a folder of the
         Embedding Projector's files ("projector"), in token-id (or position) order: whole words only with
         whole_words, then the first `limit`."""
-        fmt, table = _choice(Format, fmt, "format"), _choice(Table, table, "table")
+        fmt, table, limit = _choice(Format, fmt, "format"), _choice(Table, table, "table"), _whole(limit)
         path = _export_target(fmt, out, table, limit, whole_words)
         if table is Table.wpe:
             _check_position_table(self.model, "export")
@@ -475,7 +494,7 @@ class Embeddings:
         restriction: candidates.Restriction | None,
         fold: bool,
     ) -> batch.Answers[NeighborsItem]:
-        _check_top(k, self.model.shape.vocab_size)
+        k = _check_top(k, self.model.shape.vocab_size)
         allowed = self._allowed(restriction, exact, pool)
         answers = _each(
             blocks,
@@ -506,7 +525,7 @@ class Embeddings:
         method: Method,
         restriction: candidates.Restriction | None,
     ) -> batch.Answers[AnalogyResult]:
-        _check_top(k, self.model.shape.vocab_size)
+        k = _check_top(k, self.model.shape.vocab_size)
         allowed = self._allowed(restriction, exact, pool)
 
         def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
@@ -521,6 +540,7 @@ class Embeddings:
     def _restriction(
         self, among: str | Path | None, restrict: int | None, whole_words: bool, exact: bool
     ) -> candidates.Restriction | None:
+        restrict = _whole(restrict)
         if restrict is not None and (not isinstance(restrict, int) or isinstance(restrict, bool)):
             raise UsageError(f"restrict is a number of token ids, not {restrict!r:.40}")
         if among is not None and not isinstance(among, str | Path):
@@ -546,7 +566,7 @@ class Embeddings:
         restriction: candidates.Restriction | None,
         fold: bool,
     ) -> NeighborsResult:
-        _check_top(k, self.model.shape.vocab_size)
+        k = _check_top(k, self.model.shape.vocab_size)
         allowed = self._allowed(restriction, exact, pool)
         queries = [self._aimed(w, exact, pool) for w in words]
         return self._neighbors_whole(
@@ -592,7 +612,7 @@ class Embeddings:
         method: Method,
         restriction: candidates.Restriction | None,
     ) -> AnalogyResult:
-        _check_top(k, self.model.shape.vocab_size)
+        k = _check_top(k, self.model.shape.vocab_size)
         allowed = self._allowed(restriction, exact, pool)
         (result,) = self._analogies([self._question(words, exact, pool)], k, keep_inputs, method, allowed)
         return result
@@ -650,11 +670,14 @@ MAX_MATRIX = 1000  # words of one similarity matrix: a million cosines, some 20 
 
 def _check_matrix(n: int) -> None:
     if n < 2:
-        raise UsageError("give at least two words to compare, as in: similarity cat cats dog")
+        raise UsageError(
+            "give at least two words to compare, as in: "
+            + spelt("similarity cat cats dog", "similarity(['cat', 'cats', 'dog'])")
+        )
     if n > MAX_MATRIX:
         raise UsageError(
             f"similarity compares at most {MAX_MATRIX:,} words (a {MAX_MATRIX:,}-square matrix), not {n:,}; "
-            "for each word's nearest tokens, use neighbors - instead"
+            f"for each word's nearest tokens, use {spelt('neighbors -', 'each_neighbors')} instead"
         )
 
 
@@ -665,7 +688,10 @@ def _opening(text: str, n: int = 80) -> str:
 
 def _check_text(text: str) -> None:
     if not text:
-        raise UsageError('the text is empty: type some, as in: input "O Brasil é gigante"')
+        raise UsageError(
+            "the text is empty: type some, as in: "
+            + spelt('input "O Brasil é gigante"', "input('O Brasil é gigante')")
+        )
 
 
 # vectors whose whole rankings (two bounds per row) are held at once: 128 x 50257 x 8 bytes, 51 MB (a block of
@@ -771,11 +797,11 @@ def _folded(
 
 
 def _fewer(k: int, found: list[tuple[str, int]], fold: bool) -> list[str]:
-    """A note for each answer shorter than -k: the candidates ran out (never padded)."""
+    """A note for each answer shorter than k: the candidates ran out (never padded)."""
     what = ("different word", "different words") if fold else ("token", "tokens")
     return [
         f"{word}: only {n} {what[n != 1]} {'is' if n == 1 else 'are'} left to rank, fewer than the {k} asked "
-        "for (-k)"
+        f"for ({spelt('-k', 'k')})"
         for word, n in found
         if n < k
     ]
@@ -936,7 +962,9 @@ _RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
 def _spans(specs: list[str]) -> list[tuple[int, int]]:
     """The syntax of `0 1 2 500` and `0-5`, checked before any model is opened."""
     if not specs:
-        raise UsageError("give at least one position, as in: positions 0 1 2 500")
+        raise UsageError(
+            "give at least one position, as in: " + spelt("positions 0 1 2 500", "positions([0, 1, 2, 500])")
+        )
     spans = []
     for spec in specs:
         s = spec.strip()

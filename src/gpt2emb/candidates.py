@@ -127,7 +127,7 @@ def allowed_rows(vocab: Vocab, restriction: Restriction | None, exact: bool, poo
             else:
                 split.append(word)
         mask &= listed
-        parts.append(option("among", shown))
+        parts.append(option("among", restriction.among))
     if restriction.restrict is not None:
         check_restrict(restriction.restrict, rows)
         mask[restriction.restrict :] = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import os
 from enum import IntEnum
 
 
@@ -27,11 +28,20 @@ _FLAGS = {"k": "-k/--top", "out": "-o", "fmt": "--format"}  # the others: --name
 def option(name: str, value: object = None) -> str:
     """An option named in a message, as the user gave it: `-k/--top`, `--pool mean`, `--exact` on the
     command line; `k`, `pool='mean'`, `exact=True` from Python. name: the handle's parameter; value: the
-    value to show with it (True: a flag)."""
+    value to show with it, as given (True: a flag)."""
     if not COMMAND_LINE.get():
-        return name if value is None else f"{name}={value!r}"
+        given = os.fspath(value) if isinstance(value, os.PathLike) else value  # 'a/b', not PosixPath('a/b')
+        return name if value is None else f"{name}={given!r}"
     flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
-    return flag if value is None or value is True else f"{flag} {value}"
+    if value is None or value is True:
+        return flag
+    typed = str(value)
+    return f"{flag} {typed if typed.isprintable() else repr(typed)}"
+
+
+def spelt(typed: str, in_python: str) -> str:
+    """What a message says in the command line's words, or in the Python handle's."""
+    return typed if COMMAND_LINE.get() else in_python
 
 
 class Gpt2embError(Exception):

@@ -36,7 +36,7 @@ def check_target(path: Path, fmt: Format) -> None:
     if fmt is Format.projector:
         if path.exists() and not path.is_dir():
             raise UsageError(
-                f"{option('out', str(path))} is a file: {option('fmt', 'projector')} writes a folder "
+                f"{option('out', path)} is a file: {option('fmt', 'projector')} writes a folder "
                 "(vectors.tsv and metadata.tsv); "
                 "give the path of a folder, new or existing"
             )
@@ -44,7 +44,7 @@ def check_target(path: Path, fmt: Format) -> None:
     else:
         if path.is_dir():
             raise UsageError(
-                f"{option('out', str(path))} is a folder: {option('fmt', fmt.value)} writes one file; give "
+                f"{option('out', path)} is a folder: {option('fmt', fmt.value)} writes one file; give "
                 "a file's path, such as "
                 f"{path / 'vectors.txt'}"
             )
@@ -52,9 +52,11 @@ def check_target(path: Path, fmt: Format) -> None:
     while not parent.exists():  # the folders that will be made: the first that exists must take them
         parent = parent.parent
     if not parent.is_dir():
-        raise UsageError(f"cannot write -o {path}: {parent} is a file, not a folder; choose another path")
+        raise UsageError(
+            f"cannot write {option('out', path)}: {parent} is a file, not a folder; choose another path"
+        )
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write -o {path}: {parent} is not writable; {WRITABLE}")
+        raise UsageError(f"cannot write {option('out', path)}: {parent} is not writable; {WRITABLE}")
 
 
 def write(
@@ -93,7 +95,7 @@ def write(
         for temp, file in zip(temps, files, strict=True):  # only once every file is whole
             os.replace(temp, file)
     except OSError as e:
-        raise UsageError(f"cannot write -o {path}: {e.strerror or e}; {WRITABLE}") from e
+        raise UsageError(f"cannot write {option('out', path)}: {e.strerror or e}; {WRITABLE}") from e
     finally:
         for temp in temps:
             temp.unlink(missing_ok=True)

@@ -84,9 +84,8 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
     if not name.strip():
         raise UnknownModel("an empty model name; give gpt2, medium, large, xl, a Hub repo id or a folder")
     if revision is not None and not _REVISION.fullmatch(revision):
-        shown_revision = revision if revision.isprintable() else repr(revision)
         raise UsageError(
-            f"{option('revision', shown_revision)} is not a branch, tag or commit id "
+            f"{option('revision', revision)} is not a branch, tag or commit id "
             "(letters, digits and . _ - + /)"
         )
     spec = find(name)

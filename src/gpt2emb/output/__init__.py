@@ -148,8 +148,9 @@ def reporter(as_json: bool) -> Reporter:
 
 
 def show_in_notebooks() -> None:
-    """Under IPython (a Jupyter notebook, the ipython shell) a result displays as the table its command
-    prints, not as a dataclass's repr. Called by gpt2emb.open; elsewhere it does nothing and imports
+    """Under IPython a result displays as the table its command prints, not as a dataclass's repr: in
+    Jupyter (and any other front end that shows HTML) in colour at rich's width, in IPython in a terminal as
+    the command prints it there. Called by gpt2emb.open; elsewhere it does nothing and imports
     nothing."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
@@ -157,8 +158,10 @@ def show_in_notebooks() -> None:
         return
     from gpt2emb.output import tables
 
+    terminal = any(c.__name__ == "TerminalInteractiveShell" for c in type(shell).__mro__)
+    shown = tables.in_terminal if terminal else tables.bundle
     for kind in tables.viewed():
-        shell.display_formatter.mimebundle_formatter.for_type(kind, tables.bundle)
+        shell.display_formatter.mimebundle_formatter.for_type(kind, shown)
 
 
 def python_reporter() -> Reporter:

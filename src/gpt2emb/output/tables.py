@@ -6,6 +6,7 @@ import contextlib
 import io
 import itertools
 import math
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, is_dataclass, replace
@@ -21,7 +22,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from gpt2emb.errors import COMMAND_LINE, option
+from gpt2emb.errors import option, spelt
 from gpt2emb.output import DIMS, ESCAPE
 from gpt2emb.results import (
     AnalogyBatch,
@@ -148,7 +149,9 @@ class _Matrix:
         part. cells[i][j] is row i's cell in columns[j]."""
         self.title, self.labels, self.label_rows = title, labels, label_rows
         self.columns, self.cells, self.show = columns, cells, show
-        self.where, self.instead = where or _said("--json prints every number"), instead
+        # where to see what it leaves out: a command's option, or the Python handle's result itself
+        self.where = where or spelt("--json prints every number", "the result holds every number")
+        self.instead = instead
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         # rich's table is 1 + the sum of (width + 3) wide: a column's padding each side, a rule after it
@@ -210,12 +213,6 @@ class _Matrix:
         yield from _notes([f"the {rows:,} x {columns:,} matrix is not printed: {wide}; {self.where}"])
 
 
-def _said(typed: str, in_python: str = "the result holds every number") -> str:
-    """Where to see what a table leaves out: a command's options, or, for a result of the Python handle
-    (shown in a notebook), the result itself."""
-    return typed if COMMAND_LINE.get() else in_python
-
-
 def _notes(notes: list[str]) -> list[RenderableType]:
     return [Text(f"note: {n}", style="yellow") for n in notes if n]
 
@@ -236,7 +233,7 @@ def _(result: VectorResult, dims: int | None) -> RenderableType:
         shown = item.vector if dims is None else item.vector[:dims]
         more = len(item.vector) - len(shown)
         numbers = f"[{', '.join(f'{x:+.4f}' for x in shown)}]" + (
-            f"  ... ({more} more; {_said('--full', 'the result holds them all')})" if more else ""
+            f"  ... ({more} more{spelt('; --full', ' in .vector')})" if more else ""
         )
         parts += _notes([item.note])
         plain = item.word.strip() == item.word and item.word.isprintable()  # else quoted: --exact " "
@@ -361,8 +358,9 @@ def _(result: PositionsResult, dims: int | None) -> RenderableType:
         [f"{p}>" for p in result.positions],
         result.matrix,
         _cosine,
-        _said(
-            "--json prints every number, --heatmap draws the matrix of all positions, --png FILE as a figure"
+        spelt(
+            "--json prints every number, --heatmap draws the matrix of all positions, --png FILE as a figure",
+            "the result holds every number",
         ),
         _table(f"norms of position rows (wpe) in {result.model}", labels, rows),
     )
@@ -901,8 +899,8 @@ def viewed() -> list[type]:
 
 
 def bundle(result: Any) -> dict[str, str]:
-    """A result as IPython and Jupyter display it: the table its command prints (at rich's width for
-    Jupyter), as text and as HTML in the command's colours."""
+    """A result as Jupyter displays it: the table its command prints (at rich's width for Jupyter), as text
+    and as HTML in the command's colours, without the blank lines that part tables on a terminal."""
     console = Console(
         file=io.StringIO(),
         width=JUPYTER_WIDTH,
@@ -913,10 +911,21 @@ def bundle(result: Any) -> dict[str, str]:
         **AS_IS,
     )
     console.print(view(result, DIMS), crop=False)
+    html = console.export_html(inline_styles=True, code_format=JUPYTER_HTML_FORMAT, clear=False)
     return {
-        "text/plain": _unpadded(console.export_text(clear=False)),
-        "text/html": console.export_html(inline_styles=True, code_format=JUPYTER_HTML_FORMAT),
+        "text/plain": _unpadded(console.export_text(clear=False)).rstrip("\n"),
+        "text/html": re.sub(r"\s+</pre>", "</pre>", html, count=1),
     }
+
+
+def in_terminal(result: Any) -> dict[str, str]:
+    """A result as IPython in a terminal displays it: as the command prints it there (the terminal's width,
+    colours and encoding)."""
+    console = Console(**AS_IS)
+    with console.capture() as captured:
+        console.print(view(_fitted(result, console.encoding), DIMS), crop=False)
+    text = captured.get() if console.is_terminal else _unpadded(captured.get())
+    return {"text/plain": text.rstrip("\n")}
 
 
 def _fitted(value: Any, encoding: str) -> Any:
