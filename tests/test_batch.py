@@ -176,7 +176,7 @@ def test_one_matrix_has_a_size_limit(hub: FakeHub) -> None:
     assert b"at most 1,000 words" in proc.stderr
 
 
-def test_the_handle_refuses_bad_arguments_with_project_errors(hub: FakeHub) -> None:
+def test_the_handle_refuses_bad_arguments_with_project_errors(hub: FakeHub, tmp_path: Path) -> None:
     import gpt2emb
     from gpt2emb.errors import Gpt2embError
 
@@ -197,6 +197,17 @@ def test_the_handle_refuses_bad_arguments_with_project_errors(hub: FakeHub) -> N
         assert str(refused.value).startswith(said)
     assert m.positions("0-2").positions == m.positions([0, 1, 2]).positions == (0, 1, 2)
     assert m.positions(3).positions == (3,)
+    # the heatmap of positions --heatmap, and its refusals in Python's words
+    assert m.position_map(cells=4).to_dict() == run_json("positions", "--heatmap", "--cells", "4")
+    drawn = m.position_map(cells=4, png=tmp_path / "wpe.png")  # a Path, as a notebook gives it
+    assert drawn.png == str(tmp_path / "wpe.png") and (tmp_path / "wpe.png").read_bytes()[:4] == b"\x89PNG"
+    refusals: list[tuple[Any, str]] = [
+        (lambda: m.position_map(cells=1), "cells must be from 2 to 256, not 1"),
+        (lambda: m.position_map(png=" "), "png needs a file name, such as png='wpe.png'"),
+    ]
+    for call, said in refusals:
+        with pytest.raises(Gpt2embError, match=re.escape(said)):
+            call()
 
 
 def test_the_handle_says_what_it_fetches_and_notes(hub: FakeHub, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,7 @@ CELLS = [
     "m.neighbors('cat', k=3)",
     "m.vector('id:0')",
     "m.neighbors('cat', k=2, restrict=300)",
+    "m.position_map(cells=4)",
     "m.neighbors('cat', k=3).items[0].neighbors[0].rank",
 ]
 
@@ -28,8 +29,8 @@ def test_a_result_displays_as_its_table_in_a_notebook(hub: FakeHub) -> None:
     notebook = new.new_notebook(cells=[new.new_code_cell(c) for c in CELLS])  # type: ignore[no-untyped-call]
     NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
     outputs = [cell.outputs for cell in notebook.cells[1:]]
-    assert [[o.output_type for o in cell] for cell in outputs] == [["execute_result"]] * 4  # shown once
-    neighbors, vector, restricted, rank = (cell[0].data for cell in outputs)
+    assert [[o.output_type for o in cell] for cell in outputs] == [["execute_result"]] * 5  # shown once
+    neighbors, vector, restricted, shaded, rank = (cell[0].data for cell in outputs)
     wide = {"COLUMNS": "115"}  # rich's width for Jupyter
     # the tables as printed, but for the blank lines after them
     assert neighbors["text/plain"] == run_process("neighbors", "cat", "-k", "3", env=wide).stdout.rstrip("\n")
@@ -44,6 +45,9 @@ def test_a_result_displays_as_its_table_in_a_notebook(hub: FakeHub) -> None:
     typed = run_process("neighbors", "cat", "-k", "2", "--restrict", "300", env=wide).stdout
     assert "candidates: 300 tokens (--restrict 300)" in typed
     assert restricted["text/plain"] == typed.replace("--restrict 300", "restrict=300").rstrip("\n")
+    typed = run_process("positions", "--heatmap", "--cells", "4", env=wide).stdout
+    assert shaded["text/plain"] == typed.rstrip("\n")
+    assert '<span style="color: #ff0000' in shaded["text/html"]  # the shades in their colours
     assert rank == {"text/plain": "1"}  # anything else displays as it always does
 
 

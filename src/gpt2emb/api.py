@@ -288,6 +288,24 @@ class Embeddings:
         rows = tuple(p + m.shape.position_offset for p in chosen)
         return PositionsResult(m.name, tuple(chosen), _floats(norms), tuple(_floats(r) for r in matrix), rows)
 
+    def position_map(self, cells: int = 32, png: str | Path | None = None) -> HeatmapResult:
+        """The cosine of every pair of position rows, as cells x cells means of blocks (a shaded table in a
+        notebook); with png, also a figure written there: heatmap, norms, principal axes (matplotlib)."""
+        cells, figure = _check_map(cells, png)
+        m = self.model
+        _check_position_table(m)
+        m.check_rows(positions=range(m.shape.n_positions))  # every row is used, before a figure is written
+        full, norms = ops.all_cosines(m.wpe)
+        cells = min(cells, m.shape.n_positions)
+        if figure is not None:
+            from gpt2emb import plot
+
+            plot.positions_figure(full, norms, ops.principal_components(m.wpe, 3), m.name, figure)
+        small = ops.block_means(full, cells)
+        return HeatmapResult(
+            m.name, m.shape.n_positions, m.shape.n_positions / cells, tuple(_floats(r) for r in small), figure
+        )
+
     def input(self, text: str, full: bool = False, truncate: bool = False) -> InputResult:
         """The text as the model receives it: its tokens (as typed: no leading space added) and
         h0 = wte[ids] + wpe[0..n-1], with each position's norms and the cosine of its two rows."""
@@ -1041,26 +1059,23 @@ def position_map(
     reporter: Reporter | None = None,
     revision: str | None = None,
 ) -> HeatmapResult:
-    """The whole wpe cosine matrix, shrunk for a terminal; with png, also a figure (heatmap, norms, PCA)."""
-    if not 2 <= cells <= 256:
-        raise UsageError(f"--cells must be from 2 to 256, not {cells}")
-    if png is not None:
-        if not png.strip():
-            raise UsageError("--png needs a file name, such as --png wpe.png")
-        from gpt2emb import plot
+    _check_map(cells, png)  # before the model is opened
+    return open_embeddings(model, revision, reporter).position_map(cells, png)
 
-        plot.check_available()  # before any download
-    m, _ = load(model, reporter, revision)
-    _check_position_table(m)
-    m.check_rows(positions=range(m.shape.n_positions))  # every row is used, before a figure is written
-    full, norms = ops.all_cosines(m.wpe)
-    cells = min(cells, m.shape.n_positions)
-    if png is not None:
-        plot.positions_figure(full, norms, ops.principal_components(m.wpe, 3), m.name, png)
-    small = ops.block_means(full, cells)
-    return HeatmapResult(
-        m.name, m.shape.n_positions, m.shape.n_positions / cells, tuple(_floats(r) for r in small), png
-    )
+
+def _check_map(cells: int, png: str | Path | None) -> tuple[int, str | None]:
+    """position_map's cells and png, checked (matplotlib there for a figure) before any row is read."""
+    cells = _whole(cells)
+    if not isinstance(cells, int) or isinstance(cells, bool) or not 2 <= cells <= 256:
+        raise UsageError(f"{option('cells')} must be from 2 to 256, not {cells!r:.40}")
+    if png is None:
+        return cells, None
+    if not isinstance(png, str | Path) or not str(png).strip():
+        raise UsageError(f"{option('png')} needs a file name, such as {option('png', 'wpe.png')}")
+    from gpt2emb import plot
+
+    plot.check_available()
+    return cells, str(png)
 
 
 def _floats(values: np.ndarray) -> tuple[float, ...]:

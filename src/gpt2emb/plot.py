@@ -6,14 +6,14 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2emb.errors import UsageError
+from gpt2emb.errors import UsageError, option
 
 
 def check_available() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise UsageError('--png needs matplotlib: pip install "gpt2emb[plot]"') from None
+        raise UsageError(f'{option("png")} needs matplotlib: pip install "gpt2emb[plot]"') from None
 
 
 def positions_figure(
