@@ -187,7 +187,8 @@ Answer = TypeVar("Answer")
 
 class Embeddings:
     """One model's token and position rows, opened once. Each method answers as the command of its name does
-    and returns the same result object as that command's --json (`.to_dict()` gives the document).
+    (position_map as `positions --heatmap`) and returns the same result object as that command's --json
+    (`.to_dict()` gives the document).
 
     >>> m = gpt2emb.open("gpt2")
     >>> [n.token for n in m.neighbors("cat", k=5).items[0].neighbors]
