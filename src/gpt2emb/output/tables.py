@@ -881,12 +881,17 @@ def print_view(result: Any, dims: int | None) -> None:
     if console.is_terminal:
         console.print(shown, crop=False)
         return
-    # piped or to a file: each line without the spaces that pad a table's cells to its width (a terminal
-    # shows none of them either), so that grep, diff and cut see only what was printed
+    sys.stdout.write(_captured(console, shown))
+    sys.stdout.flush()  # a table of a word from stdin goes out as soon as it is answered
+
+
+def _captured(console: Console, shown: RenderableType) -> str:
+    """What the console would print. Not to a terminal (piped, a file): each line without the spaces that pad
+    a table's cells to its width (a terminal shows none of them either), so that grep, diff and cut see only
+    what was printed."""
     with console.capture() as captured:
         console.print(shown, crop=False)
-    sys.stdout.write(_unpadded(captured.get()))
-    sys.stdout.flush()  # a table of a word from stdin goes out as soon as it is answered
+    return captured.get() if console.is_terminal else _unpadded(captured.get())
 
 
 def _unpadded(text: str) -> str:
@@ -922,10 +927,7 @@ def in_terminal(result: Any) -> dict[str, str]:
     """A result as IPython in a terminal displays it: as the command prints it there (the terminal's width,
     colours and encoding)."""
     console = Console(**AS_IS)
-    with console.capture() as captured:
-        console.print(view(_fitted(result, console.encoding), DIMS), crop=False)
-    text = captured.get() if console.is_terminal else _unpadded(captured.get())
-    return {"text/plain": text.rstrip("\n")}
+    return {"text/plain": _captured(console, view(_fitted(result, console.encoding), DIMS)).rstrip("\n")}
 
 
 def _fitted(value: Any, encoding: str) -> Any:
