@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, build, hub_files
@@ -26,6 +27,19 @@ for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_TOKEN", "HF_HUB_CACHE"
     os.environ.pop(var, None)
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+# The fuzzing properties (damaged files, arguments, the handle's parameters) run under one of two profiles:
+# in CI the same 200 examples each time (derandomized, so a failure is a failure of the change); by hand,
+# GPT2EMB_FUZZ=deep pytest -k fuzz, 5,000 fresh ones each. Each run of a command is itself bounded (a hang
+# is caught by the test's own timeout), so no deadline: a slow example is not a failed one.
+FUZZ_PROFILE = os.environ.get("GPT2EMB_FUZZ", "ci")
+FUZZ = settings(
+    derandomize=FUZZ_PROFILE == "ci",
+    max_examples=200 if FUZZ_PROFILE == "ci" else 5000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    database=None,
+)
 SHARED_VOCAB = Path(__file__).resolve().parents[1].parent / "shared" / "gpt2-vocab"
 
 

@@ -66,7 +66,8 @@ def test_wte_is_the_largest_single_piece() -> None:
 def serve_real_shapes(hub: FakeHub, tamper: str | None = None) -> None:
     for spec in registry.MODELS:
         s = spec.shape
-        d = s.d_model + (8 if spec.name == tamper else 0)  # checkpoint and config agree, not with us
+        # checkpoint and config agree (and d still splits into its heads), not with us
+        d = s.d_model + (s.n_head if spec.name == tamper else 0)
         config = {
             "model_type": "gpt2",
             "vocab_size": s.vocab_size,

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from gpt2emb import limits
 from gpt2emb.errors import Gpt2embError, UsageError
 from gpt2emb.tokens import listed
 
@@ -72,7 +73,16 @@ UTF8_BOM = b"\xef\xbb\xbf"  # the byte order mark Windows tools write
 def text(chunks: Iterable[bytes]) -> str:
     """All of a stream as one text (`input -`): UTF-8 without its byte order mark, and without the line ends
     at its end, as the shell's "$(cat file)" gives it."""
-    data = b"".join(chunks)
+    parts, size = [], 0
+    for chunk in chunks:
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limits.MAX_TEXT:  # an endless stream (/dev/zero) must not fill the memory
+            raise UsageError(
+                f"stdin holds more than {limits.size(limits.MAX_TEXT)}: far more text than any model reads "
+                "(GPT-2 reads 1,024 tokens); give a shorter text"
+            )
+    data = b"".join(parts)
     if data[:2] in UTF16:
         raise UsageError(UTF16_REFUSED)
     bom = len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
@@ -88,7 +98,7 @@ def lines(chunks: Iterable[bytes]) -> Iterator[Line]:
     """The lines of a stream (given as chunks of bytes) that hold something, numbered; a line that is not
     UTF-8 comes with its problem. A stream in UTF-16 (PowerShell 5's pipes, Notepad's "Unicode") is refused
     as a whole: read as UTF-8, each of its lines would fail for a reason that does not say it."""
-    number, rest, long = 0, b"", False
+    number, rest, long = 0, b"", 0  # long: the bytes dropped so far of a line too long to keep
     for chunk in chunks:
         if number == 0 and not rest and not long and chunk[:2] in UTF16:
             raise UsageError(UTF16_REFUSED)
@@ -97,11 +107,16 @@ def lines(chunks: Iterable[bytes]) -> Iterator[Line]:
             number += 1
             if long:  # the end of a line too long to keep: it fails, the next ones are read
                 yield Line(number, "", f"the line is longer than {MAX_LINE:,} bytes; a word is far shorter")
-                long = False
+                long = 0
                 continue
             yield from _line(number, raw)
         if len(rest) > MAX_LINE:  # not kept: a line without an end would otherwise fill the memory
-            rest, long = b"", True
+            rest, long = b"", long + len(rest)
+            if long > limits.MAX_LINE:  # no word list at all (/dev/zero): stop, rather than read forever
+                raise UsageError(
+                    f"stdin's line {number + 1} is longer than {limits.size(limits.MAX_LINE)}: - reads a "
+                    "word (or a question) a line, and this is no list of them"
+                )
     if long:
         yield Line(number + 1, "", f"the line is longer than {MAX_LINE:,} bytes; a word is far shorter")
     elif rest:

@@ -42,7 +42,12 @@ from gpt2emb.results import RefreshedRevision, RefreshFailure
 from gpt2emb.tokens import ADDED_FILE
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
-_CANNOT_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR}
+# a cache folder that cannot be written, for whatever reason (/proc/cache cannot be made: ENOENT; a name past
+# the system's limit: ENAMETOOLONG): gpt2emb answers without it
+_CANNOT_WRITE = {
+    errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.ENOENT,
+    errno.ENAMETOOLONG, errno.EINVAL, errno.ELOOP,
+}  # fmt: skip
 _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
 GENERATION = "+"  # `<commit>+1`: a commit id never holds one
 FORMAT = 3  # bump whenever the files of an entry change: older entries are then rebuilt
@@ -154,8 +159,11 @@ def _parents(ref: ModelRef | None) -> list[Path]:
     """The folders that hold entries: one model's, or every model's."""
     if ref is not None:
         return [_repo_dir(ref)]
-    root = cache_root()
-    return sorted(p for sub in ("hub", "local") for p in (root / sub).glob("*") if p.is_dir())
+    root, found = cache_root(), []
+    for sub in ("hub", "local"):
+        with contextlib.suppress(OSError):  # no such folder, or a name no folder can have: no entries there
+            found += [p for p in (root / sub).glob("*") if p.is_dir()]
+    return sorted(found)
 
 
 def _generations(parent: Path) -> dict[str, list[Path]]:
@@ -384,8 +392,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
     Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
-    tokenizer = checkpoint.tokenizer_json(ref, info.commit)
-    parsed = json.loads(tokenizer)
+    tokenizer, parsed = checkpoint.tokenizer(ref, info.commit, shape.vocab_size)
     vocab = parsed["model"]["vocab"]
     tables = checkpoint.embeddings(ref, info, reporter)
     parent.mkdir(parents=True, exist_ok=True)
@@ -725,7 +732,7 @@ def refresh(
     cannot be asked (gone, private, the Hub failing) is a failure of its own: the others are still asked."""
     if ref is not None and ref.repo is None:
         raise UsageError(f"{ref.name} is a local folder: its entry follows its files, nothing to refresh")
-    folders = [_repo_dir(ref)] if ref is not None else sorted((cache_root() / "hub").glob("*"))
+    folders = [_repo_dir(ref)] if ref is not None else [p for p in _parents(None) if p.parent.name == "hub"]
     done: list[RefreshedRevision] = []
     failed: list[RefreshFailure] = []
     for folder in folders:
@@ -741,7 +748,11 @@ def refresh(
 
 def _refresh_repo(folder: Path, model: ModelRef, reporter: Reporter | None) -> list[RefreshedRevision]:
     repo, done = folder.name.replace("--", "/", 1), []
-    for ref_file in sorted((folder / "refs").glob("[!.]*")):  # not a write in progress
+    try:
+        ref_files = sorted((folder / "refs").glob("[!.]*"))  # not a write in progress
+    except OSError:  # a cache folder that cannot exist (its name too long): nothing recorded
+        ref_files = []
+    for ref_file in ref_files:
         at = registry.at_revision(model, unquote(ref_file.name))
         try:
             old = ref_file.read_text().strip()

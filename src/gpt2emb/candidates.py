@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
+from gpt2emb import limits
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError, option
 from gpt2emb.results import Candidates
@@ -72,12 +72,7 @@ def _read_words(path: str, exact: bool, specials: re.Pattern[str] | None) -> lis
     """The words of a word-list file (UTF-8, one per line; see tokens.listed_words), each checked as a word
     typed on the command line is; a problem is named with its line."""
     shown = _shown(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read {shown}: {e.strerror}") from None
-    except ValueError:  # a NUL in the name: no file can have it
-        raise UsageError(f"cannot read {shown}: a file name cannot hold a NUL character") from None
+    data = limits.read(path, shown, "a word list")
     try:
         text = data.decode("utf-8-sig")  # a byte order mark (Windows Notepad) is no part of the first word
     except UnicodeDecodeError as e:

@@ -61,6 +61,31 @@ def shape_of(config: dict[str, Any], name: str) -> Shape:
     return families.shape_of(config, name)
 
 
+def _no_constant(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def parse_json(text: str | bytes, label: str) -> Any:
+    """A JSON file a model ships, parsed strictly (no NaN or Infinity, which Python's json would take); a
+    file that is not JSON is damaged, named with what is wrong."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except UnicodeDecodeError as e:
+        raise damaged(label, f"it is not UTF-8 text (byte {e.start + 1})") from None
+    except RecursionError:
+        raise damaged(label, "it nests deeper than any JSON a model ships") from None
+    except ValueError as e:  # JSONDecodeError, and the constants refused above
+        raise damaged(label, f"it is not valid JSON ({str(e)[:80]})") from None
+
+
+def read_json(path: Path, label: str) -> Any:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise BadModel(f"cannot read {label}: {e.strerror or e}") from None
+    return parse_json(data, label)
+
+
 @dataclass(frozen=True)
 class Tables:
     """A model's embedding tables in float32, as its entry stores them."""
@@ -164,6 +189,15 @@ def parse_header(read: ReadRange, size: int, filename: str, label: str) -> dict[
         if start < end:  # two tensors on the same bytes: writing one would change the other
             ranges = [tensors[first].start - base, tensors[first].end - base]
             raise damaged(label, f"tensors {_shown(first)} and {_shown(second)} share bytes {ranges}")
+    # the format leaves no byte outside a tensor (as the safetensors library checks): data shifted by a
+    # byte, or bytes added, would otherwise be read as numbers
+    covered = sum(end - start for start, end, _ in spans)
+    if covered != size - base:
+        raise damaged(
+            label,
+            f"its tensors hold {covered:,} bytes of the {size - base:,} after its header; a safetensors file "
+            "has no bytes outside its tensors",
+        )
     return tensors
 
 
@@ -183,7 +217,8 @@ def _widened(data: bytearray, dtype: str) -> np.ndarray:
     raw = np.frombuffer(data, dtype=_EMBEDDING_DTYPES[dtype])
     if dtype == "BF16":
         raw = (raw.astype(np.uint32) << 16).view(np.float32)
-    return raw.astype(np.float32, copy=False)
+    with np.errstate(invalid="ignore"):  # a signalling NaN stays a NaN, which the rows' checks report
+        return raw.astype(np.float32, copy=False)
 
 
 def local_reader(path: Path) -> ReadRange:
@@ -340,12 +375,9 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
     config_path = source_file(ref, commit, "config.json")
     if config_path is None:
         raise BadModel(f"{ref.name} has no config.json: it is not a transformers model")
-    try:
-        config = json.loads(config_path.read_text())
-    except (OSError, ValueError):
-        raise BadModel(f"{ref.name}'s config.json is not valid JSON") from None
+    config = read_json(config_path, _label(ref, "config.json"))
     if not isinstance(config, dict):
-        raise BadModel(f"{ref.name}'s config.json is not a JSON object")
+        raise damaged(_label(ref, "config.json"), "it is not a JSON object")
     family = families.of_config(config, ref.name)
     shape = family.shape(config, ref.name)
     weights_file, sizes, weight_map = _weights(ref, commit)
@@ -359,7 +391,25 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
                 "F32, F16 or BF16: save the model in one of those"
             )
         check_shape(_label(ref, t.file), name, key, t.shape, shape)
+    layers = layers_in(tensors)
+    if layers is not None and layers != shape.n_layer:
+        raise BadModel(
+            f"{_label(ref, 'config.json')} says {family.n_layer[0]} = {shape.n_layer}, but the checkpoint "
+            f"holds {layers} blocks: the config and the weights disagree; save the model again"
+        )
     return CheckpointInfo(ref.name, ref.repo, commit, config, weights_file, tensors)
+
+
+# a block's tensors in every family's checkpoint: h.3.attn (GPT-2, GPT-Neo), layers.3 (Llama, NeoX),
+# layer.3 (BERT, DistilBERT)
+_BLOCK = re.compile(r"(?:^|\.)(?:h|layers|layer)\.(\d+)\.")
+
+
+def layers_in(tensors: dict[str, TensorInfo]) -> int | None:
+    """How many blocks a checkpoint's tensors hold (None: its header names none, as a checkpoint of the
+    embeddings alone, or a pickle's unread keys)."""
+    found = {int(m.group(1)) for key in tensors if (m := _BLOCK.search(key))}
+    return len(found) or None
 
 
 def check_shape(where: str, name: str, key: str, got: tuple[int, ...], shape: Shape) -> None:
@@ -376,16 +426,53 @@ def check_shape(where: str, name: str, key: str, got: tuple[int, ...], shape: Sh
 # ---------------------------------------------------------------- building an entry
 
 
-def tokenizer_json(ref: ModelRef, commit: str) -> str:
+def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any]]:
+    """The model's tokenizer.json (built from vocab.json and merges.txt where it has none) and its parse,
+    once the `tokenizers` library has read it and every id it gives names one of wte's rows."""
     path = source_file(ref, commit, "tokenizer.json")
+    label = _label(ref, "tokenizer.json")
     if path is not None:
-        return path.read_text(encoding="utf-8")
+        text = _tokenizer_text(path, label)
+    else:
+        text, label = _from_vocab_and_merges(ref, commit), _label(ref, "vocab.json")
+    parsed = parse_json(text, label)
+    from tokenizers import Tokenizer
+
+    try:
+        Tokenizer.from_str(text)
+    except Exception as e:  # the library's own error type (a plain Exception), for any fault of the file
+        raise damaged(label, f"the tokenizers library cannot read it ({_shown(str(e))})") from None
+    ids = [(str(p), i) for p, i in parsed["model"]["vocab"].items()]
+    ids += [(str(t.get("content")), t.get("id")) for t in parsed.get("added_tokens") or []]
+    for piece, i in ids:
+        if not isinstance(i, int) or not 0 <= i < rows:
+            raise BadModel(
+                f"{label} gives the token {_shown(piece)} the id {i!r:.20}, but wte has rows 0 to "
+                f"{rows - 1}: the tokenizer and the table disagree; save the model and its tokenizer again"
+            )
+    return text, parsed
+
+
+def _tokenizer_text(path: Path, label: str) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise BadModel(f"cannot read {label}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise damaged(label, f"it is not UTF-8 text (byte {e.start + 1})") from None
+
+
+def _from_vocab_and_merges(ref: ModelRef, commit: str) -> str:
     vocab, merges = source_file(ref, commit, "vocab.json"), source_file(ref, commit, "merges.txt")
     if vocab is None or merges is None:
         raise BadModel(f"{ref.name} has no tokenizer (tokenizer.json, or vocab.json with merges.txt)")
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    tok = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
+    try:
+        tok = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
+    except Exception as e:  # the library's own error type, for a vocab.json or merges.txt it cannot read
+        where = f"{_label(ref, 'vocab.json')} with {_label(ref, 'merges.txt')}"
+        raise damaged(where, f"the tokenizers library cannot read them ({_shown(str(e))})") from None
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     text: str = tok.to_str()

@@ -7,12 +7,16 @@ or plain values; they reach the token table and the output layer through transfo
 
 from __future__ import annotations
 
+import pickle
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gpt2emb.errors import BadModel
+
+UNSAFE = "could not be read safely as a weights-only checkpoint"
 
 
 def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: str) -> dict[str, np.ndarray]:
@@ -21,11 +25,11 @@ def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: st
     import torch
 
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        with warnings.catch_warnings():  # torch's about a pickle's protocol: the error below says it all
+            warnings.simplefilter("ignore")
+            state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except Exception as e:  # torch raises many types for a bad or unsafe pickle
-        raise BadModel(
-            f"{path} could not be read safely as a weights-only checkpoint ({type(e).__name__})"
-        ) from None
+        raise BadModel(f"{path} {UNSAFE} ({type(e).__name__})") from None
     if not isinstance(state, dict):
         raise BadModel(f"{path} is not a state dict")
     found = {}
@@ -57,7 +61,20 @@ def _load(folder: Path, classes: tuple[str, str, str], language_model: bool) -> 
     import torch
 
     _, base, lm = _classes(classes)
-    model = (lm if language_model else base).from_pretrained(folder, dtype=torch.float32)
+    try:
+        with warnings.catch_warnings():  # torch's about a pickle's protocol: the error below says it all
+            warnings.simplefilter("ignore")
+            model = (lm if language_model else base).from_pretrained(folder, dtype=torch.float32)
+    except (
+        pickle.UnpicklingError
+    ):  # the weights-only loader refuses a pickle it cannot read or that runs code
+        raise BadModel(f"{folder / 'pytorch_model.bin'} {UNSAFE} (UnpicklingError)") from None
+    except Exception as e:  # transformers and torch raise many types for weights they cannot load
+        first = str(e).strip().split("\n")[0][:120]
+        raise BadModel(
+            f"transformers cannot load the model in {folder} ({type(e).__name__}: {first}); "
+            "save the model again"
+        ) from None
     return model.eval()
 
 
@@ -65,13 +82,33 @@ def _tied(model: Any) -> bool:
     return bool(model.get_output_embeddings().weight is model.get_input_embeddings().weight)
 
 
+def _check_activation(config: dict[str, Any]) -> None:
+    """An activation function transformers knows, named before it is asked to build the model."""
+    from transformers.activations import ACT2FN
+
+    for key in ("activation_function", "hidden_act", "activation"):
+        if key in config and config[key] not in ACT2FN:
+            raise BadModel(
+                f"config.json says {key} = {str(config[key])[:40]!r}, which transformers does not know (as "
+                "gelu_new, gelu, relu, silu); the model folder looks damaged: save it again"
+            )
+
+
 def meta_model_ties(config: dict[str, Any], classes: tuple[str, str, str]) -> tuple[bool, int]:
     """The language model built on the meta device (no memory, no weights): is its output layer wte?"""
     import torch
 
     config_class, _, lm = _classes(classes)
-    with torch.device("meta"):
-        model = lm(config_class(**config))
+    _check_activation(config)
+    try:
+        with torch.device("meta"):
+            model = lm(config_class(**config))
+    except Exception as e:  # transformers' own errors for a config it cannot build (families.check_config
+        # refuses the ones it knows first, naming the key)
+        raise BadModel(
+            f"transformers cannot build {classes[2]} from this config.json ({type(e).__name__}: "
+            f"{str(e)[:120]}); the model folder looks damaged: save it again"
+        ) from None
     n_params = sum(p.numel() for p in model.parameters())
     return _tied(model), int(n_params)
 

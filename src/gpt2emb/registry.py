@@ -55,6 +55,12 @@ _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 # what only a path looks like: a drive (C:\ or C:/) or a backslash (Windows), a start of /, ./ or ../
 _PATH = re.compile(r"[A-Za-z]:[\\/]|\.{0,2}/|.*\\", re.DOTALL)
 # a branch, tag or commit id as git allows them, kept to what can name a file of ours once quoted
+# huggingface_hub's validate_repo_id: each part a run of [\w.-] between word characters, the name 1-96 long,
+# no -- or .., not ending in .git
+_HUB_PART = r"[A-Za-z0-9_](?:[\w.-]*[A-Za-z0-9_])?"
+_HUB_RULE = re.compile(
+    rf"(?!.*(?:--|\.\.))(?!.*\.git$){_HUB_PART}/(?=.{{1,96}}$){_HUB_PART}", re.ASCII | re.DOTALL
+)
 _REVISION = re.compile(r"(?!.*\.\.)(?!.*//)[A-Za-z0-9_][\w./+-]{0,199}(?<![/.])", re.ASCII)
 
 
@@ -95,17 +101,24 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
         path = Path(name).expanduser()
     except RuntimeError:  # ~user of a user this machine does not have
         path = Path(name)
-    if path.is_dir():
+    is_dir, exists = _kind(path)
+    if is_dir:
         if revision is not None:
             raise UsageError(
                 f"{option('revision')} is for Hub models, and {name} is a local folder: leave it out"
             )
         return ModelRef(str(path), folder=path.resolve())
-    if _PATH.match(name) or path.exists():  # a file here is what was meant, even named as a repo (a/b)
+    if _PATH.match(name) or exists:  # a file here is what was meant, even named as a repo (a/b)
         shown = name if name.isprintable() else repr(name)
-        problem = f"{shown} is a file, not a folder" if path.exists() else f"no such folder: {shown}"
+        problem = f"{shown} is a file, not a folder" if exists else f"no such folder: {shown}"
         raise UnknownModel(f"{problem}; give the folder that holds the model's config.json and weights")
     if _REPO_ID.fullmatch(name) and ".." not in name:
+        if not _HUB_RULE.fullmatch(name):
+            raise UnknownModel(
+                f"{name[:120]}{'...' if len(name) > 120 else ''} is not a Hub repo id: the Hub names a repo "
+                "owner/name, each part of letters, digits, '-', '_' and '.', neither starting nor ending "
+                "with '-' or '.', without '--' or '..', and the name at most 96 characters"
+            )
         return at_revision(ModelRef(name, repo=name), revision)
     close = difflib.get_close_matches(name.lower(), list(_names()), n=1, cutoff=0.6)
     hint = (
@@ -114,10 +127,20 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
         else "known models: " + ", ".join(m.name for m in MODELS)
     )
     shown = name if name.strip() and name.isprintable() else repr(name)
+    shown = shown if len(shown) <= 100 else shown[:100] + "..."
     raise UnknownModel(
         f"{shown} is not a model I know; {hint} "
         "(a Hub repo is written owner/name, a local model is a folder with config.json)"
     )
+
+
+def _kind(path: Path) -> tuple[bool, bool]:
+    """Whether a path is a folder, and whether it exists; a name no file can have (too long, a NUL in it)
+    is neither."""
+    try:
+        return path.is_dir(), path.exists()
+    except (OSError, ValueError):
+        return False, False
 
 
 def at_revision(ref: ModelRef, revision: str | None) -> ModelRef:

@@ -102,13 +102,14 @@ def sizes(dtype: str = "fp32", verify: bool = False) -> SizesResult:
 
 def of_models(names: list[str], dtype: str = "fp32", revision: str | None = None) -> SizesResult:
     """Any models' exact parameter counts, from their config and checkpoint headers."""
-    from gpt2emb import cache, families
+    from gpt2emb import cache, checkpoint, families
 
     out = []
     for name in names:
         ref = registry.resolve(name, revision)
         info = cache.checkpoint_info(ref)
         s = families.shape_of(info.config, ref.name)
+        layers = checkpoint.layers_in(info.tensors) or s.n_layer  # what the weights hold, when they say
         counts = header_counts(info)
         total = counts["total_params"]
         out.append(
@@ -118,7 +119,7 @@ def of_models(names: list[str], dtype: str = "fp32", revision: str | None = None
                 s.vocab_size,
                 s.d_model,
                 s.n_positions,
-                s.n_layer,
+                layers,
                 s.n_head,
                 wte_params=counts["wte_params"],
                 wpe_params=counts["wpe_params"],

@@ -133,30 +133,105 @@ class Family:
         return int(config.get("pad_token_id") or 0) + 1 if self.offset_after_pad else 0
 
     def shape(self, config: dict[str, Any], name: str) -> Shape:
-        """The shape a config gives; n_positions counts usable positions (rows past the offset)."""
+        """The shape a config gives; n_positions counts usable positions (rows past the offset). The config
+        is checked first (check_config): what it says is used to size arrays and to build the model."""
+        check_config(self, config, name)
 
         def field(keys: tuple[str, ...]) -> int:
-            for key in keys:
-                if key in config:
-                    return int(config[key])
-            raise KeyError(keys[0])
+            return int(next(config[k] for k in keys if k in config))
 
-        try:
-            total = field(self.n_positions) if self.position_table else 0
-            offset = self.position_offset(config) if self.position_table else 0
-            return Shape(
-                vocab_size=int(config["vocab_size"]),
-                d_model=field(self.d_model),
-                n_positions=total - offset,
-                n_layer=field(self.n_layer),
-                n_head=field(self.n_head),
-                family=self.name,
-                position_offset=offset,
-            )
-        except (KeyError, TypeError, ValueError) as e:
+        total = field(self.n_positions) if self.position_table else 0
+        offset = self.position_offset(config) if self.position_table else 0
+        return Shape(
+            vocab_size=int(config["vocab_size"]),
+            d_model=field(self.d_model),
+            n_positions=total - offset,
+            n_layer=field(self.n_layer),
+            n_head=field(self.n_head),
+            family=self.name,
+            position_offset=offset,
+        )
+
+
+# transformers' standard names of the shape fields, which every family's config class maps onto its own
+# (GPT2Config's hidden_size is n_embd): a config holding both must say the same in each
+_STANDARD = {
+    "d_model": "hidden_size",
+    "n_positions": "max_position_embeddings",
+    "n_layer": "num_hidden_layers",
+    "n_head": "num_attention_heads",
+}
+_EPSILONS = {"layer_norm_epsilon", "layer_norm_eps", "rms_norm_eps"}
+_ACTIVATIONS = ("activation_function", "hidden_act", "activation")
+_WIDTHS = ("n_inner", "intermediate_size", "hidden_dim", "ffn_dim")  # the MLP's width; null: its default
+MAX_COUNT = 1 << 31  # no table or model of any size has a dimension past this
+
+
+def _bad(name: str, key: str, value: Any, want: str) -> BadModel:
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+    return BadModel(
+        f"{name}'s config.json says {key} = {shown}, which must be {want}; the model folder "
+        "looks damaged: save it again"
+    )
+
+
+def _count(config: dict[str, Any], key: str, name: str, least: int) -> int:
+    value = config[key]
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or not least <= value < MAX_COUNT:
+        raise _bad(name, key, value, f"a whole number from {least} up")
+    return int(value)
+
+
+def check_config(family: Family, config: dict[str, Any], name: str) -> None:
+    """Refuse a config whose values could not size a table or build its model, naming the key: gpt2emb
+    sizes arrays from it and transformers builds the model from it, and neither must meet a count that is
+    not a count or two fields that disagree."""
+    fields = {"d_model": family.d_model, "n_layer": family.n_layer, "n_head": family.n_head}
+    if family.position_table:
+        fields["n_positions"] = family.n_positions
+    found: dict[str, int] = (
+        {"vocab_size": _count(config, "vocab_size", name, 1)} if "vocab_size" in config else {}
+    )
+    if "vocab_size" not in found:
+        raise BadModel(
+            f"{name}'s config.json lacks a {family.title} field (vocab_size); the model folder looks damaged"
+        )
+    for field_name, keys in fields.items():
+        present = [k for k in keys if k in config]
+        if not present:
             raise BadModel(
-                f"{name}'s config.json lacks a {self.title} field ({e}); the model folder looks damaged"
-            ) from None
+                f"{name}'s config.json lacks a {family.title} field ({keys[0]}); the model folder "
+                "looks damaged"
+            )
+        value = _count(config, present[0], name, 1)
+        for other in {*present[1:], _STANDARD[field_name]} & config.keys():
+            if other != present[0] and config[other] != value:
+                raise BadModel(
+                    f"{name}'s config.json says {present[0]} = {value} but {other} = "
+                    f"{config[other]!r:.40}: they name one number; the model folder looks damaged"
+                )
+        found[field_name] = value
+    if "head_dim" not in config and found["d_model"] % found["n_head"]:
+        raise _bad(
+            name, family.n_head[0], found["n_head"], f"a divisor of {family.d_model[0]} = {found['d_model']}"
+        )
+    for key in _EPSILONS & config.keys():
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+            raise _bad(name, key, value, "a small positive number (GPT-2's is 1e-05)")
+    for key in _ACTIVATIONS:
+        if key in config and (not isinstance(config[key], str) or not config[key]):
+            raise _bad(name, key, config[key], "the name of an activation function (GPT-2's is gelu_new)")
+    for key in _WIDTHS:
+        if config.get(key) is not None:
+            _count(config, key, name, 1)
+    if family.offset_after_pad and config.get("pad_token_id") is not None:
+        _count(config, "pad_token_id", name, 0)
+        if family.position_offset(config) >= found["n_positions"]:
+            raise _bad(name, "pad_token_id", config["pad_token_id"], f"below {family.n_positions[0]} - 1")
+    if "tie_word_embeddings" in config and not isinstance(config["tie_word_embeddings"], bool):
+        raise _bad(name, "tie_word_embeddings", config["tie_word_embeddings"], "true or false")
 
 
 @functools.cache
