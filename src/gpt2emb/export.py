@@ -1,19 +1,18 @@
 """Exports of one table to files other tools read: word2vec text and binary (gensim, the C tool) and the
 Embedding Projector's vectors.tsv + metadata.tsv. Rows go out in blocks read from the memory-mapped table,
-each block checked against its checksums first; every file is written beside its place and renamed into it.
+each block checked against its checksums first; targets.py checks each file's place and writes it there.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
-from gpt2emb import cache
+from gpt2emb import cache, targets
 from gpt2emb.choices import Format, Table
 from gpt2emb.errors import BadModel, UsageError, option
 from gpt2emb.report import Reporter
@@ -26,37 +25,47 @@ BLOCK_BYTES = 1 << 22  # rows read, checked and formatted at a time: memory stay
 # the same float32 back: the one rounding that reaches 9 digits moves a value by under a fifth of its ulp
 NUMBER = "%.9g"
 VECTORS, METADATA = "vectors.tsv", "metadata.tsv"
+FILES = (VECTORS, METADATA)
 METADATA_COLUMNS = ("id", "token", "leading_space", "whole_word")
 SHOW_IDS = 5  # rows named in a note about keys
-WRITABLE = "choose a folder you can write to"
 
 
 def check_target(path: Path, fmt: Format) -> None:
-    """Refuse an -o that cannot be written, before any model is opened."""
+    """Refuse an -o that cannot be written, before any model is opened: the folder of a projector export, then
+    each file an export writes (a device, FIFO, socket or folder there is never replaced)."""
     if fmt is Format.projector:
-        if path.exists() and not path.is_dir():
-            raise UsageError(
-                f"{option('out', path)} is a file: {option('fmt', 'projector')} writes a folder "
-                "(vectors.tsv and metadata.tsv); "
-                "give the path of a folder, new or existing"
-            )
-        parent = path
-    else:
-        if path.is_dir():
-            raise UsageError(
-                f"{option('out', path)} is a folder: {option('fmt', fmt.value)} writes one file; give "
-                "a file's path, such as "
-                f"{path / 'vectors.txt'}"
-            )
-        parent = path.parent
-    while not parent.exists():  # the folders that will be made: the first that exists must take them
-        parent = parent.parent
-    if not parent.is_dir():
-        raise UsageError(
-            f"cannot write {option('out', path)}: {parent} is a file, not a folder; choose another path"
+        targets.Target(
+            path,
+            option("out", path),
+            f"{option('fmt', 'projector')} writes a folder (vectors.tsv and metadata.tsv); "
+            "give the path of a folder, new or existing",
+            folder=True,
+        ).real()
+    for target in _targets(path, fmt):
+        target.real()
+
+
+def _targets(path: Path, fmt: Format) -> list[targets.Target]:
+    """The files an export writes, each with how a refusal names it."""
+    if fmt is Format.projector:
+        fix = (
+            f"{option('fmt', 'projector')} writes {VECTORS} and {METADATA} there as regular files; "
+            "remove it, or give another folder"
         )
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write {option('out', path)}: {parent} is not writable; {WRITABLE}")
+        return [targets.Target(path / name, f"{path / name} in {option('out', path)}", fix) for name in FILES]
+    writes, example = (
+        option("fmt", fmt.value),
+        "vectors.bin" if fmt is Format.word2vec_binary else "vectors.txt",
+    )
+    return [
+        targets.Target(
+            path,
+            option("out", path),
+            f"{writes} writes a regular file; give a file's path, such as {example}",
+            # a folder: a file inside it is what was meant, most likely
+            folder_fix=f"{writes} writes one file; give a file's path, such as {path / example}",
+        )
+    ]
 
 
 def write(
@@ -87,18 +96,15 @@ def write(
         lines = _binary(blocks, keys) if fmt is Format.word2vec_binary else _text(blocks, keys)
         outputs = [(path, _chain(header, lines))]
     files = [file for file, _ in outputs]
-    temps: list[Path] = []
-    try:
-        files[0].parent.mkdir(parents=True, exist_ok=True)
-        for file, parts in outputs:
-            temps.append(_write_temp(file, parts))
-        for temp, file in zip(temps, files, strict=True):  # only once every file is whole
-            os.replace(temp, file)
+    try:  # each file checked again, then written beside the file it replaces, symbolic links followed
+        targets.write(
+            [
+                (target, _filler(parts))
+                for target, (_, parts) in zip(_targets(path, fmt), outputs, strict=True)
+            ]
+        )
     except OSError as e:
-        raise UsageError(f"cannot write {option('out', path)}: {e.strerror or e}; {WRITABLE}") from e
-    finally:
-        for temp in temps:
-            temp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {option('out', path)}: {e.strerror or e}; {targets.WRITABLE}") from e
     written = [ExportedFile(str(f), f.stat().st_size) for f in files]
     return ExportResult(
         m.name,
@@ -139,22 +145,12 @@ def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     yield from rest
 
 
-def _write_temp(target: Path, parts: Iterator[bytes]) -> Path:
-    """All of parts in a new file beside target (same folder, so that os.replace is a rename)."""
-    fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    temp = Path(name)
-    try:
-        # mkstemp makes the file private (0600); an export is made to be shared, as a new file would be
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(fd if os.chmod in os.supports_fd else name, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as f:
-            for part in parts:
-                f.write(part)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
+def _filler(parts: Iterator[bytes]) -> targets.Fill:
+    def fill(f: BinaryIO) -> None:
+        for part in parts:
+            f.write(part)
+
+    return fill
 
 
 def _formatter(width: int, sep: str) -> Callable[[list[float]], str]:

@@ -1,12 +1,15 @@
-"""Figures with matplotlib, an optional extra: pip install "gpt2emb[plot]"."""
+"""Figures with matplotlib, an optional extra: pip install "gpt2emb[plot]"; each written to its file as
+targets.py writes every file: checked, beside it, then renamed onto it."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
-from gpt2emb.errors import UsageError, option
+from gpt2emb import targets
+from gpt2emb.errors import UsageError, option, spelt
 
 
 def check_available() -> None:
@@ -14,6 +17,17 @@ def check_available() -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError(f'{option("png")} needs matplotlib: pip install "gpt2emb[plot]"') from None
+
+
+def figure_target(path: str | Path) -> targets.Target:
+    """Where --png's figure goes, and how a refusal names it."""
+    writes = f"{spelt('positions --png', 'position_map')} writes a regular file; give a file's path, such as"
+    return targets.Target(
+        Path(path),
+        option("png", path),
+        f"{writes} {option('png', 'wpe.png')}",
+        folder_fix=f"{writes} {option('png', Path(path) / 'wpe.png')}",  # a folder: a file in it, likely
+    )
 
 
 def positions_figure(
@@ -39,12 +53,20 @@ def positions_figure(
     pca.legend()
     fig.suptitle(f"{model}: the learned position embedding wpe")
     fig.tight_layout()
-    out = Path(path)
+    # the format its extension names, as matplotlib reads it from a path; none: PNG, and the file is still
+    # the one named (given a path, matplotlib would write wpe.png for wpe, a file no check has seen)
+    fmt = Path(path).suffix[1:] or "png"
+
+    def fill(f: BinaryIO) -> None:
+        fig.savefig(f, format=fmt, dpi=110)
+
     try:
-        fig.savefig(out, dpi=110)
+        targets.write([(figure_target(path), fill)])
     except OSError as e:
-        raise UsageError(f"cannot write {out}: {e.strerror}") from None
-    except ValueError as e:  # a format matplotlib does not write (.xyz), or a NUL in the name
-        raise UsageError(f"cannot write {str(out)!r}: {e}") from None
+        raise UsageError(
+            f"cannot write {option('png', path)}: {e.strerror or e}; {targets.WRITABLE}"
+        ) from None
+    except ValueError as e:  # a format matplotlib does not write (.xyz)
+        raise UsageError(f"cannot write {option('png', path)}: {e}") from None
     finally:
         plt.close(fig)
