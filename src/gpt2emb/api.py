@@ -1076,6 +1076,7 @@ def _check_map(cells: int, png: str | Path | None) -> tuple[int, str | None]:
     from gpt2emb import plot
 
     plot.check_available()
+    plot.figure_target(png).real()  # a device, FIFO, socket or folder there is refused before any fetch
     return cells, str(png)
 
 
@@ -1592,23 +1593,36 @@ def similarity_eval(
     reporter: Reporter | None = None,
     revision: str | None = None,
 ) -> PairsEvalResult:
-    """Pearson and Spearman correlation of cosine with human scores, as gensim's evaluate_word_pairs."""
-    pairs = evaluate.read_pairs(Path(file))
+    """Pearson and Spearman correlation of cosine with human scores, as gensim's evaluate_word_pairs; a line
+    that holds no pair (a score that is not a finite number among them) is skipped and counted."""
+    read = evaluate.read_pairs(Path(file))
     m, vocab = load(model, reporter, revision)
     words = _words(m, vocab, rule, ignore_case)
-    gold, ours, used = [], [], []
-    for a, b, score in pairs:
+    gold, ours, used, named = [], [], [], []
+    for a, b, score in read.pairs:
         ia, ib = words.find(a, ignore_case), words.find(b, ignore_case)
         if ia is not None and ib is not None:
             used += [words.ids[ia], words.ids[ib]]
             gold.append(score)
             ours.append(float(ops.cosines(m.wte[words.ids[ia]], m.wte[words.ids[ib]])[0]))
+            named.append((a, b))
     if len(gold) < 2:
         raise UsageError(f"fewer than two pairs of {file} are single tokens under the {rule.value} rule")
     m.check_rows(used)
     g, o = np.array(gold), np.array(ours)
-    skipped = len(pairs) - len(gold)
-    notes = [
+    skipped = len(read.pairs) - len(gold)
+    notes = [read.note(Path(file))] if read.unreadable else []
+    broken = np.flatnonzero(np.isnan(o))  # a row holding NaN or inf has no cosine
+    if len(broken):
+        a, b = named[broken[0]]
+        more = (
+            f" and {len(broken) - 1:,} other pair{'s' if len(broken) > 2 else ''}" if len(broken) > 1 else ""
+        )
+        notes.append(
+            f"pearson and spearman are undefined: the cosine of {a!r} and {b!r}{more} is not a number (the "
+            "model's rows hold NaN or infinite values there)"
+        )
+    notes += [
         f"pearson and spearman are undefined: every {what} is the same"
         for what, values in (("human score", g), ("cosine", o))
         if evaluate.constant(values)
@@ -1618,13 +1632,14 @@ def similarity_eval(
         file,
         rule.value,
         ignore_case,
-        len(pairs),
+        len(read.pairs),
         len(gold),
         skipped,
-        100 * skipped / len(pairs),
+        100 * skipped / len(read.pairs),
         evaluate.pearson(g, o),
         evaluate.spearman(g, o),
         tuple(notes),
+        read.unreadable,
     )
 
 
@@ -1677,10 +1692,13 @@ def _table_geometry(shape: ops.TableShape, row: Callable[[int, float], Any]) -> 
     index = np.arange(len(norms))
     smallest = np.lexsort((index, norms))[:EXTREMES]
     largest = np.lexsort((index, -norms))[:EXTREMES]
+    # the spread of an infinite norm is inf - inf: NaN (shown as null, with the note to_dict adds), and
+    # numpy would print a warning computing it
+    std = math.nan if shape.broken_rows else float(norms.std())
     return TableGeometry(
         len(norms),
         shape.zero_rows,
-        NormStats(float(norms.mean()), float(norms.std()), float(norms.min()), float(norms.max())),
+        NormStats(float(norms.mean()), std, float(norms.min()), float(norms.max())),
         tuple(row(int(i), float(norms[i])) for i in smallest),
         tuple(row(int(i), float(norms[i])) for i in largest),
         _finite(shape.mean_cosine),
@@ -1717,16 +1735,42 @@ def _reading(name: str, d: int, cross: CrossGeometry, tables: dict[str, TableGeo
 
 def geometry(model: str, reporter: Reporter | None = None, revision: str | None = None) -> GeometryResult:
     """The shape of wte and of wpe (norms, mean cosine, principal components), and the cosine of every
-    wte row with every wpe row next to what random directions would give."""
+    wte row with every wpe row next to what random directions would give; a note for each figure that is
+    undefined (null)."""
     m, vocab = load(model, reporter, revision)
     m.check_rows(range(len(m.wte)), range(len(m.wpe)))  # every row is used
     d = m.shape.d_model
+    notes: list[str] = []
+
+    def measured(name: str, shape: ops.TableShape, row: Callable[[int, float], Any]) -> TableGeometry:
+        table = _table_geometry(shape, row)
+        if shape.broken_rows:
+            rows = "1 row holds" if shape.broken_rows == 1 else f"{shape.broken_rows:,} rows hold"
+            notes.append(
+                f"{name}: {rows} NaN or infinite values, so its mean_cosine and pc_variance are null (such "
+                "a row has no direction, and no variance that is a number)"
+            )
+            return table
+        if table.mean_cosine is None:
+            live = table.rows - table.zero_rows
+            notes.append(
+                f"{name}: mean_cosine is null: a mean over pairs of rows needs two rows that are not zeros, "
+                f"and {name} has {live}"
+            )
+        if all(x is None for x in table.pc_variance):
+            notes.append(
+                f"{name}: pc_variance is null: its rows do not vary (every row is the same), so no direction "
+                "holds any of their variance"
+            )
+        return table
+
     wte_shape = ops.table_shape(m.wte)
-    wte = _table_geometry(wte_shape, lambda i, n: TokenNorm(i, vocab.token(i), n))
+    wte = measured("wte", wte_shape, lambda i, n: TokenNorm(i, vocab.token(i), n))
     if not m.shape.position_table:
         reading = f"{_no_position_table(m)}: there is no wpe to measure, nor content against position."
-        return GeometryResult(m.name, d, wte, None, None, reading)
-    wpe = _table_geometry(ops.table_shape(m.wpe), PositionNorm)
+        return GeometryResult(m.name, d, wte, None, None, reading, tuple(notes))
+    wpe_shape = ops.table_shape(m.wpe)
+    wpe = measured("wpe", wpe_shape, PositionNorm)
     c = ops.cross_cosines(m.wte, m.wpe, wte_shape.norms)
     pair = None
     if c.argmax is not None and c.max_cosine is not None:
@@ -1740,7 +1784,17 @@ def geometry(model: str, reporter: Reporter | None = None, revision: str | None 
         RANDOM_FORMULA,
         c.pairs,
     )
-    return GeometryResult(m.name, d, wte, wpe, cross, _reading(m.name, d, cross, {"wte": wte, "wpe": wpe}))
+    reading = _reading(m.name, d, cross, {"wte": wte, "wpe": wpe})
+    if cross.mean_abs_cosine is None or cross.max_abs_cosine is None or pair is None:
+        broken = [name for name, s in (("wte", wte_shape), ("wpe", wpe_shape)) if s.broken_rows]
+        empty = [name for name, t in (("wte", wte), ("wpe", wpe)) if t.zero_rows == t.rows]
+        why = (
+            f"a row of {' and '.join(broken)} holds NaN or infinite values"
+            if broken
+            else f"every row of {' and '.join(empty)} is zeros, so no pair of rows has an angle"
+        )
+        notes.append(f"wte_vs_wpe: mean_abs_cosine, max_abs_cosine and max_pair are null: {why}")
+    return GeometryResult(m.name, d, wte, wpe, cross, reading, tuple(notes))
 
 
 def export(

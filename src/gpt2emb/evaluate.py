@@ -1,5 +1,6 @@
 """Benchmark evaluation over word files: analogies (word2vec's questions-words format) and word-pair
 similarity (WordSim-353 style), batched in numpy and counted the way gensim's evaluate_word_* functions count.
+A file is read as a stream, refused past limits.MAX_LINE or limits.MAX_FILE.
 
 Words become tokens by a rule: `space` (the word as it appears in running text, " king") or `bare` ("king").
 The candidate answers are the tokens of that rule, each known by its word; `ignore_case` folds words to upper
@@ -8,13 +9,18 @@ case as gensim does by default (the lowest token id stands for all the spellings
 
 from __future__ import annotations
 
+import math
+import os
+import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
-from gpt2emb import ops
+from gpt2emb import limits, ops
 from gpt2emb.choices import Method, Rule
 from gpt2emb.errors import UsageError
 
@@ -90,37 +96,126 @@ def read_analogies(path: Path) -> list[Section]:
             continue
         if not sections:
             raise UsageError(f"{path}, line {line_no}: a question before any ': section' line")
-        if len(parts) == 4:
-            sections[-1].questions.append((parts[0], parts[1], parts[2], parts[3]))
+        if len(parts) == 4:  # interned: a file repeats its few words, and one copy of each is held
+            a, b, c, d = map(sys.intern, parts)
+            sections[-1].questions.append((a, b, c, d))
     if not any(s.questions for s in sections):
         raise UsageError(f"{path} holds no analogy questions (': section' lines, then 'a b c d' lines)")
     return sections
 
 
-def read_pairs(path: Path, delimiter: str = "\t") -> list[tuple[str, str, float]]:
+@dataclass(frozen=True)
+class Pairs:
+    """A word-pair file as read: its pairs, and the lines that hold none (skipped, as gensim skips them)."""
+
+    pairs: list[tuple[str, str, float]]
+    unreadable: int
+    first: str  # why the first unreadable line was skipped, naming it; "" when every line was read
+
+    def note(self, path: Path) -> str:
+        """What the unreadable lines were, naming the first; "" when there were none."""
+        if not self.unreadable:
+            return ""
+        lines = "1 line" if self.unreadable == 1 else f"{self.unreadable:,} lines"
+        verb = "was" if self.unreadable == 1 else "were"
+        first = "the first is " if self.unreadable > 1 else ""
+        return f"{lines} of {path} {verb} skipped, unreadable ({_PAIR_LINE}): {first}{self.first}"
+
+
+_PAIR_LINE = "a pair is word<TAB>word<TAB>score, the score a finite number"
+
+
+def read_pairs(path: Path, delimiter: str = "\t") -> Pairs:
+    """Lines `word<TAB>word<TAB>score`; blank lines and # comments are none. A line of another shape, or whose
+    score is not a finite number (abc, nan, inf, 1e999: no correlation can use it), is unreadable: skipped
+    and counted, as gensim skips the lines float() refuses."""
     pairs = []
-    for raw in _lines(path):
-        if not raw or raw.startswith("#"):
+    unreadable, first = 0, ""
+    for line_no, raw in enumerate(_lines(path), 1):
+        if not raw.strip() or raw.startswith("#"):
             continue
-        parts = raw.rstrip("\n").split(delimiter)
-        if len(parts) == 3:
-            try:
-                pairs.append((parts[0], parts[1], float(parts[2])))
-            except ValueError:
-                continue
+        parts = raw.split(delimiter)
+        why = _unreadable(parts)
+        if why:
+            unreadable += 1
+            first = first or f"line {line_no}, {_quoted(raw)}, {why}"
+            continue
+        pairs.append((sys.intern(parts[0]), sys.intern(parts[1]), float(parts[2])))
     if not pairs:
-        raise UsageError(f"{path} holds no word pairs (lines 'word<TAB>word<TAB>score')")
-    return pairs
+        lines = "1 line is" if unreadable == 1 else f"{unreadable:,} lines are"
+        why = f": {lines} unreadable, the first {first}" if unreadable else ""
+        raise UsageError(f"{path} holds no word pairs ({_PAIR_LINE}){why}")
+    return Pairs(pairs, unreadable, first)
 
 
-def _lines(path: Path) -> list[str]:
+def _unreadable(parts: list[str]) -> str:
+    """Why the fields of a line are no pair; "" when they are one."""
+    if len(parts) != 3:
+        return f"has {len(parts)} field{'s' if len(parts) > 1 else ''}, not 3"
+    try:
+        score = float(parts[2])
+    except ValueError:
+        return f"its score {_quoted(parts[2])} is not a number"
+    return "" if math.isfinite(score) else f"its score {_quoted(parts[2])} is not a finite number"
+
+
+def _quoted(text: str, room: int = 40) -> str:
+    """A piece of a line as a message shows it: quoted, escapes visible, cut short past `room` characters."""
+    return repr(text if len(text) <= room else text[:room] + "...")
+
+
+_READ = 1 << 16  # bytes read at a time
+
+
+def _lines(path: Path) -> Iterator[str]:
+    """The lines of a benchmark file as str.splitlines gives them (UTF-8, a bad byte replaced), read a chunk
+    at a time: an endless line or file (/dev/zero, a FIFO fed forever) is refused as soon as it passes
+    limits.MAX_LINE or limits.MAX_FILE, never held in memory whole."""
     shown = str(path) if str(path).isprintable() else repr(str(path))
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+        file = path.open("rb")
     except OSError as e:
         raise UsageError(f"cannot read {shown}: {e.strerror}") from None
     except ValueError:  # a NUL in the name: no file can have it
         raise UsageError(f"cannot read {shown}: a file name cannot hold a NUL character") from None
+    with file:
+        try:
+            yield from _split(file, shown)
+        except OSError as e:
+            raise UsageError(f"cannot read {shown}: {e.strerror}") from None
+
+
+def _split(file: BinaryIO, shown: str) -> Iterator[str]:
+    too_big = (
+        f"{shown} is over {limits.size(limits.MAX_FILE)}: a benchmark file is far smaller; is this the file "
+        "you meant?"
+    )
+    info = os.fstat(file.fileno())
+    if stat.S_ISREG(info.st_mode) and info.st_size > limits.MAX_FILE:  # refused before a byte is read
+        raise UsageError(too_big)
+    step = min(_READ, limits.MAX_LINE)  # then a line begun and ended within one read is within the limit
+    held = bytearray()  # the line begun and not yet ended: at most MAX_LINE bytes
+    total = done = 0  # bytes read, lines given
+    while chunk := file.read(step):
+        total += len(chunk)
+        if total > limits.MAX_FILE:  # a FIFO or a device: its size is known only by reading
+            raise UsageError(too_big)
+        first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+        if len(held) + (first if first >= 0 else len(chunk)) > limits.MAX_LINE:
+            raise UsageError(
+                f"{shown}, line {done + 1}: longer than {limits.size(limits.MAX_LINE)}; a benchmark line is "
+                "a few words: is this the file you meant?"
+            )
+        if last < 0:
+            held += chunk
+            continue
+        # cut after a newline, the text's splitlines is that of its parts: no line break spans a newline
+        # (\r\n ends with it), and no UTF-8 character holds its byte
+        lines = (bytes(held) + chunk[: last + 1]).decode("utf-8", errors="replace").splitlines()
+        held = bytearray(chunk[last + 1 :])
+        done += len(lines)
+        yield from lines
+    yield from held.decode("utf-8", errors="replace").splitlines()
 
 
 def analogy_answers(
@@ -412,22 +507,46 @@ def _best(
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Spearman's rho: Pearson's r of the ranks (ties share their average rank), as scipy.stats.spearmanr.
+    None when undefined: a NaN (it has no rank), or a list holding one value repeated."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if np.isnan(x).any() or np.isnan(y).any():
+        return None
     return pearson(_ranks(x), _ranks(y))
 
 
 def constant(x: np.ndarray) -> bool:
-    """One value repeated: no correlation with it is defined."""
-    return bool(np.ptp(np.asarray(x, dtype=np.float64)) == 0)
+    """One value repeated: no correlation with it is defined. (Compared, never subtracted: the spread of
+    1e308 and -1e308 overflows.)"""
+    x = np.asarray(x, dtype=np.float64)
+    return bool(len(x)) and bool(x.max() == x.min())
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
-    """None when undefined: one of the two lists holds a single value repeated."""
-    if constant(x) or constant(y):
-        return None  # the mean taken away in floating point may leave a tiny non-zero spread: not a value
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    x, y = x - x.mean(), y - y.mean()
-    denom = float(np.sqrt((x * x).sum() * (y * y).sum()))
-    return float((x * y).sum() / denom) if denom > 0 else None
+    """Pearson's r, from the two lists standardised first (`_standard`), so that scores at any scale give
+    the r of the same scores scaled down: 1e308, -1e308, 5e307 give what 1, -1, 0.5 give, where squaring
+    them overflows. None when undefined: a value that is not finite, or a list holding one value repeated."""
+    a, b = _standard(x), _standard(y)
+    if a is None or b is None:
+        return None
+    return float(np.clip(a @ b, -1.0, 1.0))  # two unit vectors: rounding alone takes |r| past 1
+
+
+def _standard(x: np.ndarray) -> np.ndarray | None:
+    """x centred and of length 1 (its z-scores over sqrt(n)), in float64, or None when that is undefined.
+
+    Scaled first by the power of two at or above its largest magnitude: exact, and after it no square or sum
+    can overflow, nor can the centred values all round to zero when the values differ (their least
+    difference is far above float64's smallest normal number then), so a list that is not one value repeated
+    always has a direction."""
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) < 2 or not np.isfinite(x).all() or constant(x):
+        return None
+    _, exponent = np.frexp(np.abs(x).max())
+    x = np.ldexp(x, -int(exponent))  # within (-1, 1)
+    x -= x.mean()
+    length = float(np.sqrt(x @ x))
+    return x / length if length > 0 else None
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:

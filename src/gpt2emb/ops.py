@@ -513,49 +513,57 @@ class TableShape:
 
     norms        each row's norm (float64), zero rows included;
     zero_rows    how many rows are all zeros: left out of mean_cosine, which needs directions;
-    mean_cosine  the mean cosine over all pairs of distinct non-zero rows, exact (None below two such rows);
+    mean_cosine  the mean cosine over all pairs of distinct non-zero rows, exact (None below two such rows,
+                 or when a row holds NaN or inf);
     pc_variance  the share of the total variance of the (centred) rows along each of the first principal
-                 directions, all rows included (NaN when the rows do not vary)."""
+                 directions, all rows included (NaN when the rows do not vary or a row holds NaN or inf);
+    broken_rows  how many rows hold NaN or inf (their norm is not finite): no figure with them is defined."""
 
     norms: np.ndarray
     zero_rows: int
     mean_cosine: float | None
     pc_variance: np.ndarray
+    broken_rows: int = 0
 
 
 def table_shape(rows: np.ndarray, k: int = 10) -> TableShape:
     """mean over i != j of u_i . u_j = (|sum u|^2 - sum |u_i|^2) / (n (n - 1)) for the unit rows u_i: the
     cosine of all n^2 pairs from one sum. (sum |u_i|^2 rather than n: then it is exact for the unit rows as
     rounded, not only for ideal ones.) The principal components come from the d x d covariance (eigvalsh),
-    never from a decomposition of the whole table."""
+    never from a decomposition of the whole table. A row holding NaN or inf leaves both undefined: it is
+    counted and nothing is computed with it (inf - inf would only make NaN, and numpy warn)."""
     n, d = rows.shape
     norms = np.empty(n)
     unit_sum, unit_sq, total = np.zeros(d), 0.0, np.zeros(d)
     steps = _blocks(n, d)
     for start in steps:
         x = np.asarray(rows[start : start + steps.step], dtype=np.float64)
-        norm_b = np.sqrt((x * x).sum(axis=1))
+        norm_b = np.sqrt((x * x).sum(axis=1))  # float32 rows: no square of theirs overflows float64
         norms[start : start + len(x)] = norm_b
-        kept = norm_b != 0
+        kept = (norm_b != 0) & np.isfinite(norm_b)
         unit = x[kept] / norm_b[kept, None]
         unit_sum += unit.sum(axis=0)
         unit_sq += float((unit * unit).sum())
-        total += x.sum(axis=0)
+        total += x[kept].sum(axis=0)  # a zero row adds nothing; a broken one leaves the mean unused
+    broken = int((~np.isfinite(norms)).sum())
     zero = int((norms == 0).sum())
     m = n - zero
-    mean_cosine = float(unit_sum @ unit_sum - unit_sq) / (m * (m - 1)) if m >= 2 else None
-    mean = total / n
-    cov = np.zeros((d, d))
-    for start in steps:
-        centred = np.asarray(rows[start : start + steps.step], dtype=np.float64) - mean
-        cov += centred.T @ centred  # a product of an array with its own transpose: numpy calls syrk
+    mean_cosine = None
+    if m >= 2 and not broken:  # rounding can take the mean of a table of one direction past 1
+        mean_cosine = float(np.clip((unit_sum @ unit_sum - unit_sq) / (m * (m - 1)), -1.0, 1.0))
     shares = np.full(min(k, d), np.nan)
-    if np.isfinite(cov).all():
-        eig = np.linalg.eigvalsh(cov)[::-1]
+    if not broken:
+        mean = total / n
+        cov = np.zeros((d, d))
+        for start in steps:
+            centred = np.asarray(rows[start : start + steps.step], dtype=np.float64) - mean
+            cov += centred.T @ centred  # a product of an array with its own transpose: numpy calls syrk
+        # a covariance has no negative eigenvalue: one that rounding made so is none of the variance
+        eig = np.maximum(np.linalg.eigvalsh(cov)[::-1], 0.0)
         trace = float(eig.sum())
         if trace > 0:
             shares = eig[: len(shares)] / trace
-    return TableShape(norms, zero, mean_cosine, shares)
+    return TableShape(norms, zero, mean_cosine, shares, broken)
 
 
 @dataclass(frozen=True)
@@ -571,7 +579,8 @@ class CrossCosines:
 
 
 def _unit64(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The non-zero rows as float64 unit vectors, and their indexes."""
+    """The non-zero rows as float64 unit vectors, and their indexes (rows of finite numbers: see
+    cross_cosines)."""
     x = np.asarray(rows, dtype=np.float64)
     norm_x = np.sqrt((x * x).sum(axis=1))
     kept = np.flatnonzero(norm_x != 0)
@@ -583,40 +592,49 @@ def row_norms(rows: np.ndarray) -> np.ndarray:
     norms = np.empty(len(rows))
     steps = _blocks(len(rows), rows.shape[1])
     for start in steps:
-        x = np.asarray(rows[start : start + steps.step], dtype=np.float64)
-        norms[start : start + len(x)] = np.sqrt((x * x).sum(axis=1))
+        with np.errstate(invalid="ignore", over="ignore"):  # a row of NaN or inf has such a norm, and says so
+            x = np.asarray(rows[start : start + steps.step], dtype=np.float64)
+            norms[start : start + len(x)] = np.sqrt((x * x).sum(axis=1))
     return norms
 
 
 def cross_cosines(a: np.ndarray, b: np.ndarray, norms_a: np.ndarray | None = None) -> CrossCosines:
     """All len(a) x len(b) cosines by float32 matrix products over blocks of a's rows (so memory stays at a
-    block, whatever len(a)), summed in float64; norms_a, a's row norms, when they are known already. The
+    block, whatever len(a)), summed in float64; norms_a, a's row norms, when they are known already. A row
+    is scaled to unit length after its product, or, when its norm lies outside _SAFE (tiny numbers: 1 / norm
+    past float32; huge ones: products past it), before it, in float64: a direction like any other. The
     largest is then found exactly: every row of a whose fast maximum comes within twice the float32 error
     bound of the overall fast maximum is scored again in float64, so the pair and value shown are those of
-    the exact cosines (ties: the smaller indexes)."""
-    unit_b, kept_b = _unit64(b)
-    fast_b = unit_b.astype(np.float32).T
+    the exact cosines (ties: the smaller indexes). A row holding NaN or inf (a norm that is not finite)
+    leaves every figure undefined: None, with the pairs counted."""
     n, d = a.shape
     norms_a = row_norms(a) if norms_a is None else norms_a
+    norms_b = row_norms(b)
     live = norms_a != 0
-    with np.errstate(divide="ignore"):
-        scale = np.where(live, 1 / norms_a, 0.0).astype(np.float32)  # a zero row's cosines count as none
+    pairs = int(live.sum()) * int((norms_b != 0).sum())
+    if not pairs or not (np.isfinite(norms_a).all() and np.isfinite(norms_b).all()):
+        return CrossCosines(pairs, None, None, None, None)
+    unit_b, kept_b = _unit64(b)
+    fast_b = unit_b.astype(np.float32).T
+    safe = (norms_a >= _SAFE[0]) & (norms_a <= _SAFE[1])
+    # a zero row's cosines count as none; a row outside _SAFE is made a unit row before its product
+    scale = np.where(safe, 1 / np.where(safe, norms_a, 1.0), np.where(live, 1.0, 0.0)).astype(np.float32)
     row_max = np.full(n, -np.inf)
     total = 0.0
-    pairs = int(live.sum()) * len(kept_b)
     steps = _blocks(n, max(d, len(kept_b)))
-    for start in steps if pairs else ():
+    for start in steps:
         end = min(n, start + steps.step)
-        fast = np.asarray(a[start:end], dtype=np.float32) @ fast_b  # the rows scaled after: fewer numbers
+        x = np.asarray(a[start:end], dtype=np.float32)
+        odd = np.flatnonzero(live[start:end] & ~safe[start:end])
+        if len(odd):
+            x = x.copy()  # a is read-only (memory-mapped)
+            x[odd] = np.asarray(x[odd], dtype=np.float64) / norms_a[start + odd, None]
+        fast = x @ fast_b  # the rows scaled after: fewer numbers
         np.abs(fast, out=fast)
         fast *= scale[start:end, None]
         total += float(fast.sum(dtype=np.float64))
         row_max[start:end] = np.where(live[start:end], fast.max(axis=1), -np.inf)
-    if not pairs:
-        return CrossCosines(0, None, None, None, None)
     best = float(row_max.max())
-    if not math.isfinite(best):  # a row holds NaN or inf: no honest maximum
-        return CrossCosines(pairs, total / pairs, math.nan, None, math.nan)
     near = np.flatnonzero(row_max >= best - 2 * slack(d))
     unit_near, _ = _unit64(a[near])  # every one of them is a non-zero row
     exact = unit_near @ unit_b.T

@@ -485,6 +485,7 @@ class PairsEvalResult(Document):
     pearson: float | None  # None (null) when undefined; notes say why
     spearman: float | None
     notes: tuple[str, ...] = ()
+    unreadable: int = 0  # lines of the file that hold no pair (a score that is not a finite number: abc, nan)
 
 
 @dataclass(frozen=True)
@@ -596,6 +597,7 @@ class GeometryResult(Document):
     wpe: TableGeometry | None  # None without a position table (rotary models): the reading says why
     wte_vs_wpe: CrossGeometry | None
     reading: str  # one sentence that reads the numbers
+    notes: tuple[str, ...] = ()  # why each figure shown as null is undefined
 
 
 @dataclass(frozen=True)

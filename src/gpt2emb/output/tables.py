@@ -450,6 +450,8 @@ def _(result: PairsEvalResult, dims: int | None) -> RenderableType:
         ["pairs used", f"{result.used} of {result.pairs}"],
         ["skipped (not one token)", f"{result.skipped} ({result.oov_ratio:.1f}%)"],
     ]
+    if result.unreadable:
+        rows.append(["lines skipped (unreadable)", f"{result.unreadable:,}"])
     title = f"{result.file} on {result.model} (words as {result.rule!r} tokens{case})"
     return Group(_table(title, "measure value>", rows), *_notes(list(result.notes)))
 
@@ -832,8 +834,9 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
     by_norm_wte = _table(
         "wte rows of smallest and largest norm", "smallest id> norm> largest id> norm>", _extremes(wte)
     )
+    notes = _notes(list(result.notes))
     if wpe is None or cross is None:
-        return Group(summary, by_norm_wte, Text(result.reading))
+        return Group(summary, by_norm_wte, Text(result.reading), *notes)
     by_norm_wpe = _table(
         "wpe rows of smallest and largest norm",
         ["smallest position>", "norm>", "largest position>", "norm>"],
@@ -853,7 +856,7 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
     title = f"content against position: every wte row with every wpe row ({cross.pairs:,} pairs)"
     content = _table(title, "_ |cosine|>", cross_rows)
     formula = f"random directions: {cross.random_formula} = {math.sqrt(2 / (math.pi * d)):.4f}\n"
-    return Group(summary, by_norm_wte, by_norm_wpe, content, Text(formula), Text(result.reading))
+    return Group(summary, by_norm_wte, by_norm_wpe, content, Text(formula), Text(result.reading), *notes)
 
 
 def _at(shares: tuple[float | None, ...], k: int) -> float | None:
