@@ -37,7 +37,11 @@ FUZZ = settings(
     derandomize=FUZZ_PROFILE == "ci",
     max_examples=200 if FUZZ_PROFILE == "ci" else 5000,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
     database=None,
 )
 SHARED_VOCAB = Path(__file__).resolve().parents[1].parent / "shared" / "gpt2-vocab"

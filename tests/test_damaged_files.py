@@ -49,7 +49,7 @@ def folder_with(files: dict[str, bytes], where: Path, **changed: bytes) -> str:
 
 def clean(result: Any) -> str:
     """The command's whole output, checked to be no crash: one line on stderr, no traceback."""
-    text = result.stdout + result.stderr
+    text: str = result.stdout + result.stderr
     assert "Traceback" not in text and "internal error" not in text, text
     return text
 

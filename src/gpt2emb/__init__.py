@@ -27,10 +27,17 @@ def open(
 ) -> Embeddings:
     """A handle on one model's embeddings: `api.open_embeddings`, with its notes and the fetch under way
     shown on stderr unless another reporter is given. In IPython and Jupyter, its results display as the
-    commands' tables."""
+    commands' tables.
+
+    The contract, here and in every public method of the handle (see Embeddings): a bad value (an unknown
+    model, a path no file can have, a word the vocabulary cannot make) raises a Gpt2embError, whose `code`
+    is the command's exit code; a value of the wrong type (model=5, revision=5, a reporter without note()
+    and progress()) raises a TypeError that names the parameter. That TypeError is gpt2emb.errors.WrongType,
+    a UsageError too, so `except gpt2emb.Gpt2embError` catches every refusal. Nothing else comes out for
+    what the caller gave."""
     from gpt2emb import api, output
 
-    handle = api.open_embeddings(model, revision, reporter or output.python_reporter())
+    handle = api.open_embeddings(model, revision, output.python_reporter() if reporter is None else reporter)
     output.show_in_notebooks()
     return handle
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+import functools
+import inspect
 import itertools
 import math
 import numbers
+import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,6 +28,7 @@ from gpt2emb.errors import (
     NotCached,
     UnknownModel,
     UsageError,
+    WrongType,
     option,
     spelt,
 )
@@ -151,13 +156,184 @@ def _check_top(k: int, rows: int | None) -> int:
     return k
 
 
+# ---------------------------------------------------------------- the handle's contract
+# Every public entry of the handle (gpt2emb.open, each public method of Embeddings) checks its parameters
+# here, by name, before any work: a value of the wrong type is a WrongType naming the parameter, a bad
+# value a Gpt2embError, and nothing from deep inside (a tokenizer's TypeError, numpy's "truth value is
+# ambiguous", an OSError of a path no system can hold) reaches a notebook. A name means one thing in every
+# method, so one table holds the checks.
+
+
+def _shown(value: Any, n: int = 60) -> str:
+    """A value as a message quotes it: its repr, cut at n characters (an array's repr can be megabytes)."""
+    try:
+        text = repr(value)
+    except Exception:  # a repr that fails is no reason to hide the real problem
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= n else text[:n] + "..."
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A flag: a bool (numpy's bool too, from a computation), never a value whose truth is a guess."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise WrongType(f"{name} must be a bool (True or False), not {_shown(value)}")
+
+
+def _count(name: str, value: Any) -> int:
+    """A count: an int (any integer type: numpy's int64 too), not a bool, a float or a str; its range is
+    checked where it is used."""
+    value = _whole(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise WrongType(f"{name} must be a whole number (an int), not {_shown(value)}")
+
+
+def _maybe_count(name: str, value: Any) -> int | None:
+    return None if value is None else _count(name, value)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text(name: str, value: Any) -> str:
+    """A text or a word: a str of real characters. A lone surrogate is what Python makes of a byte that is
+    not UTF-8 (os.fsdecode, surrogateescape): no tokenizer takes it, and no JSON holds it."""
+    if not isinstance(value, str):
+        raise WrongType(f"{name} must be a str, not {_shown(value)}")
+    problem = _not_unicode(value)
+    if problem:
+        raise UsageError(f"{name} {_opening(value, 40)} is not Unicode text: {problem}")
+    return value
+
+
+def _not_unicode(text: str) -> str | None:
+    """Why a str is no Unicode text (its first lone surrogate), or None."""
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    return (
+        f"it holds U+{ord(found.group()):04X}, a lone surrogate (Python's stand-in for a byte that is not "
+        "UTF-8); decode the bytes as UTF-8 first"
+    )
+
+
+def _path(name: str, value: Any) -> str | os.PathLike[str]:
+    """A path, as a str or a Path (left as given), that the system can look up."""
+    if not isinstance(value, str | os.PathLike) or not isinstance(os.fspath(value), str):
+        raise WrongType(f"{name} must be a path (a str or a pathlib.Path), not {_shown(value)}")
+    _reachable(option(name), os.fspath(value))
+    return value
+
+
+def _maybe_path(name: str, value: Any) -> str | os.PathLike[str] | None:
+    return None if value is None else _path(name, value)
+
+
+def _reachable(name: str, path: str, system: bool = True) -> None:
+    """Refuse a path (name: as the caller calls it) that no file can have: a NUL in it, a name that is not
+    UTF-8 (every path given is written into the results, which are UTF-8 text), or (system) one too long
+    for this system. The OSError or ValueError these give later names no parameter."""
+    if "\0" in path:
+        raise UsageError(f"{name} {_opening(path, 60)} holds a NUL character, which no file name can hold")
+    found = _SURROGATE.search(path)
+    if found:
+        raise UsageError(
+            f"{name} {_opening(path, 60)} is not UTF-8 text (U+{ord(found.group()):04X} is Python's stand-in "
+            "for a byte that is not UTF-8), and the paths given are written into the results, which are "
+            "UTF-8: rename the file or folder, or link it under a UTF-8 name (ln -s)"
+        )
+    if not system:
+        return
+    try:
+        os.stat(path)
+    except OSError as e:  # only a path no system call can take: a missing file is for its user to say
+        if e.errno == errno.ENAMETOOLONG or getattr(e, "winerror", None) in (123, 206):
+            raise UsageError(
+                f"{name} {_opening(path, 60)} is not a path this system can use ({e.strerror}); give a "
+                "shorter one"
+            ) from None
+    except ValueError:  # a path this platform refuses outright
+        raise UsageError(f"{name} {_opening(path, 60)} is not a path this system can use") from None
+
+
+def _reporter(name: str, value: Any) -> Reporter | None:
+    """What shows notes and progress: anything with note() and progress(), as gpt2emb.report.Reporter."""
+    if value is None or all(callable(getattr(value, m, None)) for m in ("note", "progress")):
+        return value  # type: ignore[no-any-return]
+    raise WrongType(
+        f"{name} must be a Reporter (note() and progress(), as gpt2emb.report.QuietReporter() has), not "
+        f"{_shown(value)}"
+    )
+
+
+def _one_of(kind: type[Enum]) -> Callable[[str, Any], Enum]:
+    return lambda name, value: _choice(kind, value, name)
+
+
+_CHECKS: dict[str, Callable[[str, Any], Any]] = {
+    **dict.fromkeys(("exact", "full", "truncate", "keep_query", "keep_inputs", "whole_words", "fold"), _flag),
+    "k": _count,
+    "cells": _count,
+    "restrict": _maybe_count,
+    "limit": _maybe_count,
+    "among": _maybe_path,
+    "png": _maybe_path,
+    "out": _path,
+    "text": _text,
+    "a": _text,
+    "b": _text,
+    "c": _text,
+    "pool": _one_of(Pool),
+    "method": _one_of(Method),
+    "fmt": _one_of(Format),
+    "table": _one_of(Table),
+    "reporter": _reporter,
+}  # words, questions and positions: each method's own (_listed, _blocks_of, Embeddings.positions)
+
+Checked = TypeVar("Checked")
+
+
+def _checked(method: Callable[..., Checked]) -> Callable[..., Checked]:
+    """method, its parameters checked (and counts, flags, choices made plain) by _CHECKS first."""
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Checked:
+        bound = signature.bind(*args, **kwargs)  # a missing or unknown argument: Python's own TypeError
+        for name, value in bound.arguments.items():
+            check = _CHECKS.get(name)
+            if check is not None:
+                bound.arguments[name] = check(name, value)
+        return method(*bound.args, **bound.kwargs)
+
+    return call
+
+
+Handle = TypeVar("Handle", bound=type)
+
+
+def _contract(cls: Handle) -> Handle:
+    """Every public method of the class, checked at its entry (see _checked)."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(member):
+            setattr(cls, name, _checked(member))
+    return cls
+
+
 def open_embeddings(
     model: str = registry.DEFAULT_MODEL, revision: str | None = None, reporter: Reporter | None = None
 ) -> Embeddings:
     """A handle on one model's embeddings, for notebooks and scripts: `gpt2emb.open("gpt2")`. Its cache
     entry is opened and checked once, here (fetched on first use); every call then answers from it."""
     if not isinstance(model, str):
-        raise UsageError(f"a model is named by a str (gpt2, xl, a Hub repo id, a folder), not {model!r:.40}")
+        raise WrongType(f"model must be a str (gpt2, xl, a Hub repo id, a folder), not {_shown(model, 40)}")
+    # a name, or a folder's path: one too long for a folder is no model the registry knows (exit 3), as a name
+    # no Hub repo can have is
+    _reachable(option("model"), model, system=False)
+    if revision is not None:
+        _text("revision", revision)
+    reporter = _reporter("reporter", reporter)
     return Embeddings(*load(model, reporter, revision), reporter)
 
 
@@ -185,6 +361,7 @@ Prepared = TypeVar("Prepared")
 Answer = TypeVar("Answer")
 
 
+@_contract
 class Embeddings:
     """One model's token and position rows, opened once. Each method answers as the command of its name does
     (position_map as `positions --heatmap`) and returns the same result object as that command's --json
@@ -196,6 +373,16 @@ class Embeddings:
     Words are given as on the command line: a str is one word, a list several; `id:N` is token N. The
     `each_*` methods answer a stream of numbered lines (`batch.Line`) a block at a time, a failed line as a
     `batch.Failed` in its place, as `neighbors -` does.
+
+    The contract of every public method: a bad value raises a gpt2emb.Gpt2embError (`code`: the command's
+    exit code); a value of the wrong type raises a TypeError naming the parameter ("exact must be a bool
+    (True or False), not array([1, 2])"), which is a WrongType and so a UsageError (a Gpt2embError) too.
+    A flag is a bool (numpy's bool too); a count (k, restrict, limit, cells) an int of any integer type
+    (numpy's int64 too), never a float or a str; a choice (pool, method, fmt, table) its name or its
+    member; a word or a text a str of real characters (a lone surrogate, Python's stand-in for a byte that
+    is not UTF-8, is refused); a path (among, out, png) a str or a pathlib.Path that the system can use. In
+    the each_* streams, a word that is not Unicode text fails as its line, as a line of stdin that is not
+    UTF-8 does, and an item that is no str raises the TypeError when the stream reaches it.
     """
 
     def __init__(self, model: cache.Model, vocab: Vocab, reporter: Reporter | None = None) -> None:
@@ -277,9 +464,14 @@ class Embeddings:
 
     def positions(self, positions: int | str | Sequence[int | str]) -> PositionsResult:
         """The rows of wpe at some positions (`0`, `[0, 1, 500]`, `"0-5"`): norms and pairwise cosines."""
-        listed = [positions] if isinstance(positions, int | str) else positions
-        if not isinstance(listed, Sequence) or not all(isinstance(p, int | str) for p in listed):
-            raise UsageError(f"positions are whole numbers or ranges such as '0-5', not {positions!r:.40}")
+        given: Any = [positions] if isinstance(positions, numbers.Integral | str) else positions
+        if isinstance(given, np.ndarray) and given.ndim == 1:  # np.arange(5): numbers, as a list's are
+            given = given.tolist()
+        listed = [_whole(p) for p in given] if isinstance(given, Sequence) else None
+        if listed is None or not all(isinstance(p, int | str) and not isinstance(p, bool) for p in listed):
+            raise WrongType(
+                f"positions are whole numbers or ranges such as '0-5', not {_shown(positions, 40)}"
+            )
         spans = _spans([str(p) for p in listed])
         m = self.model
         _check_position_table(m)
@@ -437,7 +629,9 @@ class Embeddings:
         AnalogyResult (or batch.Failed) per question."""
         restriction = self._restriction(among, restrict, whole_words, exact)
         pool, method = _choice(Pool, pool, "pool"), _choice(Method, method, "method")
-        return self._each_analogy(_blocks_of(questions), k, exact, pool, keep_inputs, method, restriction)
+        return self._each_analogy(
+            _blocks_of(questions, "questions"), k, exact, pool, keep_inputs, method, restriction
+        )
 
     def each_similarity(
         self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
@@ -719,14 +913,17 @@ RANKED = 128
 Aimed = tuple[Query, np.ndarray]  # a word's query and its vector, checked to have a direction
 
 
-def _listed(words: str | Sequence[str]) -> list[str]:
+def _listed(words: str | Sequence[str], name: str = "words") -> list[str]:
     """Words as the handle takes them (a str is one word), checked to be words: a notebook gets a
-    Gpt2embError it can catch, never a TypeError from deep inside."""
+    Gpt2embError it can catch (a WrongType, also a TypeError, for a value that is no str), never an error
+    from deep inside."""
     listed = [words] if isinstance(words, str) else list(words) if isinstance(words, Sequence) else None
     if listed is None or not all(isinstance(w, str) for w in listed):
-        raise UsageError(f"words are given as a str or a list of str, not {words!r:.60}")
+        raise WrongType(f"{name} are given as a str or a list of str, not {_shown(words)}")
     if not listed:
         raise UsageError("give at least one word")
+    for n, w in enumerate(listed):
+        _text(name if isinstance(words, str) else f"{name}[{n}]", w)
     return listed
 
 
@@ -735,27 +932,36 @@ Choice = TypeVar("Choice", bound=Enum)
 
 def _choice(kind: type[Choice], value: Choice | str, name: str) -> Choice:
     """An option's value as the handle takes it (the member or its name, as on the command line)."""
+    choices = ", ".join(repr(m.value) for m in kind)
+    if not isinstance(value, str):  # a StrEnum's member is a str too
+        raise WrongType(f"{name} must be one of {choices} (a str), not {_shown(value)}")
     try:
         return kind(value)
     except ValueError:
-        choices = ", ".join(repr(m.value) for m in kind)
         raise UsageError(f"{value!r} is not a {name}: choose one of {choices}") from None
 
 
-def _blocks_of(words: Iterable[str]) -> Iterator[list[batch.Line]]:
-    """A handle's stream of words as blocks of numbered lines, as stdin's lines come (see each_vector)."""
-    if isinstance(words, str | bytes) or not isinstance(words, Iterable):
-        raise UsageError(
-            f"give the words as an iterable of str (a list, a file, a generator), not {words!r:.60}"
-        )
+def _blocks_of(words: Iterable[str], name: str = "words") -> Iterator[list[batch.Line]]:
+    """A handle's stream of words as blocks of numbered lines, as stdin's lines come (see each_vector): a
+    word that is not Unicode text fails as a line that is not UTF-8 does; an item that is no str is a
+    WrongType, when the stream reaches it."""
+    wrong = WrongType(f"{name} must be an iterable of str (a list, a file, a generator), not {_shown(words)}")
+    if isinstance(words, str | bytes):
+        raise wrong
+    try:
+        items = iter(words)
+    except TypeError:  # not iterable at all (a number; numpy's 0-d array)
+        raise wrong from None
 
     def lines() -> Iterator[batch.Line]:
-        for number, text in enumerate(words, 1):
+        for number, text in enumerate(items, 1):
             if not isinstance(text, str):
-                raise UsageError(f"word {number} is not a str: {text!r:.60}")
+                one = "word" if name == "words" else "question"
+                raise WrongType(f"{name} must hold only str, but {one} {number} is not a str: {_shown(text)}")
             word = listed(text)
             if word is not None:
-                yield batch.Line(number, word)
+                problem = _not_unicode(word)
+                yield batch.Line(number, word, f"it is not Unicode text: {problem}" if problem else "")
 
     return batch.blocks(lines())
 
@@ -766,22 +972,42 @@ def _each(
     answer: Callable[[list[Prepared]], list[Answer]],
 ) -> Iterator[Answer | batch.Failed]:
     """Each line's answer, in the order of the lines: a block's good lines answered together, a line that
-    fails (its word, not the model) as a Failed in its place."""
+    fails (its word, not the model) as a Failed in its place. A block's first failed line splits its pass:
+    the lines before it are answered and it is yielded before any line after it is looked at, so a consumer
+    that stops there (--strict) has had nothing computed in vain; the rest of the block is one more pass (at
+    most two a block however many of its lines fail: a split at each would cost a pass over wte each)."""
     for block in blocks:
-        ready: dict[int, Prepared] = {}
-        failed: dict[int, batch.Failed] = {}
-        for line in block:
-            try:
-                if line.problem:
-                    raise UsageError(line.problem)
-                ready[line.number] = prepare(line.text)
-            except DamagedEntry:
-                raise  # the cache entry, not the line: nothing else can be answered either
-            except Gpt2embError as e:
-                failed[line.number] = batch.Failed(line, e)
-        answers = dict(zip(ready, answer(list(ready.values())), strict=True))
-        for line in block:
-            yield failed[line.number] if line.number in failed else answers[line.number]
+        lines = iter(block)
+        yield from _answered(lines, prepare, answer, until_failure=True)
+        yield from _answered(lines, prepare, answer, until_failure=False)
+
+
+def _answered(
+    lines: Iterator[batch.Line],
+    prepare: Callable[[str], Prepared],
+    answer: Callable[[list[Prepared]], list[Answer]],
+    until_failure: bool,
+) -> Iterator[Answer | batch.Failed]:
+    """The answers of the lines taken from `lines` (up to and with the first failed one, until_failure),
+    in order, their good lines in one pass."""
+    taken: list[batch.Line] = []
+    ready: dict[int, Prepared] = {}
+    failed: dict[int, batch.Failed] = {}
+    for line in lines:
+        taken.append(line)
+        try:
+            if line.problem:
+                raise UsageError(line.problem)
+            ready[line.number] = prepare(line.text)
+        except DamagedEntry:
+            raise  # the cache entry, not the line: nothing else can be answered either
+        except Gpt2embError as e:
+            failed[line.number] = batch.Failed(line, e)
+            if until_failure:
+                break
+    answers = dict(zip(ready, answer(list(ready.values())), strict=True)) if ready else {}
+    for line in taken:
+        yield failed[line.number] if line.number in failed else answers[line.number]
 
 
 def _folded(
@@ -1235,9 +1461,10 @@ def _open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> 
 
 
 def _encode(vocab: Vocab, text: str, m: cache.Model, what: str) -> tuple[SentenceToken, ...]:
-    """A text's tokens as the model receives them (as typed: no space added), refused when longer than the
+    """A text's tokens as the model receives them: exactly the tokenizer's ids (as typed: no space added; a
+    special token keeps the spaces around it as their own tokens, as in use), refused when longer than the
     positions the model learned (a model without a position table has no such limit)."""
-    ids = vocab.encode(text)
+    ids = vocab.tokenize(text)
     limit = _length_limit(m)
     if limit is not None and len(ids) > limit:
         raise UsageError(f"{what} has {len(ids)} tokens, but {_past_limit(m)}; shorten it")
@@ -1437,7 +1664,11 @@ def _cached(model: str) -> ModelRef:
     try:
         return registry.resolve(model)
     except UnknownModel:
-        gone = ModelRef(model, folder=Path(model).expanduser().resolve())
+        try:
+            path = Path(model).expanduser()
+        except RuntimeError:  # ~user of a user this machine does not have: as registry.resolve takes it
+            path = Path(model)
+        gone = ModelRef(model, folder=path.resolve())
         if cache.has_entries(gone):
             return gone
         raise

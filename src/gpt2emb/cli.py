@@ -6,6 +6,7 @@ code, never a traceback. Heavy modules are imported inside the commands, so --he
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
@@ -70,6 +71,7 @@ class App(TyperGroup):
         code: int
         spelling = COMMAND_LINE.set(True)  # messages name options as typed here: -k/--top, not k
         try:
+            _check_utf8(argv)
             rv = super().main(argv, prog_name or "gpt2emb", complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) else 0
         except Gpt2embError as e:
@@ -90,20 +92,71 @@ class App(TyperGroup):
         except KeyboardInterrupt:
             code = ExitCode.INTERRUPTED
         except Exception as e:  # a bug: one line, not a traceback (GPT2EMB_DEBUG=1 shows it)
-            if os.environ.get("GPT2EMB_DEBUG"):
+            if isinstance(e, OSError) and e.errno == errno.ENAMETOOLONG:
+                # a path given too long for this system (-o, -m, --eval): the user's to shorten, not a bug
+                output.error(_too_long(e), "usage", ExitCode.USAGE, as_json)
+                code = ExitCode.USAGE
+            elif os.environ.get("GPT2EMB_DEBUG"):
                 raise
-            output.error(
-                f"internal error: {type(e).__name__}: {e} (please report it)",
-                "internal",
-                ExitCode.ERROR,
-                as_json,
-            )
-            code = ExitCode.ERROR
+            else:
+                output.error(
+                    f"internal error: {type(e).__name__}: {e} (please report it)",
+                    "internal",
+                    ExitCode.ERROR,
+                    as_json,
+                )
+                code = ExitCode.ERROR
         finally:
             COMMAND_LINE.reset(spelling)
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+# what Python makes of argv bytes that are not UTF-8 (surrogateescape: byte 0xff is U+DCFF), and any other
+# lone surrogate (Windows' command line is UTF-16, whose halves can come unpaired)
+_NOT_UTF8 = re.compile("[\ud800-\udfff]")
+
+
+def _check_utf8(argv: list[str]) -> None:
+    """Refuse an argument that is not UTF-8 text, in the words stdin's lines get (exit 2), before anything
+    reads it: no tokenizer takes such text, and no JSON holds it. Paths too, though POSIX allows any bytes
+    in a file name: every path given is written into the output (-o's files, an --among file, a folder
+    model's name in every result), which is UTF-8 text, so such a name could not be shown as it is, nor read
+    back from the JSON; linking the file under a UTF-8 name (ln -s) is the way round. A NUL, which no real
+    command line can hold, is refused here too."""
+    for arg in argv:
+        if "\0" in arg:
+            raise UsageError(
+                f"the argument {_escaped(arg)} holds a NUL character, which no argument can hold"
+            )
+        found = _NOT_UTF8.search(arg)
+        if found:
+            byte = len(arg[: found.start()].encode("utf-8")) + 1  # the bytes before it are whole characters
+            raise UsageError(
+                f"the argument {_escaped(arg)} is not UTF-8 text (byte {byte}); give it in UTF-8 (iconv -t "
+                "UTF-8 converts a text; a file or folder whose name is not UTF-8: rename it, or link it "
+                "under a UTF-8 name with ln -s)"
+            )
+
+
+def _escaped(arg: str, n: int = 60) -> str:
+    """An argument as a message quotes it: a byte that is not UTF-8 as \\xff (as typed: $'\\xff'), other
+    characters that do not print escaped, cut at n characters."""
+
+    def shown(ch: str) -> str:
+        cp = ord(ch)
+        if 0xDC80 <= cp <= 0xDCFF:
+            return f"\\x{cp - 0xDC00:02x}"
+        return ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+
+    return '"' + "".join(map(shown, arg[:n])) + '"' + ("..." if len(arg) > n else "")
+
+
+def _too_long(e: OSError) -> str:
+    """The message for a path too long for this system, naming the path as given."""
+    name = os.fsdecode(e.filename) if e.filename is not None else "a path given"
+    return f"{_escaped(name)} is too long a path for this system ({e.strerror}); give a shorter one"
 
 
 class _ReaderGone(Exception):

@@ -60,6 +60,11 @@ class UsageError(Gpt2embError):
     kind = "usage"
 
 
+class WrongType(UsageError, TypeError):
+    """A parameter of the Python handle given a value of the wrong type. A TypeError, as Python's own are,
+    and a UsageError too (exit 2), so that `except gpt2emb.Gpt2embError` still catches every refusal."""
+
+
 class UnknownModel(Gpt2embError):
     code = ExitCode.UNKNOWN_MODEL
     kind = "unknown_model"

@@ -32,6 +32,8 @@ BYTE_LEVEL = Words()
 MAX_WORD_CHARS = 1000
 MAX_PIECES = 8  # a "word" of more tokens than this is a phrase or noise: the mean of its rows says little
 ADDED_FILE = "added.json"
+# what Python makes of a byte that is not UTF-8 (surrogateescape): no character, and no tokenizer takes it
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -245,13 +247,18 @@ class Vocab:
         return self.words.text(piece)
 
     def encode(self, text: str) -> tuple[int, ...]:
-        """A word's ids: as tokenize, but a special token with spaces around it is that token alone."""
-        if self.words.whole(text) is None and text.strip() in self._specials:
-            return (self._specials[text.strip()],)
+        """A word's ids (query has refused a special token by then): as tokenize gives them. A special token
+        with spaces around it is not that token alone: the spaces are tokens of their own, as the tokenizer
+        makes them (" <|endoftext|>" is " " and <|endoftext|>)."""
         return self.tokenize(text)
 
     def tokenize(self, text: str) -> tuple[int, ...]:
         """A whole text's ids exactly as the tokenizer makes them: as typed, special tokens in it kept."""
+        if _LONE_SURROGATE.search(text):  # the tokenizer would fail with a TypeError that says nothing
+            raise UsageError(
+                f"{quote(text[:40])} is not Unicode text: it holds a lone surrogate (Python's stand-in for a "
+                "byte that is not UTF-8); decode the bytes as UTF-8 first"
+            )
         whole = self.words.whole(text) if self._shortcut else None
         if whole is not None:  # a dictionary lookup, no tokenizer
             found = self._id_of(whole)

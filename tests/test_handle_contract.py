@@ -1,0 +1,305 @@
+"""The Python handle's contract (issue 24.4): every public entry refuses a bad value with a Gpt2embError and a
+value of the wrong type with a TypeError naming the parameter, never an error from deep inside; and sentences
+are the tokenizer's own ids, special tokens with the spaces around them (issue 24.5)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import gpt2emb
+from gpt2emb import api
+from gpt2emb.batch import Answers
+from gpt2emb.errors import Gpt2embError
+from gpt2emb.report import QuietReporter
+from gpt2emb.tokens import Vocab
+
+from conftest import FUZZ, run_json
+from fakehub import FakeHub
+from tinymodel import Tiny
+
+
+@pytest.fixture
+def m(hub: FakeHub) -> api.Embeddings:
+    return gpt2emb.open("gpt2", reporter=QuietReporter())
+
+
+# ---------------------------------------------------------------- the issue's reproducers
+
+
+WRONG_TYPES: list[tuple[str, Callable[[api.Embeddings, Path], Any]]] = [
+    ("text", lambda m, _: m.input(5)),  # type: ignore[arg-type]
+    ("text", lambda m, _: m.input(b"x")),  # type: ignore[arg-type]
+    ("revision", lambda m, _: gpt2emb.open("gpt2", revision=5)),  # type: ignore[arg-type]
+    ("out", lambda m, _: m.export("word2vec", out=None)),  # type: ignore[arg-type]
+    ("out", lambda m, _: m.export("word2vec", out=5)),  # type: ignore[arg-type]
+    ("exact", lambda m, _: m.vector("cat", exact=np.array([True, False]))),  # type: ignore[arg-type]
+    ("full", lambda m, _: m.input("the cat", full=np.array([1, 2]))),  # type: ignore[arg-type]
+    ("fold", lambda m, _: m.neighbors("cat", fold=b"x")),  # type: ignore[arg-type]
+    ("reporter", lambda m, tmp: m.export("word2vec", tmp / "v.txt", reporter=5)),  # type: ignore[arg-type]
+    ("reporter", lambda m, _: gpt2emb.open("gpt2", reporter=5)),  # type: ignore[arg-type]
+    ("words", lambda m, _: list(m.each_vector(np.array(5)))),
+    ("words", lambda m, _: list(m.each_neighbors(["cat", b"dog"]))),  # type: ignore[list-item]
+    ("pool", lambda m, _: m.vector("cat", pool=5)),  # type: ignore[arg-type]
+    ("k", lambda m, _: m.neighbors("cat", k="3")),  # type: ignore[arg-type]
+    ("model", lambda m, _: gpt2emb.open(5)),  # type: ignore[arg-type]
+]
+
+
+@pytest.mark.parametrize(("name", "call"), WRONG_TYPES)
+def test_a_wrong_type_is_a_type_error_naming_the_parameter(
+    m: api.Embeddings, tmp_path: Path, name: str, call: Callable[[api.Embeddings, Path], Any]
+) -> None:
+    with pytest.raises(TypeError) as refused:
+        call(m, tmp_path)
+    assert name in str(refused.value)
+    assert isinstance(refused.value, Gpt2embError) and refused.value.code == 2  # caught with the rest
+
+
+BAD_VALUES: list[tuple[str, Callable[[api.Embeddings, Path], Any]]] = [
+    ("is not Unicode text", lambda m, _: m.input("\udcff")),
+    ("is not Unicode text", lambda m, _: m.vector(["cat", "\udcff"])),
+    ("is not Unicode text", lambda m, _: m.analogy("king", "man", "wo\udcffman")),
+    ("NUL", lambda m, tmp: m.export("word2vec", out=str(tmp / "a\0b.txt"))),
+    ("NUL", lambda m, _: m.neighbors("cat", among="words\0.txt")),
+    ("NUL", lambda m, _: gpt2emb.open("/tmp/a\0b")),
+    ("File name too long", lambda m, tmp: m.export("word2vec", out=tmp / ("x" * 5000))),
+    ("File name too long", lambda m, _: m.position_map(png="x" * 5000 + ".png")),
+    ("is not a model I know", lambda m, _: gpt2emb.open("x" * 5000, reporter=QuietReporter())),
+    ("not UTF-8 text", lambda m, tmp: m.neighbors("cat", among=str(tmp / "caf\udce9.txt"))),
+]
+
+
+@pytest.mark.parametrize(("said", "call"), BAD_VALUES)
+def test_a_bad_value_is_a_project_error(
+    m: api.Embeddings, tmp_path: Path, said: str, call: Callable[[api.Embeddings, Path], Any]
+) -> None:
+    with pytest.raises(Gpt2embError, match=said) as refused:
+        call(m, tmp_path)
+    assert not isinstance(refused.value, TypeError)
+
+
+def test_a_flag_is_never_copied_into_a_result(m: api.Embeddings) -> None:
+    with pytest.raises(TypeError, match="fold must be a bool"):
+        m.neighbors("cat", fold=b"x")  # type: ignore[arg-type]
+    folded = m.neighbors("cat", k=2, fold=np.bool_(True))  # type: ignore[arg-type]
+    assert folded.fold is True and json.dumps(folded.to_dict())
+
+
+def test_numpy_numbers_stay_welcome(m: api.Embeddings) -> None:
+    assert m.positions(np.int64(3)).positions == (3,)  # type: ignore[arg-type]
+    assert m.positions(np.arange(3)).positions == (0, 1, 2)  # type: ignore[arg-type]
+    heatmap = m.position_map(cells=np.int32(4))  # type: ignore[arg-type]
+    assert heatmap.to_dict() == run_json("positions", "--heatmap", "--cells", "4")
+    with pytest.raises(TypeError, match="positions"):
+        m.positions([0.5])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="positions"):
+        m.positions(True)
+
+
+def test_a_stream_item_that_is_not_unicode_fails_as_its_line(m: api.Embeddings) -> None:
+    from gpt2emb.batch import Failed
+
+    answers = list(m.each_vector(["cat", "ca\udcfft", "dog"]))
+    failed = answers[1]
+    assert isinstance(failed, Failed) and failed.message.startswith("line 2: it is not Unicode text")
+    assert [a.word for a in answers if not isinstance(a, Failed)] == ["cat", "dog"]
+
+
+def test_the_contract_is_documented() -> None:
+    for doc in (gpt2emb.open.__doc__, api.Embeddings.__doc__):
+        assert doc is not None and "TypeError" in doc and "Gpt2embError" in doc
+    assert api.Embeddings.neighbors.__doc__ and "nearest tokens" in api.Embeddings.neighbors.__doc__
+    assert list(inspect.signature(api.Embeddings.neighbors).parameters) == [  # as a notebook shows it
+        "self", "words", "k", "exact", "pool", "keep_query", "among", "restrict", "whole_words", "fold",
+    ]  # fmt: skip
+
+
+# ---------------------------------------------------------------- any value of any parameter
+
+
+def _path_like(v: Any) -> bool:
+    return isinstance(v, str | Path)
+
+
+# values of every type a caller might pass by mistake, and strings that are bad values of most parameters
+ANY = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.binary(max_size=8),
+    st.text(max_size=12),
+    st.sampled_from(
+        ["", " ", "\udcff", "a\0b", "x" * 5000, "id:99999", "5-2", "-", "cat", "mean", "3cosmul"]
+    ),
+    st.lists(
+        st.one_of(st.integers(-5, 5), st.text(max_size=4), st.none(), st.binary(max_size=2)), max_size=3
+    ),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+    st.sampled_from(
+        [np.array(5), np.array([1, 2]), np.array([]), np.float64(1.5), np.int64(3), np.bool_(True)]
+    ),
+    st.builds(object),
+    st.builds(Path, st.sampled_from(["", "x" * 5000, "caf\udce9"])),
+)
+
+
+def _confined(value: Any) -> Any:
+    """A path drawn for a path parameter, kept inside the test's folder: relative, with no way up or home
+    (tests may run as root, and export and png write where they are told, replacing what is there)."""
+    if isinstance(value, Path):
+        return Path(_confined(str(value)))
+    if not isinstance(value, str) or value.strip() in ("", "."):
+        return value
+    return "drawn-" + value.replace("/", "_").replace("\\", "_")
+
+
+def _drawing(value: Any) -> bool:
+    """A png that would draw a figure (slow, and not what this property is about): refused as a value here."""
+    shown = str(value) if _path_like(value) else ""
+    return bool(shown) and "\0" not in shown and shown.isprintable() and len(shown) < 300
+
+
+# every public entry, with a good value for each parameter: one of them is replaced by any value
+CALLS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
+    "vector": (api.Embeddings.vector, {"words": "cat", "exact": False, "pool": "mean"}),
+    "neighbors": (
+        api.Embeddings.neighbors,
+        {"words": ["cat"], "k": 2, "exact": False, "pool": "mean", "keep_query": False, "among": None,
+         "restrict": None, "whole_words": False, "fold": False},
+    ),
+    "analogy": (
+        api.Embeddings.analogy,
+        {"a": "king", "b": "man", "c": "woman", "k": 2, "exact": False, "pool": "mean", "keep_inputs": False,
+         "method": "add", "among": None, "restrict": None, "whole_words": False},
+    ),
+    "similarity": (api.Embeddings.similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}),
+    "positions": (api.Embeddings.positions, {"positions": [0, 1]}),
+    "position_map": (api.Embeddings.position_map, {"cells": 4, "png": None}),
+    "input": (api.Embeddings.input, {"text": "the cat", "full": False, "truncate": False}),
+    "export": (
+        api.Embeddings.export,
+        {"fmt": "word2vec", "out": "v.txt", "table": "wte", "limit": 3, "whole_words": False,
+         "reporter": None},
+    ),
+    "each_vector": (api.Embeddings.each_vector, {"words": ["cat"], "exact": False, "pool": "mean"}),
+    "each_neighbors": (
+        api.Embeddings.each_neighbors,
+        {"words": ["cat"], "k": 2, "exact": False, "pool": "mean", "keep_query": False, "among": None,
+         "restrict": None, "whole_words": False, "fold": False},
+    ),
+    "each_analogy": (
+        api.Embeddings.each_analogy,
+        {"questions": ["king man woman"], "k": 2, "exact": False, "pool": "mean", "keep_inputs": False,
+         "method": "add", "among": None, "restrict": None, "whole_words": False},
+    ),
+    "each_similarity": (
+        api.Embeddings.each_similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}
+    ),
+    "open": (gpt2emb.open, {"model": "gpt2", "revision": None, "reporter": QuietReporter()}),
+}  # fmt: skip
+PARAMETERS = [(call, name) for call, (_, good) in CALLS.items() for name in good]
+
+
+def test_every_public_entry_and_parameter_is_fuzzed() -> None:
+    public = {n for n in vars(api.Embeddings) if not n.startswith("_") and callable(vars(api.Embeddings)[n])}
+    assert public | {"open"} == set(CALLS)
+    for function, good in CALLS.values():
+        names = list(inspect.signature(function).parameters)
+        assert [n for n in names if n != "self"] == list(good), function
+
+
+def _consumed(result: Any) -> Any:
+    """A stream's answers, all of them: a refusal of a stream's item comes as the stream reaches it."""
+    return list(result) if isinstance(result, Answers) else result
+
+
+@FUZZ
+@given(target=st.sampled_from(PARAMETERS), value=ANY)
+def test_any_value_of_any_parameter_is_an_answer_or_a_clear_refusal(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: tuple[str, str], value: Any
+) -> None:
+    monkeypatch.chdir(tmp_path)  # what export writes, under a name drawn here, stays in the test's folder
+    monkeypatch.setenv("HOME", str(tmp_path))  # and so does ~
+    call, name = target
+    function, good = CALLS[call]
+    if name in ("among", "out", "png"):
+        value = _confined(value)
+    if name == "png" and _drawing(value):
+        value = None
+    arguments = {**good, name: value}
+    try:
+        result = function(**arguments) if call == "open" else _consumed(function(_opened(), **arguments))
+    except TypeError as e:
+        assert name in str(e), f"{call}({name}={value!r:.80}): {e}"
+        return
+    except Gpt2embError:
+        return
+    if hasattr(result, "to_dict"):
+        json.dumps(result.to_dict(), allow_nan=False)  # what was given and taken is plain JSON
+
+
+_HANDLES: dict[str, api.Embeddings] = {}
+
+
+def _opened() -> api.Embeddings:
+    """The tiny model, opened once for all the examples of a test (they share its cache folder)."""
+    folder = os.environ["GPT2EMB_CACHE_DIR"]
+    if folder not in _HANDLES:
+        _HANDLES[folder] = gpt2emb.open("gpt2", reporter=QuietReporter())
+    return _HANDLES[folder]
+
+
+# ---------------------------------------------------------------- sentences: the tokenizer's own ids
+
+SENTENCES = [
+    " <|endoftext|>",
+    "<|endoftext|> ",
+    "  <|endoftext|>  ",
+    "the cat <|endoftext|> king",
+    "the cat<|endoftext|>king",
+    "<|endoftext|>the cat",
+    "the cat  <|endoftext|>\n<|endoftext|> dog",
+]
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_a_sentence_is_the_tokenizers_own_ids(m: api.Embeddings, tiny: Tiny, sentence: str) -> None:
+    theirs = tuple(tiny.tokenizer.encode(sentence, add_special_tokens=False).ids)
+    assert m.vocab.tokenize(sentence) == theirs
+    assert m.vocab.encode(sentence) == theirs  # the word path's too: a special token is refused before it
+    assert tuple(t.id for t in api._encode(m.vocab, sentence, m.model, "the sentence")) == theirs
+
+
+def test_special_tokens_keep_their_spaces(m: api.Embeddings, tiny: Tiny) -> None:
+    space, end = tiny.vocab["Ġ"], tiny.vocab["<|endoftext|>"]
+    vocab: Vocab = m.vocab
+    assert vocab.encode(" <|endoftext|>") == (space, end)
+    assert vocab.encode("<|endoftext|> ") == (end, space)
+
+
+@pytest.mark.parametrize("text", [" <|endoftext|>", "<|endoftext|> "])
+def test_grad_runs_the_tokenizers_ids(hub: FakeHub, tiny: Tiny, text: str) -> None:
+    """`tying --grad` on a text that is a special token and a space: two tokens, as the tokenizer makes it
+    (it was one, the special token alone, and refused as too short)."""
+    doc = run_json("tying", "--grad", text)
+    theirs = tiny.tokenizer.encode(text, add_special_tokens=False).ids
+    assert [t["id"] for t in doc["gradient"]["tokens"]] == theirs and len(theirs) == 2
+
+
+def test_context_runs_the_tokenizers_ids(hub: FakeHub, tiny: Tiny) -> None:
+    sentences = ["the cat <|endoftext|> king", "<|endoftext|> the cat  <|endoftext|>"]
+    doc = run_json("context", "cat", *sentences)
+    for sentence, text in zip(doc["sentences"], sentences, strict=True):
+        theirs = tiny.tokenizer.encode(text, add_special_tokens=False).ids
+        assert [t["id"] for t in sentence["tokens"]] == theirs
