@@ -404,3 +404,12 @@ def test_an_unreadable_entry_is_rebuilt_with_a_note_naming_the_file(
     again = open_gpt2(notes)
     assert notes.notes == [f"the cache entry for gpt2 cannot be trusted ({problem}); rebuilding it"]
     np.testing.assert_array_equal(again.wte, tiny.wte)
+
+
+def test_a_long_cache_path_is_printed_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped, a path longer than the line is one line, as a script reads it back: cd "$(gpt2emb cache path)"."""
+    folder = tmp_path / ("d" * 60) / ("e" * 100)
+    monkeypatch.setenv("GPT2EMB_CACHE_DIR", str(folder))
+    assert run_cli("cache", "path").stdout == f"{folder}\n"
+    assert str(folder) in run_cli("cache", "list").stdout.splitlines()[0]
+    assert str(folder) in run_cli("cache", "clear").stdout.splitlines()[0]

@@ -19,6 +19,7 @@ from rich.console import JUPYTER_DEFAULT_COLUMNS as JUPYTER_WIDTH
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.jupyter import JUPYTER_HTML_FORMAT
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -517,7 +518,7 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
     if result.action == "list":
         title = f"gpt2emb cache in {result.root}: {_entries(len(rows))}, {_mb(result.total_bytes)}"
         if not rows:
-            return Text(f"{title} (a model is cached on first use)")
+            return _Unfolded(f"{title} (a model is cached on first use)")
         outdated = [e for e in result.entries if e.outdated]
         if outdated:
             size, them = _mb(sum(e.bytes for e in outdated)), "it" if len(outdated) == 1 else "them"
@@ -533,12 +534,12 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
         title = f"removed {_entries(len(rows), which)}, {_mb(result.total_bytes)}, from {result.root}"
         kept = [[k.name, k.commit[:12], k.reason, k.path] for k in result.kept]
         if kept:
-            nothing = Text(f"removed nothing from {result.root}")
+            nothing = _Unfolded(f"removed nothing from {result.root}")
             removed = _table(title, "model commit size> path", rows) if rows else nothing
             title = f"could not remove {_entries(len(kept))}, left whole"
             return Group(removed, Text(""), _table(title, "model commit why path", kept))
         if not rows:
-            return Text(f"nothing {which}to remove in {result.root}")
+            return _Unfolded(f"nothing {which}to remove in {result.root}")
     return _table(title, "model commit size> path", rows)
 
 
@@ -577,7 +578,7 @@ def _(result: VerifyResult, dims: int | None) -> RenderableType:
 
 @view.register
 def _(result: CachePath, dims: int | None) -> RenderableType:
-    return Text(result.path)
+    return _Unfolded(result.path)
 
 
 @view.register
@@ -871,6 +872,18 @@ class _Stdout(Console):
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError  # the reader left (| head): cli.py ends the run quietly, as for JSON lines
+
+
+class _Unfolded:
+    """A line that holds a path, printed as it is: rich would fold a path longer than the line into pieces,
+    and a script reading it back (cd "$(gpt2emb cache path)") would get a broken one."""
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Segment(self.line)
+        yield Segment.line()
 
 
 # a token is shown as it is: "[b]" is no markup, ":cat:" no emoji (and a cell is as wide as its text)
