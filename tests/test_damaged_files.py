@@ -24,7 +24,7 @@ import gpt2emb
 from gpt2emb import checkpoint, limits
 from gpt2emb.errors import UnknownModel
 
-from conftest import FUZZ, run_cli
+from conftest import FUZZ, run_cli, run_process
 from fakehub import FakeHub
 from tinymodel import save_local
 
@@ -82,6 +82,10 @@ def _id_text(t: dict[str, Any]) -> None:
     t["model"]["vocab"]["Ġking"] = "301"
 
 
+def _long_prefix(t: dict[str, Any]) -> None:
+    t["model"]["continuing_subword_prefix"] = "abcdefghijklmnopqrstuvwxyz"  # the library's Rust code panics
+
+
 TOKENIZER_DAMAGE: dict[str, Callable[[bytes], bytes]] = {
     "empty": lambda b: b"",
     "truncated": lambda b: b[: len(b) // 2],
@@ -91,6 +95,7 @@ TOKENIZER_DAMAGE: dict[str, Callable[[bytes], bytes]] = {
     "merge of a missing piece": lambda b: edited_json(b, _missing_piece),
     "vocab a list": lambda b: edited_json(b, _vocab_list),
     "an id as text": lambda b: edited_json(b, _id_text),
+    "a prefix that panics the library": lambda b: edited_json(b, _long_prefix),
 }
 
 
@@ -103,6 +108,16 @@ def test_a_damaged_tokenizer_is_a_bad_model(
     result = run_cli("vector", "king", "-m", model)
     assert result.exit_code == 6, clean(result)
     assert f"{model}/tokenizer.json" in clean(result) and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_panic_of_the_tokenizers_library_is_one_line_in_a_real_process(
+    model_files: dict[str, bytes], tmp_path: Path
+) -> None:
+    bad = edited_json(model_files["tokenizer.json"], _long_prefix)
+    model = folder_with(model_files, tmp_path / "m", **{"tokenizer.json": bad})
+    done = run_process("vector", "king", "-m", model)  # the Rust backtrace goes to fd 2, past sys.stderr
+    assert done.returncode == 6, done.stderr
+    assert done.stderr.count("\n") == 1 and "tokenizers library cannot read it" in done.stderr
 
 
 def test_a_token_id_past_wte_is_a_bad_model(model_files: dict[str, bytes], tmp_path: Path) -> None:
