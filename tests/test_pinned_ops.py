@@ -71,3 +71,47 @@ def test_the_mean_cosine_of_two_rows_is_their_cosine() -> None:
     assert shape.mean_cosine == pytest.approx(1 - distance.cosine(r1, r3), rel=REL)
     rows[3] = 0.0  # one direction left: no pair
     assert ops.table_shape(rows).mean_cosine is None
+
+
+def brute_cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Each row's cosine with v, in float64 row by row (0 for a zero row), scaled first so that no square
+    under- or overflows float64 either."""
+    out = np.zeros(len(rows))
+    v64 = v.astype(np.float64) / np.abs(v).max()
+    for i, row in enumerate(rows.astype(np.float64)):
+        if row.any():
+            r = row / np.abs(row).max()
+            out[i] = r @ v64 / (np.linalg.norm(r) * np.linalg.norm(v64))
+    return out
+
+
+def extreme_table(scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """A query of norm `scale` (2^-70 or 2^66: outside what float32 products of two such vectors survive),
+    rows of ordinary norm that point near it, and rows of the same extreme norm, one of them the query's
+    own direction: in float32 the extreme rows' products with the query under- or overflow."""
+    rng = np.random.default_rng(9)
+    d = 16
+    q = np.abs(rng.standard_normal(d)) + 0.5  # all positive: an overflow is +inf, never inf - inf
+    rows = q + 0.8 * rng.standard_normal((40, d))  # cosines about 0.5 to 0.9
+    rows[30:] = np.abs(rng.standard_normal((10, d))) * scale  # cosines below 0.9, extreme norm
+    rows[35] = q * scale  # the best row: the query's direction
+    return rows.astype(np.float32), (q * scale).astype(np.float32)
+
+
+@pytest.mark.parametrize("scale", [2.0**-70, 2.0**66], ids=["tiny", "huge"])
+def test_a_query_of_extreme_norm_ranks_every_row_exactly(scale: float) -> None:
+    """Float32 products of two vectors of such norms underflow to 0 or overflow to inf: neither the query
+    nor those rows may get a fast bound, and the ranking is the exact one."""
+    rows, q = extreme_table(scale)
+    norms = np.array([np.linalg.norm(r.astype(np.float64)) for r in rows], dtype=np.float32)
+    exact = brute_cosines(rows, q)
+    expected = sorted(range(len(rows)), key=lambda i: (-exact[i], i))[:5]
+    assert expected[0] == 35
+    (ranking,) = ops.cosine_rankings(rows, norms, [q])
+    got = ranking.top(5)
+    assert [i for i, _ in got] == expected
+    assert [s for _, s in got] == pytest.approx(exact[expected], rel=REL)
+    (tops,) = ops.cosine_tops(rows, norms, [q], 5, [()])
+    assert [i for i, _ in tops] == expected
+    place, score = ranking.rank(35)
+    assert place == 1 and score == pytest.approx(1.0, rel=REL)
