@@ -4,11 +4,14 @@ that serve or copy the other families' tiny models and run the CLI."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +34,7 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 # The fuzzing properties (damaged files, arguments, the handle's parameters) run under one of two profiles:
 # in CI the same 200 examples each time (derandomized, so a failure is a failure of the change); by hand,
 # GPT2EMB_FUZZ=deep pytest -k fuzz, 5,000 fresh ones each. Each run of a command is itself bounded (a hang
-# is caught by the test's own timeout), so no deadline: a slow example is not a failed one.
+# is caught by `hang_guard`, 60 s), so no deadline: a slow example is not a failed one.
 FUZZ_PROFILE = os.environ.get("GPT2EMB_FUZZ", "ci")
 FUZZ = settings(
     derandomize=FUZZ_PROFILE == "ci",
@@ -45,6 +48,14 @@ FUZZ = settings(
     database=None,
 )
 SHARED_VOCAB = Path(__file__).resolve().parents[1].parent / "shared" / "gpt2-vocab"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every hypothesis property is marked `property` (one written as a nested test says so in its name)."""
+    for item in items:
+        function = getattr(item, "obj", None)
+        if getattr(function, "is_hypothesis_test", False) or item.name.startswith("test_fuzz"):
+            item.add_marker(pytest.mark.property)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -112,13 +123,37 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
+HANG = 60.0  # seconds: a run past this is a hang (no timed assertion: a slow machine is still far below it)
+
+
+@contextlib.contextmanager
+def hang_guard(seconds: float = HANG) -> Iterator[None]:
+    """Fail the test where a run hangs: SIGALRM after `seconds` (the main thread, where pytest and its xdist
+    workers run tests; Python code only, which is where gpt2emb's loops are)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def hung(signum: int, frame: object) -> None:
+        pytest.fail(f"no answer in {seconds:.0f} s: a hang")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def run_cli(*args: str) -> Any:
-    """Run a command in-process through the app's own error boundary."""
+    """Run a command in-process through the app's own error boundary, bounded by `hang_guard`."""
     from typer.testing import CliRunner
 
     from gpt2emb.cli import app
 
-    return CliRunner().invoke(app, list(args))
+    with hang_guard():
+        return CliRunner().invoke(app, list(args))
 
 
 def run_json(*args: str) -> Any:

@@ -15,14 +15,14 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
 from test_bpe import encoder, real_tokenizer, tokenizer_of
 
-from conftest import SHARED_VOCAB
+from conftest import FUZZ, SHARED_VOCAB
 from tinymodel import build
 
 UNITS = {  # what long words repeat
@@ -194,7 +194,7 @@ FEW = st.sampled_from("aab01 東🙂é'\n")
 TEXTS = st.text(FEW, max_size=60) | st.text(st.characters(codec="utf-8"), max_size=60)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@FUZZ
 @given(text=TEXTS, repeat=st.integers(1, 30))
 def test_random_texts_give_the_librarys_ids(text: str, repeat: int) -> None:
     for which in ("tiny", "runs"):
@@ -205,7 +205,7 @@ def test_random_texts_give_the_librarys_ids(text: str, repeat: int) -> None:
 
 @pytest.mark.realvocab
 @pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab")
-@settings(max_examples=300, deadline=None, derandomize=True)
+@FUZZ
 @given(text=TEXTS, repeat=st.integers(1, 30))
 def test_random_texts_give_gpt2s_ids(text: str, repeat: int) -> None:
     ours, theirs = pair("real")

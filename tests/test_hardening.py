@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from gpt2emb import cache, registry
 
-from conftest import run_cli, run_process
+from conftest import FUZZ, hang_guard, run_cli, run_process
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files
 
@@ -264,7 +264,7 @@ COMMANDS = [
 ]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@FUZZ
 @given(
     command=st.sampled_from(COMMANDS),
     word=st.text(max_size=40).filter(lambda w: not w.startswith("-")),
@@ -422,3 +422,12 @@ def test_an_uncached_model_with_a_failing_hub_says_so_and_how_to_fix_it(
     message = json.loads(result.stderr)["error"]["message"]
     assert "openai-community/gpt2 is not cached" in message and "run again" in message, message
     assert entries(caches["cache"]) == []
+
+
+def test_a_hang_fails_the_test_where_it_hangs() -> None:
+    """run_cli's bound: a run past it is failed there, not left to CI's own limit."""
+    started = time.monotonic()
+    with pytest.raises(pytest.fail.Exception, match="no answer in 0 s: a hang"), hang_guard(0.2):
+        while True:
+            time.sleep(0.01)
+    assert time.monotonic() - started < 5

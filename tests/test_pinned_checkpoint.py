@@ -5,24 +5,30 @@ shards both hold, a config.json that is not JSON, a model without a tokenizer.""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import re
 import struct
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from tokenizers import AddedToken, Tokenizer
 
 from gpt2emb import checkpoint, registry
-from gpt2emb.errors import BadModel
+from gpt2emb import hub as hub_module
+from gpt2emb.errors import BadModel, NotCached
 from gpt2emb.hub import ReadRange
+from gpt2emb.registry import Shape
 from gpt2emb.report import QuietReporter
 from test_checkpoint import FIX, folder_of, refused, serve, shard_name, sharded, st_file
 
+from conftest import COMMIT
 from fakehub import FakeHub
-from tinymodel import Tiny, safetensors_bytes
+from tinymodel import Tiny, safetensors_bytes, torch_bin, vocab_and_merges
 
 # Every dtype of safetensors 0.8, with the numpy type of the same width where numpy has one.
 NUMPY = {
@@ -324,3 +330,378 @@ def test_rows_are_read_by_ranges_block_by_block(
     for rows, block in got:
         assert block.dtype == np.float32
         np.testing.assert_array_equal(block, head[rows.start : rows.stop].astype(np.float32))
+
+
+# ---------------------------------------------------------------- reading bytes; where the weights are
+
+
+def not_cached_offline(repo: str) -> str:
+    return f"{repo} is not cached and HF_HUB_OFFLINE is set: run once with the network to fetch it"
+
+
+class Counted:
+    """A progress task that adds up what it is told."""
+
+    def __init__(self) -> None:
+        self.done = 0
+
+    def advance(self, n: int) -> None:
+        self.done += n
+
+
+def test_a_local_read_counts_its_bytes_and_refuses_a_short_file(tmp_path: Path) -> None:
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(bytes(range(100)))
+    read = checkpoint.local_reader(path)
+    task = Counted()
+    assert read(10, 20, task) == bytes(range(10, 30)) and read(90, 10, task) == bytes(range(90, 100))
+    assert task.done == 30
+    with pytest.raises(BadModel) as e:
+        read(95, 10, task)  # the file changed since its header was read
+    assert e.value.message == f"{path} is shorter than its header says; the file is truncated"
+
+
+def test_a_weight_file_gets_a_download_bar_and_a_small_file_none(
+    tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[tuple[str, bool]] = []
+
+    def file(repo: str, filename: str, revision: str, bar: bool = False) -> Path | None:
+        asked.append((filename, bar))
+        return None
+
+    monkeypatch.setattr(hub_module, "file", file)
+    ref = registry.resolve("someone/model")
+    for name in ("config.json", "model.safetensors", "pytorch_model.bin", "model.safetensors.index.json"):
+        assert checkpoint.source_file(ref, COMMIT, name) is None
+    assert asked == [
+        ("config.json", False),
+        ("model.safetensors", True),
+        ("pytorch_model.bin", True),
+        ("model.safetensors.index.json", False),
+    ]
+
+
+def test_weights_gone_from_a_folder_after_its_header_was_read(tiny: Tiny, tmp_path: Path) -> None:
+    folder = folder_of(tiny, tmp_path / "model", {"model.safetensors": safetensors_bytes(tiny.state())})
+    ref = registry.resolve(str(folder))
+    info = checkpoint.read_info(ref, "local")
+    (folder / "model.safetensors").unlink()
+    with pytest.raises(BadModel) as e:
+        checkpoint.embeddings(ref, info, QuietReporter())
+    assert e.value.message == f"{folder}/model.safetensors is gone; the folder changed while it was read"
+
+
+def test_weights_not_cached_offline_after_the_header_was_read(
+    hub: FakeHub, tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from huggingface_hub import constants
+
+    serve(hub, tiny, "someone/model", {"model.safetensors": safetensors_bytes(tiny.state())})
+    ref = registry.resolve("someone/model")
+    info = checkpoint.read_info(ref, COMMIT)  # the header by ranges: the file itself is not in the HF cache
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(NotCached) as e:
+        checkpoint.embeddings(ref, info, QuietReporter())
+    assert e.value.message == not_cached_offline("someone/model")
+
+
+@pytest.mark.parametrize("where", ["folder", "hub", "hub offline"])
+def test_a_model_without_weights(
+    hub: FakeHub, tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Online or in a folder the model is refused, naming where the weights should be; offline, with its
+    config cached and no weights, it is not cached."""
+    from huggingface_hub import constants, hf_hub_download
+
+    if where == "folder":
+        model = str(folder_of(tiny, tmp_path / "empty", {}))
+    else:
+        serve(hub, tiny, "someone/empty", {})
+        model = "someone/empty"
+    ref = registry.resolve(model)
+    if where == "hub offline":
+        hf_hub_download("someone/empty", "config.json", revision=COMMIT)
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+        with pytest.raises(NotCached) as offline:
+            checkpoint.read_info(ref, COMMIT)
+        assert offline.value.message == not_cached_offline("someone/empty")
+        return
+    with pytest.raises(BadModel) as e:
+        checkpoint.read_info(ref, COMMIT)
+    assert e.value.message == (
+        f"{model} holds no model.safetensors or pytorch_model.bin (nor a model.safetensors.index.json of "
+        "shards); save the model's weights there"
+    )
+
+
+def test_a_shard_not_cached_offline(hub: FakeHub, tiny: Tiny, monkeypatch: pytest.MonkeyPatch) -> None:
+    from huggingface_hub import constants, hf_hub_download
+
+    files, _ = sharded(tiny)
+    serve(hub, tiny, "someone/sharded", dict(files))
+    for name in ("config.json", "model.safetensors.index.json", shard_name(1), shard_name(3)):
+        hf_hub_download("someone/sharded", name, revision=COMMIT)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(NotCached) as e:
+        checkpoint.read_info(registry.resolve("someone/sharded"), COMMIT)
+    assert e.value.message == not_cached_offline("someone/sharded")
+
+
+@pytest.mark.parametrize(
+    "index", [{}, {"weight_map": {}}, {"weight_map": ["model.safetensors"]}, []], ids=repr
+)
+def test_an_index_without_a_weight_map(tiny: Tiny, tmp_path: Path, index: Any) -> None:
+    files = {"model.safetensors.index.json": json.dumps(index).encode()}
+    folder = folder_of(tiny, tmp_path / "model", files)
+    with pytest.raises(BadModel) as e:
+        checkpoint.read_info(registry.resolve(str(folder)), "local")
+    assert e.value.message == (
+        f"{folder}/model.safetensors.index.json is damaged: it has no weight_map (tensor name -> shard file)"
+        f"{FIX}"
+    )
+
+
+@pytest.mark.parametrize("shard", ["../model.safetensors", "model.bin", 5, ""], ids=repr)
+def test_an_index_naming_a_shard_elsewhere(tiny: Tiny, tmp_path: Path, shard: Any) -> None:
+    files = {"model.safetensors.index.json": json.dumps({"weight_map": {"wte.weight": shard}}).encode()}
+    folder = folder_of(tiny, tmp_path / "model", files)
+    with pytest.raises(BadModel) as e:
+        checkpoint.read_info(registry.resolve(str(folder)), "local")
+    assert e.value.message == (
+        f"{folder}/model.safetensors.index.json is damaged: it names the shard {shard!r}, which is not a "
+        f".safetensors file beside it{FIX}"
+    )
+
+
+@pytest.mark.parametrize("config", [None, b"[]", b'"gpt2"', b"5"], ids=["none", "list", "string", "number"])
+def test_a_config_that_is_missing_or_no_object(tiny: Tiny, tmp_path: Path, config: bytes | None) -> None:
+    folder = folder_of(tiny, tmp_path / "model", {"model.safetensors": safetensors_bytes(tiny.state())})
+    if config is None:
+        (folder / "config.json").unlink()
+        said = f"{folder} has no config.json: it is not a transformers model"
+    else:
+        (folder / "config.json").write_bytes(config)
+        said = f"{folder}/config.json is damaged: it is not a JSON object{FIX}"
+    with pytest.raises(BadModel) as e:
+        checkpoint.read_info(registry.resolve(str(folder)), "local")
+    assert e.value.message == said
+
+
+# ---------------------------------------------------------------- tables, tokenizers, pickles
+
+
+class Recording:
+    """A reporter that keeps each progress line's label, total and bytes advanced."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, int, Counted]] = []
+
+    def note(self, message: str) -> None:
+        pass
+
+    @contextlib.contextmanager
+    def progress(self, label: str, total: int) -> Iterator[Counted]:
+        task = Counted()
+        self.lines.append((label, total, task))
+        yield task
+
+
+@pytest.mark.parametrize("where", ["folder", "hub"])
+def test_reading_the_tables_reports_their_bytes(hub: FakeHub, tiny: Tiny, tmp_path: Path, where: str) -> None:
+    files = {"model.safetensors": safetensors_bytes(tiny.state())}
+    if where == "folder":
+        model, verb = str(folder_of(tiny, tmp_path / "model", files)), "reading"
+    else:
+        serve(hub, tiny, "someone/model", dict(files))
+        model, verb = "someone/model", "fetching"
+    ref = registry.resolve(model)
+    reporter = Recording()
+    tables = checkpoint.embeddings(ref, checkpoint.read_info(ref, COMMIT), reporter)
+    np.testing.assert_array_equal(tables.wte, tiny.wte)
+    total = tiny.wte.nbytes + tiny.wpe.nbytes
+    assert [(label, n, task.done) for label, n, task in reporter.lines] == [
+        (f"{verb} {model} embeddings", total, total)
+    ]
+
+
+def test_a_model_without_a_position_table_has_no_position_rows(tmp_path: Path) -> None:
+    """A rotary model (Llama) learned no row per position: its wpe has none, its wte is read as stored."""
+    wte = np.random.default_rng(0).standard_normal((50, 32)).astype(np.float32)
+    config = {
+        "model_type": "llama",
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "vocab_size": 50,
+        "max_position_embeddings": 128,
+    }
+    folder = tmp_path / "rotary"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "model.safetensors").write_bytes(safetensors_bytes({"model.embed_tokens.weight": wte}))
+    ref = registry.resolve(str(folder))
+    tables = checkpoint.embeddings(ref, checkpoint.read_info(ref, "local"), QuietReporter())
+    assert tables.wpe.shape == (0, 32) and tables.wpe.dtype == np.float32
+    np.testing.assert_array_equal(tables.wte, wte)
+
+
+def test_token_type_rows_must_be_a_table_of_rows_of_d() -> None:
+    shape = Shape(vocab_size=10, d_model=4, n_positions=8, n_layer=1, n_head=1)
+    checkpoint.check_shape("m", "types", "tt", (2, 4), shape)  # any number of rows
+    checkpoint.check_shape("m", "types", "tt", (0, 4), shape)
+    for got, want in (((4,), [-1, 4]), ((2, 3), [2, 4]), ((1, 2, 4), [-1, 4])):
+        with pytest.raises(BadModel) as e:
+            checkpoint.check_shape("m", "types", "tt", got, shape)
+        assert e.value.message == f"m disagrees with its config: tt is {list(got)}, config.json says {want}"
+
+
+def with_added_token(tiny: Tiny, folder: Path) -> int:
+    """tiny's tokenizer.json in folder with an added token "<|x|>" past its vocabulary; the token's id."""
+    tok = Tokenizer.from_str(tiny.tokenizer.to_str())
+    tok.add_tokens([AddedToken("<|x|>", special=True)])
+    (folder / "tokenizer.json").write_text(tok.to_str())
+    x = tok.token_to_id("<|x|>")
+    assert x is not None
+    return x
+
+
+def test_an_added_token_must_name_a_row(tiny: Tiny, tmp_path: Path) -> None:
+    folder = folder_of(tiny, tmp_path / "model", {})
+    x = with_added_token(tiny, folder)
+    ref = registry.resolve(str(folder))
+    assert checkpoint.tokenizer(ref, "local", x + 1)[1]["added_tokens"][-1]["id"] == x  # the last row
+    with pytest.raises(BadModel) as e:
+        checkpoint.tokenizer(ref, "local", x)
+    assert e.value.message == (
+        f"{folder}/tokenizer.json gives the token <|x|> the id {x}, but wte has rows 0 to {x - 1}: the "
+        "tokenizer and the table disagree; save the model and its tokenizer again"
+    )
+
+
+def test_a_tokenizer_that_cannot_be_read(tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = folder_of(tiny, tmp_path / "model", {})
+    ref = registry.resolve(str(folder))
+    text = tiny.tokenizer.to_str().encode()
+    cut = text.index(b'"vocab"')
+    (folder / "tokenizer.json").write_bytes(text[:cut] + b"\xe9" + text[cut:])
+    with pytest.raises(BadModel) as e:
+        checkpoint.tokenizer(ref, "local", 1000)
+    assert (
+        e.value.message == f"{folder}/tokenizer.json is damaged: it is not UTF-8 text (byte {cut + 1}){FIX}"
+    )
+    read_bytes = Path.read_bytes
+
+    def failing(self: Path) -> bytes:
+        if self.name == "tokenizer.json":
+            raise OSError(errno.EIO, "Input/output error")
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", failing)
+    with pytest.raises(BadModel) as e:
+        checkpoint.tokenizer(ref, "local", 1000)
+    assert e.value.message == f"cannot read {folder}/tokenizer.json: Input/output error"
+
+
+def test_a_tokenizer_from_vocab_and_merges_is_gpt2s(tiny: Tiny, tmp_path: Path) -> None:
+    """Without tokenizer.json, vocab.json with merges.txt make GPT-2's tokenizer: byte-level, no space put
+    before a text; either file alone makes none, and a vocab.json the library cannot read is damage."""
+    vocab, merges = vocab_and_merges(tiny)
+    folder = folder_of(tiny, tmp_path / "model", {"vocab.json": vocab, "merges.txt": merges})
+    (folder / "tokenizer.json").unlink()
+    ref = registry.resolve(str(folder))
+    made = Tokenizer.from_str(checkpoint.tokenizer(ref, "local", len(tiny.vocab))[0])
+    for text in ("king", " king", "kingdom of cats", "é"):
+        assert made.encode(text).ids == tiny.tokenizer.encode(text).ids, text
+    (folder / "vocab.json").write_bytes(b"{")
+    with pytest.raises(BadModel) as e:
+        checkpoint.tokenizer(ref, "local", len(tiny.vocab))
+    assert e.value.message.startswith(
+        f"{folder}/vocab.json with {folder}/merges.txt is damaged: the tokenizers library cannot read them ("
+    )
+    for alone in ("vocab.json", "merges.txt"):
+        (folder / alone).rename(tmp_path / alone)
+        with pytest.raises(BadModel) as e:
+            checkpoint.tokenizer(ref, "local", len(tiny.vocab))
+        assert e.value.message == f"{folder} has no tokenizer (tokenizer.json, or vocab.json with merges.txt)"
+        (tmp_path / alone).rename(folder / alone)
+
+
+def test_a_pickle_checked_and_gone(tiny: Tiny, tmp_path: Path) -> None:
+    """A pytorch_model.bin's tables are checked against the config once loaded; one removed after its
+    config was read is named."""
+    state = {"wte.weight": tiny.wte, "wpe.weight": tiny.wpe[:512]}
+    folder = folder_of(tiny, tmp_path / "pickle", {"pytorch_model.bin": torch_bin(state)})
+    ref = registry.resolve(str(folder))
+    info = checkpoint.read_info(ref, "local")
+    with pytest.raises(BadModel) as e:
+        checkpoint.embeddings(ref, info, QuietReporter())
+    assert e.value.message == (
+        f"{folder} disagrees with its config: wpe.weight is [512, 32], config.json says [1024, 32]"
+    )
+    (folder / "pytorch_model.bin").unlink()
+    with pytest.raises(BadModel) as e:
+        checkpoint.embeddings(ref, info, QuietReporter())
+    assert e.value.message == f"{folder} has no pytorch_model.bin"
+
+
+# ---------------------------------------------------------------- the whole checkpoint, to run the model
+
+
+def test_the_whole_of_a_sharded_hub_model_is_fetched_once(
+    hub: FakeHub, tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What running the whole model needs: the index (in the HF cache since its header was read) and every
+    shard; the shards' sizes while missing, nothing once fetched into the HF cache's snapshot, which then
+    holds them all; offline, what is missing is named."""
+    from huggingface_hub import constants
+
+    files, _ = sharded(tiny)
+    serve(hub, tiny, "someone/sharded", dict(files))
+    ref = registry.resolve("someone/sharded")
+    info = checkpoint.read_info(ref, COMMIT)
+    shards = [shard_name(1), shard_name(2), shard_name(3)]
+    assert checkpoint.weight_files(info) == ["model.safetensors.index.json", *shards]
+    assert checkpoint.missing_weights(ref, info) == {name: len(files[name]) for name in shards}
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(NotCached) as e:
+        checkpoint.missing_weights(ref, info)
+    assert e.value.message == (
+        f"this runs the whole of someone/sharded, and its weights ({', '.join(shards)}) are not in the "
+        "Hugging Face cache while HF_HUB_OFFLINE is set: run once with the network to fetch them"
+    )
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    folder = checkpoint.weights_folder(ref, info)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["config.json", "model.safetensors.index.json", *shards]
+    )
+    for name in shards:
+        assert (folder / name).read_bytes() == files[name]
+    assert checkpoint.missing_weights(ref, info) == {}
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    assert checkpoint.missing_weights(ref, info) == {}
+    assert checkpoint.weights_folder(ref, info) == folder
+
+
+def test_a_folder_model_is_its_own_weights_folder(tiny: Tiny, tmp_path: Path) -> None:
+    folder = folder_of(tiny, tmp_path / "model", {"model.safetensors": safetensors_bytes(tiny.state())})
+    ref = registry.resolve(str(folder))
+    info = checkpoint.read_info(ref, "local")
+    assert checkpoint.weight_files(info) == ["model.safetensors"]
+    assert checkpoint.missing_weights(ref, info) == {}
+    assert checkpoint.weights_folder(ref, info) == folder
+
+
+def test_weights_the_hub_no_longer_serves(hub: FakeHub, tiny: Tiny) -> None:
+    serve(hub, tiny, "someone/model", {"model.safetensors": safetensors_bytes(tiny.state())})
+    ref = registry.resolve("someone/model")
+    info = checkpoint.read_info(ref, COMMIT)
+    serve(hub, tiny, "someone/model", {})  # the same commit, its weights gone
+    said = f"the Hub no longer serves model.safetensors of someone/model at commit {COMMIT[:12]}: the commit "
+    said += "may be gone"
+    with pytest.raises(BadModel) as e:
+        checkpoint.missing_weights(ref, info)
+    assert e.value.message == said
+    with pytest.raises(BadModel) as e:
+        checkpoint.weights_folder(ref, info)
+    assert e.value.message == said
