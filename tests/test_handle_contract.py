@@ -25,7 +25,7 @@ from gpt2emb.tokens import Vocab
 
 from conftest import FUZZ, run_json
 from fakehub import FakeHub
-from tinymodel import Tiny
+from tinymodel import Tiny, save_local
 
 
 @pytest.fixture
@@ -86,6 +86,22 @@ def test_a_bad_value_is_a_project_error(
     with pytest.raises(Gpt2embError, match=said) as refused:
         call(m, tmp_path)
     assert not isinstance(refused.value, TypeError)
+
+
+def test_a_missing_or_unknown_argument_names_the_method(m: api.Embeddings) -> None:
+    """Python's own TypeError, as an unchecked method gives it: the method named, then what is wrong."""
+    with pytest.raises(TypeError, match=r"^Embeddings\.vector\(\): missing a required argument: 'words'$"):
+        m.vector()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"^Embeddings\.neighbors\(\): got an unexpected keyword argument"):
+        m.neighbors("cat", top=3)  # type: ignore[call-arg]
+
+
+def test_a_folder_is_a_str_or_a_path(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
+    save_local(tiny, tmp_path / "folder")
+    by_path = gpt2emb.open(tmp_path / "folder", reporter=QuietReporter())
+    by_str = gpt2emb.open(str(tmp_path / "folder"), reporter=QuietReporter())
+    assert by_path.name == by_str.name
+    assert by_path.vector("cat").to_dict() == by_str.vector("cat").to_dict()
 
 
 def test_a_flag_is_never_copied_into_a_result(m: api.Embeddings) -> None:

@@ -16,6 +16,8 @@ from gpt2emb.errors import Gpt2embError
 from gpt2emb.registry import DEFAULT_MODEL as _DEFAULT_MODEL
 
 if TYPE_CHECKING:
+    from os import PathLike
+
     from gpt2emb.api import Embeddings
     from gpt2emb.report import Reporter
 
@@ -23,7 +25,7 @@ __all__ = ["Embeddings", "Gpt2embError", "open"]
 
 
 def open(
-    model: str = _DEFAULT_MODEL, revision: str | None = None, reporter: Reporter | None = None
+    model: str | PathLike[str] = _DEFAULT_MODEL, revision: str | None = None, reporter: Reporter | None = None
 ) -> Embeddings:
     """A handle on one model's embeddings: `api.open_embeddings`, with its notes and the fetch under way
     shown on stderr unless another reporter is given. In IPython and Jupyter, its results display as the

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import errno
-import functools
-import inspect
 import itertools
 import math
 import numbers
@@ -12,13 +9,23 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
-from gpt2emb import batch, cache, candidates, checkpoint, evaluate, families, forms, ops, registry
+from gpt2emb import (
+    batch,
+    cache,
+    candidates,
+    checkpoint,
+    contract,
+    evaluate,
+    families,
+    forms,
+    ops,
+    registry,
+)
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.choices import Format, Method, Pool, Rule, Table
 from gpt2emb.errors import (
@@ -87,7 +94,7 @@ from gpt2emb.results import (
     VerifyResult,
     Word,
 )
-from gpt2emb.tokens import Query, Vocab, check_word, listed, quote
+from gpt2emb.tokens import Query, Vocab, check_word, quote
 
 
 def load(
@@ -138,15 +145,9 @@ def _direction(wte: np.ndarray, q: Query) -> np.ndarray:
     return v
 
 
-def _whole(value: Any) -> Any:
-    """A count given as any integer type (numpy's int64, from a computation) as a Python int; anything else
-    as it is, for the check that refuses it."""
-    return int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else value
-
-
 def _check_top(k: int, rows: int | None) -> int:
     """k as a Python int, once it is one a ranking can give."""
-    k = _whole(k)
+    k = contract.whole(k)
     if not isinstance(k, int) or isinstance(k, bool):
         raise UsageError(f"{option('k')} must be a whole number, not {k!r}")
     if k < 1:
@@ -156,184 +157,26 @@ def _check_top(k: int, rows: int | None) -> int:
     return k
 
 
-# ---------------------------------------------------------------- the handle's contract
-# Every public entry of the handle (gpt2emb.open, each public method of Embeddings) checks its parameters
-# here, by name, before any work: a value of the wrong type is a WrongType naming the parameter, a bad
-# value a Gpt2embError, and nothing from deep inside (a tokenizer's TypeError, numpy's "truth value is
-# ambiguous", an OSError of a path no system can hold) reaches a notebook. A name means one thing in every
-# method, so one table holds the checks.
-
-
-def _shown(value: Any, n: int = 60) -> str:
-    """A value as a message quotes it: its repr, cut at n characters (an array's repr can be megabytes)."""
-    try:
-        text = repr(value)
-    except Exception:  # a repr that fails is no reason to hide the real problem
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= n else text[:n] + "..."
-
-
-def _flag(name: str, value: Any) -> bool:
-    """A flag: a bool (numpy's bool too, from a computation), never a value whose truth is a guess."""
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    raise WrongType(f"{name} must be a bool (True or False), not {_shown(value)}")
-
-
-def _count(name: str, value: Any) -> int:
-    """A count: an int (any integer type: numpy's int64 too), not a bool, a float or a str; its range is
-    checked where it is used."""
-    value = _whole(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    raise WrongType(f"{name} must be a whole number (an int), not {_shown(value)}")
-
-
-def _maybe_count(name: str, value: Any) -> int | None:
-    return None if value is None else _count(name, value)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _text(name: str, value: Any) -> str:
-    """A text or a word: a str of real characters. A lone surrogate is what Python makes of a byte that is
-    not UTF-8 (os.fsdecode, surrogateescape): no tokenizer takes it, and no JSON holds it."""
-    if not isinstance(value, str):
-        raise WrongType(f"{name} must be a str, not {_shown(value)}")
-    problem = _not_unicode(value)
-    if problem:
-        raise UsageError(f"{name} {_opening(value, 40)} is not Unicode text: {problem}")
-    return value
-
-
-def _not_unicode(text: str) -> str | None:
-    """Why a str is no Unicode text (its first lone surrogate), or None."""
-    found = _SURROGATE.search(text)
-    if found is None:
-        return None
-    return (
-        f"it holds U+{ord(found.group()):04X}, a lone surrogate (Python's stand-in for a byte that is not "
-        "UTF-8); decode the bytes as UTF-8 first"
-    )
-
-
-def _path(name: str, value: Any) -> str | os.PathLike[str]:
-    """A path, as a str or a Path (left as given), that the system can look up."""
-    if not isinstance(value, str | os.PathLike) or not isinstance(os.fspath(value), str):
-        raise WrongType(f"{name} must be a path (a str or a pathlib.Path), not {_shown(value)}")
-    _reachable(option(name), os.fspath(value))
-    return value
-
-
-def _maybe_path(name: str, value: Any) -> str | os.PathLike[str] | None:
-    return None if value is None else _path(name, value)
-
-
-def _reachable(name: str, path: str, system: bool = True) -> None:
-    """Refuse a path (name: as the caller calls it) that no file can have: a NUL in it, a name that is not
-    UTF-8 (every path given is written into the results, which are UTF-8 text), or (system) one too long
-    for this system. The OSError or ValueError these give later names no parameter."""
-    if "\0" in path:
-        raise UsageError(f"{name} {_opening(path, 60)} holds a NUL character, which no file name can hold")
-    found = _SURROGATE.search(path)
-    if found:
-        raise UsageError(
-            f"{name} {_opening(path, 60)} is not UTF-8 text (U+{ord(found.group()):04X} is Python's stand-in "
-            "for a byte that is not UTF-8), and the paths given are written into the results, which are "
-            "UTF-8: rename the file or folder, or link it under a UTF-8 name (ln -s)"
-        )
-    if not system:
-        return
-    try:
-        os.stat(path)
-    except OSError as e:  # only a path no system call can take: a missing file is for its user to say
-        if e.errno == errno.ENAMETOOLONG or getattr(e, "winerror", None) in (123, 206):
-            raise UsageError(
-                f"{name} {_opening(path, 60)} is not a path this system can use ({e.strerror}); give a "
-                "shorter one"
-            ) from None
-    except ValueError:  # a path this platform refuses outright
-        raise UsageError(f"{name} {_opening(path, 60)} is not a path this system can use") from None
-
-
-def _reporter(name: str, value: Any) -> Reporter | None:
-    """What shows notes and progress: anything with note() and progress(), as gpt2emb.report.Reporter."""
-    if value is None or all(callable(getattr(value, m, None)) for m in ("note", "progress")):
-        return value  # type: ignore[no-any-return]
-    raise WrongType(
-        f"{name} must be a Reporter (note() and progress(), as gpt2emb.report.QuietReporter() has), not "
-        f"{_shown(value)}"
-    )
-
-
-def _one_of(kind: type[Enum]) -> Callable[[str, Any], Enum]:
-    return lambda name, value: _choice(kind, value, name)
-
-
-_CHECKS: dict[str, Callable[[str, Any], Any]] = {
-    **dict.fromkeys(("exact", "full", "truncate", "keep_query", "keep_inputs", "whole_words", "fold"), _flag),
-    "k": _count,
-    "cells": _count,
-    "restrict": _maybe_count,
-    "limit": _maybe_count,
-    "among": _maybe_path,
-    "png": _maybe_path,
-    "out": _path,
-    "text": _text,
-    "a": _text,
-    "b": _text,
-    "c": _text,
-    "pool": _one_of(Pool),
-    "method": _one_of(Method),
-    "fmt": _one_of(Format),
-    "table": _one_of(Table),
-    "reporter": _reporter,
-}  # words, questions and positions: each method's own (_listed, _blocks_of, Embeddings.positions)
-
-Checked = TypeVar("Checked")
-
-
-def _checked(method: Callable[..., Checked]) -> Callable[..., Checked]:
-    """method, its parameters checked (and counts, flags, choices made plain) by _CHECKS first."""
-    signature = inspect.signature(method)
-
-    @functools.wraps(method)
-    def call(*args: Any, **kwargs: Any) -> Checked:
-        bound = signature.bind(*args, **kwargs)  # a missing or unknown argument: Python's own TypeError
-        for name, value in bound.arguments.items():
-            check = _CHECKS.get(name)
-            if check is not None:
-                bound.arguments[name] = check(name, value)
-        return method(*bound.args, **bound.kwargs)
-
-    return call
-
-
-Handle = TypeVar("Handle", bound=type)
-
-
-def _contract(cls: Handle) -> Handle:
-    """Every public method of the class, checked at its entry (see _checked)."""
-    for name, member in list(vars(cls).items()):
-        if not name.startswith("_") and inspect.isfunction(member):
-            setattr(cls, name, _checked(member))
-    return cls
-
-
 def open_embeddings(
-    model: str = registry.DEFAULT_MODEL, revision: str | None = None, reporter: Reporter | None = None
+    model: str | os.PathLike[str] = registry.DEFAULT_MODEL,
+    revision: str | None = None,
+    reporter: Reporter | None = None,
 ) -> Embeddings:
     """A handle on one model's embeddings, for notebooks and scripts: `gpt2emb.open("gpt2")`. Its cache
     entry is opened and checked once, here (fetched on first use); every call then answers from it."""
+    if isinstance(model, os.PathLike) and isinstance(os.fspath(model), str):
+        model = os.fspath(model)  # a folder as a pathlib.Path
     if not isinstance(model, str):
-        raise WrongType(f"model must be a str (gpt2, xl, a Hub repo id, a folder), not {_shown(model, 40)}")
+        raise WrongType(
+            f"model must be a str (gpt2, xl, a Hub repo id, a folder) or a folder's pathlib.Path, not "
+            f"{contract.shown(model, 40)}"
+        )
     # a name, or a folder's path: one too long for a folder is no model the registry knows (exit 3), as a name
     # no Hub repo can have is
-    _reachable(option("model"), model, system=False)
+    contract.reachable(option("model"), model, system=False)
     if revision is not None:
-        _text("revision", revision)
-    reporter = _reporter("reporter", reporter)
+        contract.text("revision", revision)
+    reporter = contract.reporter("reporter", reporter)
     return Embeddings(*load(model, reporter, revision), reporter)
 
 
@@ -361,7 +204,7 @@ Prepared = TypeVar("Prepared")
 Answer = TypeVar("Answer")
 
 
-@_contract
+@contract.enforced
 class Embeddings:
     """One model's token and position rows, opened once. Each method answers as the command of its name does
     (position_map as `positions --heatmap`) and returns the same result object as that command's --json
@@ -404,7 +247,7 @@ class Embeddings:
     ) -> VectorResult:
         """The raw row of wte for each word, with its norm, mean, std, min and max."""
         return VectorResult(
-            self.name, tuple(self._vectors([self._query(w, exact, pool) for w in _listed(words)]))
+            self.name, tuple(self._vectors([self._query(w, exact, pool) for w in contract.words_of(words)]))
         )
 
     def neighbors(
@@ -423,7 +266,13 @@ class Embeddings:
         of words; restrict, the first N ids; whole_words; fold: one row per word, its forms together)."""
         restriction = self._restriction(among, restrict, whole_words, exact)
         return self._neighbors_result(
-            _listed(words), k, exact, _choice(Pool, pool, "pool"), keep_query, restriction, fold
+            contract.words_of(words),
+            k,
+            exact,
+            contract.choice(Pool, pool, "pool"),
+            keep_query,
+            restriction,
+            fold,
         )
 
     def analogy(
@@ -442,15 +291,15 @@ class Embeddings:
     ) -> AnalogyResult:
         """A is to B as C is to what: the k best tokens (of the candidates, as for neighbors), and where each
         input itself ranks."""
-        a, b, c = _listed([a, b, c])
+        a, b, c = contract.words_of([a, b, c])
         restriction = self._restriction(among, restrict, whole_words, exact)
         return self._analogy_result(
             (a, b, c),
             k,
             exact,
-            _choice(Pool, pool, "pool"),
+            contract.choice(Pool, pool, "pool"),
             keep_inputs,
-            _choice(Method, method, "method"),
+            contract.choice(Method, method, "method"),
             restriction,
         )
 
@@ -458,7 +307,7 @@ class Embeddings:
         self, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> SimilarityResult:
         """The cosine of every pair of words, and each word's norm."""
-        words = _listed(words)
+        words = contract.words_of(words)
         _check_matrix(len(words))
         return self._similarity([self._aimed(w, exact, pool) for w in words])
 
@@ -467,10 +316,10 @@ class Embeddings:
         given: Any = [positions] if isinstance(positions, numbers.Integral | str) else positions
         if isinstance(given, np.ndarray) and given.ndim == 1:  # np.arange(5): numbers, as a list's are
             given = given.tolist()
-        listed = [_whole(p) for p in given] if isinstance(given, Sequence) else None
+        listed = [contract.whole(p) for p in given] if isinstance(given, Sequence) else None
         if listed is None or not all(isinstance(p, int | str) and not isinstance(p, bool) for p in listed):
             raise WrongType(
-                f"positions are whole numbers or ranges such as '0-5', not {_shown(positions, 40)}"
+                f"positions are whole numbers or ranges such as '0-5', not {contract.shown(positions, 40)}"
             )
         spans = _spans([str(p) for p in listed])
         m = self.model
@@ -506,7 +355,7 @@ class Embeddings:
         m, vocab = self.model, self.vocab
         ids = vocab.tokenize(text)
         if not ids:  # a WordPiece tokenizer drops white space and control characters
-            raise UsageError(f"the text {_opening(text)} is no tokens at all in {m.name}: type some words")
+            raise UsageError(f"the text {quote(text, 80)} is no tokens at all in {m.name}: type some words")
         limit = _length_limit(m)
         notes = []
         if limit is None:
@@ -577,7 +426,11 @@ class Embeddings:
         """One table's rows to word2vec files (fmt "word2vec", "word2vec-binary") or to a folder of the
         Embedding Projector's files ("projector"), in token-id (or position) order: whole words only with
         whole_words, then the first `limit`."""
-        fmt, table, limit = _choice(Format, fmt, "format"), _choice(Table, table, "table"), _whole(limit)
+        fmt, table, limit = (
+            contract.choice(Format, fmt, "format"),
+            contract.choice(Table, table, "table"),
+            contract.whole(limit),
+        )
         path = _export_target(fmt, out, table, limit, whole_words)
         if table is Table.wpe:
             _check_position_table(self.model, "export")
@@ -593,7 +446,7 @@ class Embeddings:
         self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> batch.Answers[VectorItem]:
         """Each word's row, as `vector` gives it, one VectorItem (or batch.Failed) per word."""
-        return self._each_vector(_blocks_of(words), exact, pool)
+        return self._each_vector(contract.blocks_of(words), exact, pool)
 
     def each_neighbors(
         self,
@@ -610,7 +463,13 @@ class Embeddings:
         """Each word's nearest tokens, as `neighbors` gives them: a NeighborsItem or a batch.Failed each."""
         restriction = self._restriction(among, restrict, whole_words, exact)
         return self._each_neighbors(
-            _blocks_of(words), k, exact, _choice(Pool, pool, "pool"), keep_query, restriction, fold
+            contract.blocks_of(words),
+            k,
+            exact,
+            contract.choice(Pool, pool, "pool"),
+            keep_query,
+            restriction,
+            fold,
         )
 
     def each_analogy(
@@ -628,16 +487,16 @@ class Embeddings:
         """Each question `A B C` (white space between the words), answered as `analogy A B C` is: one
         AnalogyResult (or batch.Failed) per question."""
         restriction = self._restriction(among, restrict, whole_words, exact)
-        pool, method = _choice(Pool, pool, "pool"), _choice(Method, method, "method")
+        pool, method = contract.choice(Pool, pool, "pool"), contract.choice(Method, method, "method")
         return self._each_analogy(
-            _blocks_of(questions, "questions"), k, exact, pool, keep_inputs, method, restriction
+            contract.blocks_of(questions, "questions"), k, exact, pool, keep_inputs, method, restriction
         )
 
     def each_similarity(
         self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> tuple[SimilarityResult | None, list[batch.Failed]]:
         """One matrix of every word that has a row (None for fewer than two); the words that fail, apart."""
-        return self._each_similarity(_blocks_of(words), exact, pool)
+        return self._each_similarity(contract.blocks_of(words), exact, pool)
 
     def _each_vector(
         self, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool | str
@@ -660,7 +519,7 @@ class Embeddings:
     # ------------------------------------------------------------------ the work, for both
 
     def _query(self, word: str, exact: bool, pool: Pool | str) -> Query:
-        return self.vocab.query(word, exact, _choice(Pool, pool, "pool"))
+        return self.vocab.query(word, exact, contract.choice(Pool, pool, "pool"))
 
     def _aimed(self, word: str, exact: bool, pool: Pool | str) -> Aimed:
         q = self._query(word, exact, pool)
@@ -744,7 +603,7 @@ class Embeddings:
         def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
             words = text.split()
             if len(words) != 3:
-                raise UsageError(f"{_opening(text)} is not three words A B C, as in: king man woman")
+                raise UsageError(f"{quote(text, 80)} is not three words A B C, as in: king man woman")
             return self._question((words[0], words[1], words[2]), exact, pool)
 
         answers = _each(blocks, question, lambda qs: self._analogies(qs, k, keep_inputs, method, allowed))
@@ -753,7 +612,7 @@ class Embeddings:
     def _restriction(
         self, among: str | Path | None, restrict: int | None, whole_words: bool, exact: bool
     ) -> candidates.Restriction | None:
-        restrict = _whole(restrict)
+        restrict = contract.whole(restrict)
         if restrict is not None and (not isinstance(restrict, int) or isinstance(restrict, bool)):
             raise UsageError(f"restrict is a number of token ids, not {restrict!r:.40}")
         if among is not None and not isinstance(among, str | Path):
@@ -894,11 +753,6 @@ def _check_matrix(n: int) -> None:
         )
 
 
-def _opening(text: str, n: int = 80) -> str:
-    """A text as a message quotes it: its first n characters, and ... where it goes on."""
-    return quote(text[:n]) + ("..." if len(text) > n else "")
-
-
 def _check_text(text: str) -> None:
     if not text:
         raise UsageError(
@@ -911,59 +765,6 @@ def _check_text(text: str) -> None:
 # words for neighbors needs less per word: batch.BLOCK)
 RANKED = 128
 Aimed = tuple[Query, np.ndarray]  # a word's query and its vector, checked to have a direction
-
-
-def _listed(words: str | Sequence[str], name: str = "words") -> list[str]:
-    """Words as the handle takes them (a str is one word), checked to be words: a notebook gets a
-    Gpt2embError it can catch (a WrongType, also a TypeError, for a value that is no str), never an error
-    from deep inside."""
-    listed = [words] if isinstance(words, str) else list(words) if isinstance(words, Sequence) else None
-    if listed is None or not all(isinstance(w, str) for w in listed):
-        raise WrongType(f"{name} are given as a str or a list of str, not {_shown(words)}")
-    if not listed:
-        raise UsageError("give at least one word")
-    for n, w in enumerate(listed):
-        _text(name if isinstance(words, str) else f"{name}[{n}]", w)
-    return listed
-
-
-Choice = TypeVar("Choice", bound=Enum)
-
-
-def _choice(kind: type[Choice], value: Choice | str, name: str) -> Choice:
-    """An option's value as the handle takes it (the member or its name, as on the command line)."""
-    choices = ", ".join(repr(m.value) for m in kind)
-    if not isinstance(value, str):  # a StrEnum's member is a str too
-        raise WrongType(f"{name} must be one of {choices} (a str), not {_shown(value)}")
-    try:
-        return kind(value)
-    except ValueError:
-        raise UsageError(f"{value!r} is not a {name}: choose one of {choices}") from None
-
-
-def _blocks_of(words: Iterable[str], name: str = "words") -> Iterator[list[batch.Line]]:
-    """A handle's stream of words as blocks of numbered lines, as stdin's lines come (see each_vector): a
-    word that is not Unicode text fails as a line that is not UTF-8 does; an item that is no str is a
-    WrongType, when the stream reaches it."""
-    wrong = WrongType(f"{name} must be an iterable of str (a list, a file, a generator), not {_shown(words)}")
-    if isinstance(words, str | bytes):
-        raise wrong
-    try:
-        items = iter(words)
-    except TypeError:  # not iterable at all (a number; numpy's 0-d array)
-        raise wrong from None
-
-    def lines() -> Iterator[batch.Line]:
-        for number, text in enumerate(items, 1):
-            if not isinstance(text, str):
-                one = "word" if name == "words" else "question"
-                raise WrongType(f"{name} must hold only str, but {one} {number} is not a str: {_shown(text)}")
-            word = listed(text)
-            if word is not None:
-                problem = _not_unicode(word)
-                yield batch.Line(number, word, f"it is not Unicode text: {problem}" if problem else "")
-
-    return batch.blocks(lines())
 
 
 def _each(
@@ -1292,7 +1093,7 @@ def position_map(
 
 def _check_map(cells: int, png: str | Path | None) -> tuple[int, str | None]:
     """position_map's cells and png, checked (matplotlib there for a figure) before any row is read."""
-    cells = _whole(cells)
+    cells = contract.whole(cells)
     if not isinstance(cells, int) or isinstance(cells, bool) or not 2 <= cells <= 256:
         raise UsageError(f"{option('cells')} must be from 2 to 256, not {cells!r:.40}")
     if png is None:
@@ -1475,7 +1276,7 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
     from gpt2emb import heavy
 
     m, vocab = _open_for_whole(ref, info, reporter)
-    tokens = _encode(vocab, text, m, f"--grad {_opening(text, 40)}")
+    tokens = _encode(vocab, text, m, f"--grad {quote(text, 40)}")
     if len(tokens) < 2:
         raise UsageError(
             f"--grad {quote(text)} is {len(tokens)} token: the loss predicts each next token from the ones "
@@ -1642,7 +1443,7 @@ def _find(vocab: Vocab, q: Query, sentence: str, n: int, m: cache.Model) -> Cont
     if not starts:
         shown = " ".join(quote(t.token) for t in tokens[:16]) + (" ..." if len(tokens) > 16 else "")
         raise UsageError(
-            f"{_pieces(vocab, q.ids)} is not in sentence {n} ({_opening(sentence)}), whose tokens are "
+            f"{_pieces(vocab, q.ids)} is not in sentence {n} ({quote(sentence, 80)}), whose tokens are "
             f"{shown}: the word counts as in running text (as its tokens above), in the same case, and not "
             "as part of a longer word"
         )

@@ -21,6 +21,7 @@ from gpt2emb import output
 from gpt2emb.choices import DType, Format, Method, Pool, Rule, Table
 from gpt2emb.errors import (
     COMMAND_LINE,
+    LONE_SURROGATE,
     BadModel,
     DamagedEntry,
     ExitCode,
@@ -113,11 +114,6 @@ class App(TyperGroup):
         return code
 
 
-# what Python makes of argv bytes that are not UTF-8 (surrogateescape: byte 0xff is U+DCFF), and any other
-# lone surrogate (Windows' command line is UTF-16, whose halves can come unpaired)
-_NOT_UTF8 = re.compile("[\ud800-\udfff]")
-
-
 def _check_utf8(argv: list[str]) -> None:
     """Refuse an argument that is not UTF-8 text, in the words stdin's lines get (exit 2), before anything
     reads it: no tokenizer takes such text, and no JSON holds it. Paths too, though POSIX allows any bytes
@@ -130,7 +126,7 @@ def _check_utf8(argv: list[str]) -> None:
             raise UsageError(
                 f"the argument {_escaped(arg)} holds a NUL character, which no argument can hold"
             )
-        found = _NOT_UTF8.search(arg)
+        found = LONE_SURROGATE.search(arg)
         if found:
             byte = len(arg[: found.start()].encode("utf-8")) + 1  # the bytes before it are whole characters
             raise UsageError(

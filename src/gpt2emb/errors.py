@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import re
 from enum import IntEnum
 
 
@@ -102,3 +103,20 @@ class DamagedEntry(BadModel):
     """A cache entry whose bytes no longer match the checksums written with it."""
 
     kind = "damaged_cache"
+
+
+# what Python makes of a byte that is not UTF-8 (surrogateescape: byte 0xff is U+DCFF), and any other lone
+# surrogate (Windows' command line is UTF-16, whose halves can come unpaired): no character, and no tokenizer
+# takes it, nor JSON holds it
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def not_unicode(text: str) -> str | None:
+    """Why a str is no Unicode text (its first lone surrogate), or None."""
+    found = LONE_SURROGATE.search(text)
+    if found is None:
+        return None
+    return (
+        f"it holds U+{ord(found.group()):04X}, a lone surrogate (Python's stand-in for a byte that is not "
+        "UTF-8); decode the bytes as UTF-8 first"
+    )

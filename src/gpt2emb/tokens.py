@@ -23,7 +23,7 @@ from typing import Any
 from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
-from gpt2emb.errors import UsageError, option
+from gpt2emb.errors import UsageError, not_unicode, option
 from gpt2emb.families import Words
 from gpt2emb.forms import Forms
 
@@ -32,8 +32,6 @@ BYTE_LEVEL = Words()
 MAX_WORD_CHARS = 1000
 MAX_PIECES = 8  # a "word" of more tokens than this is a phrase or noise: the mean of its rows says little
 ADDED_FILE = "added.json"
-# what Python makes of a byte that is not UTF-8 (surrogateescape): no character, and no tokenizer takes it
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -51,8 +49,11 @@ def display(piece: str) -> str:
     return BYTE_LEVEL.text(piece)
 
 
-def quote(text: str) -> str:
-    """A token or word in double quotes, so a leading space shows; control characters are escaped."""
+def quote(text: str, n: int | None = None) -> str:
+    """A token or word in double quotes, so a leading space shows; control characters are escaped. With n,
+    its first n characters, and ... where it goes on (a text in a message)."""
+    if n is not None and len(text) > n:
+        return quote(text[:n]) + "..."
     escaped = "".join(
         ch
         if ch.isprintable() or ch == " "
@@ -254,11 +255,9 @@ class Vocab:
 
     def tokenize(self, text: str) -> tuple[int, ...]:
         """A whole text's ids exactly as the tokenizer makes them: as typed, special tokens in it kept."""
-        if _LONE_SURROGATE.search(text):  # the tokenizer would fail with a TypeError that says nothing
-            raise UsageError(
-                f"{quote(text[:40])} is not Unicode text: it holds a lone surrogate (Python's stand-in for a "
-                "byte that is not UTF-8); decode the bytes as UTF-8 first"
-            )
+        problem = not_unicode(text)
+        if problem:  # the tokenizer would fail with a TypeError that says nothing
+            raise UsageError(f"{quote(text, 40)} is not Unicode text: {problem}")
         whole = self.words.whole(text) if self._shortcut else None
         if whole is not None:  # a dictionary lookup, no tokenizer
             found = self._id_of(whole)
