@@ -405,6 +405,7 @@ def test_windows_device_names() -> None:
         ("NUL", "NUL"),
         ("nul", "NUL"),
         ("NUL.txt", "NUL"),
+        ("nul:", "NUL"),
         ("con.png", "CON"),
         ("Com1", "COM1"),
         ("lpt9.tar.gz", "LPT9"),

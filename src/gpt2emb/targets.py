@@ -27,8 +27,8 @@ LOOP = "it is a symbolic link that leads round in a loop; give another path"
 
 
 def windows_device(name: str) -> str | None:
-    """The device a file name stands for on Windows (NUL for nul.txt or 'NUL .txt'), or None."""
-    device = name.partition(".")[0].rstrip(" ").upper()
+    """The device a file name stands for on Windows (NUL for nul.txt, 'NUL .txt' or nul:), or None."""
+    device = name.partition(".")[0].partition(":")[0].rstrip(" ").upper()
     return device if device in DEVICES else None
 
 
