@@ -19,7 +19,7 @@ from gpt2emb import limits
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError, option
 from gpt2emb.results import Candidates
-from gpt2emb.tokens import Vocab, check_word, listed_words, quote
+from gpt2emb.tokens import Vocab, check_word, listed, quote
 
 SPLIT_SHOWN = 5  # split words named in the note; the JSON lists them all
 
@@ -69,7 +69,7 @@ def _shown(path: str) -> str:
 
 
 def _read_words(path: str, exact: bool, specials: re.Pattern[str] | None) -> list[tuple[int, str]]:
-    """The words of a word-list file (UTF-8, one per line; see tokens.listed_words), each checked as a word
+    """The words of a word-list file (UTF-8, one per line; see tokens.listed), each checked as a word
     typed on the command line is; a problem is named with its line."""
     shown = _shown(path)
     data = limits.read(path, shown, "a word list")
@@ -78,7 +78,16 @@ def _read_words(path: str, exact: bool, specials: re.Pattern[str] | None) -> lis
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise UsageError(f"{shown}, line {line}: not UTF-8 text; save the file as UTF-8") from None
-    words = list(listed_words(text.splitlines()))
+    # each word once, at its first line: a list may repeat its words millions of times (the line numbers of
+    # the distinct lines found at C speed: the pairs reversed, so each line's first number is written last)
+    lines = text.splitlines()
+    distinct = dict(zip(reversed(lines), range(len(lines), 0, -1), strict=True))
+    first: dict[str, int] = {}
+    for raw, number in sorted(distinct.items(), key=lambda item: item[1]):
+        word = listed(raw)
+        if word is not None:
+            first.setdefault(word, number)
+    words = [(number, word) for word, number in first.items()]
     for line, word in words:
         try:
             check_word(word, exact, specials)
