@@ -398,6 +398,7 @@ class Embeddings:
             )
         )
         m.check_rows(kept, range(len(kept)) if limit is not None else ())
+        notes += _overflowed(rows)
         h0 = tuple(_floats(r) for r in rows.h0) if full else None
         return InputResult(
             m.name,
@@ -1105,6 +1106,21 @@ def _check_map(cells: int, png: str | Path | None) -> tuple[int, str | None]:
     plot.check_available()
     plot.figure_target(png).real()  # a device, FIFO, socket or folder there is refused before any fetch
     return cells, str(png)
+
+
+def _overflowed(rows: ops.InputRows) -> list[str]:
+    """A note for the positions whose rows are finite but add up past float32 (two rows near 3e38): the
+    null there is the model's own input, not a broken row."""
+    finite = np.isfinite(rows.wte_norm) & (True if rows.wpe_norm is None else np.isfinite(rows.wpe_norm))
+    past = np.flatnonzero(finite & ~np.isfinite(rows.sum_norm))
+    if not len(past):
+        return []
+    where = ", ".join(str(int(p)) for p in past[:5]) + (", ..." if len(past) > 5 else "")
+    return [
+        f"at position{'s' if len(past) > 1 else ''} {where} the rows are finite, but their sum is past "
+        "float32's largest number (3.4e38): the model adds them in float32, so its input there is not a "
+        "finite number"
+    ]
 
 
 def _floats(values: np.ndarray) -> tuple[float, ...]:

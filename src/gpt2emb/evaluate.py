@@ -523,30 +523,32 @@ def constant(x: np.ndarray) -> bool:
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Pearson's r, from the two lists standardised first (`_standard`), so that scores at any scale give
-    the r of the same scores scaled down: 1e308, -1e308, 5e307 give what 1, -1, 0.5 give, where squaring
-    them overflows. None when undefined: a value that is not finite, or a list holding one value repeated."""
-    a, b = _standard(x), _standard(y)
+    """Pearson's r = (x . y) / sqrt((x . x)(y . y)) of the two lists centred (`_centred`), so that scores at
+    any scale give the r of the same scores scaled down: 1e308, -1e308, 5e307 give what 1, -1, 0.5 give, where
+    squaring them overflows. A list with itself gives 1.0 exactly (the square root of a square is the number
+    back), so identical rankings have a spearman of 1.0. None when undefined: a value that is not finite, or
+    a list holding one value repeated."""
+    a, b = _centred(x), _centred(y)
     if a is None or b is None:
         return None
-    return float(np.clip(a @ b, -1.0, 1.0))  # two unit vectors: rounding alone takes |r| past 1
+    # |r| <= 1 in exact numbers; rounding alone takes it past
+    return float(np.clip((a @ b) / math.sqrt((a @ a) * (b @ b)), -1.0, 1.0))
 
 
-def _standard(x: np.ndarray) -> np.ndarray | None:
-    """x centred and of length 1 (its z-scores over sqrt(n)), in float64, or None when that is undefined.
+def _centred(x: np.ndarray) -> np.ndarray | None:
+    """x less its mean, in float64 and scaled, or None when it has no direction (r is undefined then).
 
     Scaled first by the power of two at or above its largest magnitude: exact, and after it no square or sum
     can overflow, nor can the centred values all round to zero when the values differ (their least
-    difference is far above float64's smallest normal number then), so a list that is not one value repeated
-    always has a direction."""
+    difference is far above float64's smallest normal number then, and so is the product of two sums of
+    squares), so a list that is not one value repeated always has a direction."""
     x = np.asarray(x, dtype=np.float64)
     if len(x) < 2 or not np.isfinite(x).all() or constant(x):
         return None
     _, exponent = np.frexp(np.abs(x).max())
     x = np.ldexp(x, -int(exponent))  # within (-1, 1)
     x -= x.mean()
-    length = float(np.sqrt(x @ x))
-    return x / length if length > 0 else None
+    return x if x @ x > 0 else None
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:

@@ -19,10 +19,12 @@ def query_vector(wte: np.ndarray, query: Query) -> np.ndarray:
 
 
 def pooled(rows: np.ndarray, pool: Pool) -> np.ndarray:
-    """One vector for a word's rows (its pieces'): the first row, or their mean."""
+    """One vector for a word's rows (its pieces'): the first row, or their mean, summed in float64 (a float32
+    sum of rows of 3e38 overflows, though their mean is a float32 number)."""
     if pool is Pool.first or len(rows) == 1:
         return np.array(rows[0])
-    return np.asarray(rows.mean(axis=0), dtype=np.float32)
+    with np.errstate(invalid="ignore"):  # inf and -inf pieces: a mean of NaN, as the row is broken
+        return np.asarray(rows.mean(axis=0, dtype=np.float64), dtype=np.float32)
 
 
 # Scores against all of wte come in two steps. A fast pass, float32 matrix products for every query at once,
@@ -345,9 +347,24 @@ def analogy_vectors(a: np.ndarray, b: np.ndarray, c: np.ndarray, method: Method)
     """
     if method is Method.cosmul:
         return [a, b, c]
-    if method is Method.cosadd:
-        a, b, c = (v / max(norm(v), 1e-30) for v in (a, b, c))
-    return [(a - b + c).astype(np.float32)]
+    if method is Method.cosadd:  # in float64: the norm of a row near float32's largest numbers is past it
+        a, b, c = (np.asarray(v, dtype=np.float64) / n if (n := norm(v)) > 0 else v for v in (a, b, c))
+        return [_in_float32(a - b + c)]
+    with np.errstate(over="ignore"):
+        v = a - b + c  # the lab's arithmetic, in float32
+    # rows near 3e38: the sum is past float32, and the vector is taken in float64
+    if not np.isfinite(v).all():
+        v = np.asarray(a, dtype=np.float64) - b + c
+    return [_in_float32(v)]
+
+
+def _in_float32(v: np.ndarray) -> np.ndarray:
+    """v as float32, scaled by a power of two when its norm is outside _SAFE: a cosine does not change with
+    the length of v, and then v fits in float32 and its fast scores have a bound."""
+    n = norm(v)
+    if n > 0 and not _SAFE[0] <= n <= _SAFE[1]:
+        v = np.ldexp(v, -int(np.frexp(n)[1]))  # exact: only the exponents change
+    return v.astype(np.float32)
 
 
 def analogy_of(rankings: list[Ranking], method: Method) -> Ranking:
@@ -382,6 +399,8 @@ def cosine_matrix(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 for r, n in zip(rows64, norms, strict=True)
             ]
         )
+    broken = ~np.isfinite(norms)  # NaN fails `> 0` above and would read as a zero row's 0
+    matrix[broken, :] = matrix[:, broken] = np.nan
     return _within_one(matrix), norms
 
 
@@ -389,7 +408,9 @@ def all_cosines(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The cosine matrix of a whole table by one matrix product (fast; for pictures of all rows at once)."""
     rows64 = np.asarray(rows, dtype=np.float64)
     norms = np.linalg.norm(rows64, axis=1)
-    unit = rows64 / np.where(norms > 0, norms, 1.0)[:, None]
+    with np.errstate(invalid="ignore"):  # a row of inf: inf / inf, NaN, as its every cosine is
+        unit = rows64 / np.where(norms > 0, norms, 1.0)[:, None]
+    unit[~np.isfinite(norms)] = np.nan  # a row of NaN and inf, whose norm is inf, gives no number either
     return _within_one(unit @ unit.T), norms
 
 
@@ -403,22 +424,31 @@ def block_means(matrix: np.ndarray, cells: int) -> np.ndarray:
 
 
 def principal_components(rows: np.ndarray, k: int) -> np.ndarray:
-    """The projection of each (centred) row on the first k principal directions: shape (len(rows), k)."""
-    centred = np.asarray(rows, dtype=np.float64) - np.mean(rows, axis=0)
-    u, s, _ = np.linalg.svd(centred, full_matrices=False)
-    result: np.ndarray = u[:, :k] * s[:k]
+    """The projection of each (centred) row on the first k principal directions: shape (len(rows), k). Those
+    of the rows of finite numbers: a row holding NaN or inf has no place among them (NaN), and would leave
+    the decomposition nothing to converge on."""
+    x = np.asarray(rows, dtype=np.float64)
+    finite = np.isfinite(x).all(axis=1)
+    result = np.full((len(x), k), np.nan)
+    if finite.any():
+        centred = x[finite] - x[finite].mean(axis=0)
+        u, s, _ = np.linalg.svd(centred, full_matrices=False)
+        result[finite, : min(k, len(s))] = u[:, :k] * s[:k]
     return result
 
 
 def vector_stats(v: np.ndarray) -> dict[str, float]:
+    """A row's norm, mean, spread and ends, in float64; NaN (shown as null) for a figure a row holding NaN
+    or inf has no number for (the spread of inf is inf - inf)."""
     v64 = v.astype(np.float64)
-    return {
-        "norm": norm(v64),  # the norm every cosine here divides by
-        "mean": float(v64.mean()),
-        "std": float(v64.std()),
-        "min": float(v64.min()),
-        "max": float(v64.max()),
-    }
+    with np.errstate(invalid="ignore"):
+        return {
+            "norm": norm(v64),  # the norm every cosine here divides by
+            "mean": float(v64.mean()),
+            "std": float(v64.std()),
+            "min": float(v64.min()),
+            "max": float(v64.max()),
+        }
 
 
 # ---------------------------------------------------------------- the model's input; whole tables' shape
@@ -454,15 +484,18 @@ def input_rows(
 ) -> InputRows:
     tokens = np.asarray(wte[list(ids)], dtype=np.float32)
     places = None if wpe is None else np.asarray(wpe[: len(ids)], dtype=np.float32)
-    total = tokens if places is None else tokens + places
-    if type_row is not None:
-        total = total + type_row
-    h0 = total
-    if norm is not None:  # LayerNorm over each row, in float64, as torch's up to float32 rounding
-        t = total.astype(np.float64)
-        centred = t - t.mean(axis=1, keepdims=True)
-        scaled = centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True) + eps)
-        h0 = (scaled * norm[0] + norm[1]).astype(np.float32)
+    # the model adds in float32: two rows near 3e38 make inf there, and h0 shows it (no warning); a row of
+    # NaN or inf makes NaN in the layer norm, as the model's own
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = tokens if places is None else tokens + places
+        if type_row is not None:
+            total = total + type_row
+        h0 = total
+        if norm is not None:  # LayerNorm over each row, in float64, as torch's up to float32 rounding
+            t = total.astype(np.float64)
+            centred = t - t.mean(axis=1, keepdims=True)
+            scaled = centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True) + eps)
+            h0 = (scaled * norm[0] + norm[1]).astype(np.float32)
     wte_norm = _norm_of(tokens)
     if places is None:
         return InputRows(h0, wte_norm, None, _norm_of(total), _norm_of(h0), None)

@@ -70,9 +70,21 @@ def split(tokens: tuple[Token, ...]) -> Text:
     return Text(shown)
 
 
+# Past this magnitude a number is shown as 3.0000e+38: a row near float32's largest numbers, shown in full,
+# is 40 digits wide, and rich fits a table to the console by cropping its cells (and dropping columns).
+_FIXED_BELOW = 1e6
+
+
 def _num(x: float, digits: int = 4) -> str:
+    if abs(x) >= _FIXED_BELOW and math.isfinite(x):
+        return f"{x:.{digits}e}"
     shown = f"{x:.{digits}f}"
     return shown[1:] if shown.startswith("-") and not float(shown) else shown  # -1e-17 is 0.0000, not -0.0000
+
+
+def _signed(x: float) -> str:
+    """A number of a row, signed, as the lists of a row's numbers show it."""
+    return f"{x:+.4e}" if abs(x) >= _FIXED_BELOW and math.isfinite(x) else f"{x:+.4f}"
 
 
 class _SimpleHead(box.Box):
@@ -233,7 +245,7 @@ def _(result: VectorResult, dims: int | None) -> RenderableType:
         stats = [_num(getattr(item, f)) for f in ("norm", "mean", "std", "min", "max")]
         shown = item.vector if dims is None else item.vector[:dims]
         more = len(item.vector) - len(shown)
-        numbers = f"[{', '.join(f'{x:+.4f}' for x in shown)}]" + (
+        numbers = f"[{', '.join(map(_signed, shown))}]" + (
             f"  ... ({more} more{spelt('; --full', ' in .vector')})" if more else ""
         )
         parts += _notes([item.note])
@@ -478,8 +490,14 @@ class _Shaded:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         shades = _ASCII_SHADES if options.ascii_only else _SHADES
-        cells = ((shades[level] * 2, style) for level, style in map(_cell, self.values))
-        yield Text.assemble(self.before, *cells, self.after)
+
+        def cell(v: float) -> tuple[str, str]:
+            if math.isnan(v):  # no number: no shade (min and max would make NaN the shade of +1)
+                return "??", ""
+            level, style = _cell(v)
+            return shades[level] * 2, style
+
+        yield Text.assemble(self.before, *map(cell, self.values), self.after)
 
 
 @view.register
@@ -496,6 +514,8 @@ def _(result: HeatmapResult, dims: int | None) -> RenderableType:
     lines += [_Shaded(f"{round(i * result.block):>{width}} ", row) for i, row in enumerate(result.matrix)]
     legend = _Shaded(" " * width + " -1 ", [v / 4 for v in range(-4, 5)], " +1")
     lines += [Text(""), legend]
+    if any(math.isnan(v) for row in result.matrix for v in row):
+        lines.append(Text("??: a block holding a row of NaN or infinite values, which has no cosine"))
     if result.png:
         lines.append(Text(f"figure written to {result.png}"))
     return Group(*lines)
@@ -797,9 +817,7 @@ def _(result: InputResult, dims: int | None) -> RenderableType:
     if result.h0 is not None:
         width = len(str(n - 1))
         parts.append(Text("h0, every number:", style="bold"))
-        parts += [
-            Text(f"{p:>{width}} [{', '.join(f'{x:+.4f}' for x in row)}]") for p, row in enumerate(result.h0)
-        ]
+        parts += [Text(f"{p:>{width}} [{', '.join(map(_signed, row))}]") for p, row in enumerate(result.h0)]
     return Group(*parts)
 
 
@@ -835,9 +853,12 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
     by_norm_wte = _table(
         "wte rows of smallest and largest norm", "smallest id> norm> largest id> norm>", _extremes(wte)
     )
-    notes = _notes(list(result.notes))
+    notes = list(result.notes)
+    if cross is not None and None in (cross.mean_abs_cosine, cross.max_abs_cosine):
+        # the reading says why content against position has no figures: the note on them would say it again
+        notes = [n for n in notes if not n.startswith("wte_vs_wpe:")]
     if wpe is None or cross is None:
-        return Group(summary, by_norm_wte, Text(result.reading), *notes)
+        return Group(summary, by_norm_wte, Text(result.reading), *_notes(notes))
     by_norm_wpe = _table(
         "wpe rows of smallest and largest norm",
         ["smallest position>", "norm>", "largest position>", "norm>"],
@@ -857,7 +878,9 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
     title = f"content against position: every wte row with every wpe row ({cross.pairs:,} pairs)"
     content = _table(title, "_ |cosine|>", cross_rows)
     formula = f"random directions: {cross.random_formula} = {math.sqrt(2 / (math.pi * d)):.4f}\n"
-    return Group(summary, by_norm_wte, by_norm_wpe, content, Text(formula), Text(result.reading), *notes)
+    return Group(
+        summary, by_norm_wte, by_norm_wpe, content, Text(formula), Text(result.reading), *_notes(notes)
+    )
 
 
 def _at(shares: tuple[float | None, ...], k: int) -> float | None:
