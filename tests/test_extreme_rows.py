@@ -245,10 +245,6 @@ def test_numbers_near_float32s_largest_fit_their_table(folders: dict[str, Path])
     assert "[-3.0000e+38, -0.0000," in shown.stdout  # -3e38 times 0: -0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the cache's norm check takes a norm past float32 (stored as inf) for damage: hB-cache.py.diff",
-)
 def test_rows_whose_norm_is_past_float32_are_legal(sweep: dict[str, list[Any]], tiny: Tiny) -> None:
     """Their norm is past float32, where the cache keeps norms: no damage (every command said the cache was,
     and to run gpt2emb cache verify --repair). The analogy is that of the vectors in float64."""

@@ -1150,7 +1150,7 @@ def tying(
     tie = family.tied(info.config)
     saved = shape.vocab_size * shape.d_model
     checks = [Check("config", tie, f"config.json: tie_word_embeddings = {str(tie).lower()}")]
-    same, n_params = heavy.meta_model_ties(info.config, family.classes)
+    same, n_params = heavy.meta_model_ties(info.config, family.classes, checkpoint.config_label(ref))
     output, table = family.lm_names
     checks.append(
         Check(
@@ -1205,7 +1205,9 @@ def tying(
         gradient = _gradient(ref, info, grad, reporter)
     comparison = _compare(ref, info, own, reporter) if compare and own is not None else None
     if load_model:
-        equal, pa, pb = heavy.loaded_model_ties(_weights_folder(ref, info, reporter), family.classes)
+        equal, pa, pb = heavy.loaded_model_ties(
+            _weights_folder(ref, info, reporter), family.classes, checkpoint.config_label(ref)
+        )
         checks.append(
             Check(
                 "loaded_model",
@@ -1300,7 +1302,7 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
         )
     ids = tuple(t.id for t in tokens)
     loss, by_input, by_output, tied = heavy.lm_gradients(
-        _weights_folder(ref, info, reporter), m.family.classes, ids
+        _weights_folder(ref, info, reporter), m.family.classes, ids, checkpoint.config_label(ref)
     )
 
     def touched(g: np.ndarray) -> np.ndarray:
@@ -1398,6 +1400,7 @@ def context(
         _weights_folder(ref, info, reporter),
         m.family.classes,
         [(*before, *(t.id for t in f.tokens), *after) for f in found],
+        checkpoint.config_label(ref),
     )
     static = ops.query_vector(m.wte, q)
     layers = []

@@ -120,7 +120,7 @@ class Model:
             if len(bad):
                 self._damaged(f"row {chunk[bad[0]]} of {name}.npy does not match its checksum")
             if norms is not None:
-                fresh = np.linalg.norm(rows.astype(np.float64), axis=1)
+                fresh = _row_norms(rows)  # as built: a norm past float32's range (3e38 rows) is inf there
                 # a NaN stored for a finite row is damage; a row that holds NaN has a NaN norm, as built
                 same = np.isclose(norms[chunk], fresh, rtol=NORM_RTOL, atol=0.0, equal_nan=True)
                 bad = np.flatnonzero(~same)

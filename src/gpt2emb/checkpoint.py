@@ -291,8 +291,8 @@ def _reader(ref: ModelRef, commit: str, filename: str) -> ReadRange:
 
 
 def _weights(ref: ModelRef, commit: str) -> tuple[str, dict[str, int], dict[str, str]]:
-    """The file that holds or indexes the weights, the safetensors files to read with their sizes, and the
-    index's weight map (tensor -> shard; empty for one file). A pickle checkpoint has no files to read."""
+    """The file that holds or indexes the weights, the files that hold them with their sizes (the headers of
+    safetensors files are read), and the index's weight map (tensor -> shard; empty for one file)."""
     size = _size(ref, commit, SINGLE)
     if size is not None:
         return SINGLE, {SINGLE: size}, {}
@@ -308,8 +308,9 @@ def _weights(ref: ModelRef, commit: str) -> tuple[str, dict[str, int], dict[str,
                 raise damaged(_label(ref, INDEX), f"it names {shard}, which the model does not hold")
             sizes[shard] = shard_size
         return INDEX, sizes, weight_map
-    if _size(ref, commit, PICKLE) is not None:
-        return PICKLE, {}, {}
+    size = _size(ref, commit, PICKLE)
+    if size is not None:
+        return PICKLE, {PICKLE: size}, {}
     if ref.repo is not None and hub.offline():
         raise NotCached(hub.not_cached(ref.repo))
     where = str(ref.folder) if ref.folder is not None else ref.repo
@@ -359,8 +360,14 @@ def _tensors(
 # ---------------------------------------------------------------- checkpoint info (config + headers)
 
 
+# The version of an info file (cache.checkpoint_info's record of read_info): bump it whenever read_info checks
+# more, so that an info file an older gpt2emb wrote, which may hold what is refused now, is read again.
+INFO_FORMAT = 2
+
+
 def info_to_json(info: CheckpointInfo) -> dict[str, Any]:
     return {
+        "format": INFO_FORMAT,
         "commit": info.commit,
         "config": info.config,
         "weights_file": info.weights_file,
@@ -369,6 +376,9 @@ def info_to_json(info: CheckpointInfo) -> dict[str, Any]:
 
 
 def info_from_json(ref: ModelRef, raw: dict[str, Any]) -> CheckpointInfo:
+    """An info file read back; ValueError for one of another format (then it is read from the model again)."""
+    if raw.get("format") != INFO_FORMAT:
+        raise ValueError(f"an info file of format {raw.get('format')!r}, not {INFO_FORMAT}")
     tensors = {k: TensorInfo(d, tuple(s), a, b, f) for k, (d, s, a, b, f) in raw["tensors"].items()}
     return CheckpointInfo(ref.name, ref.repo, raw["commit"], raw["config"], raw["weights_file"], tensors)
 
@@ -378,13 +388,17 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
     config_path = source_file(ref, commit, "config.json")
     if config_path is None:
         raise BadModel(f"{ref.name} has no config.json: it is not a transformers model")
-    config = read_json(config_path, _label(ref, "config.json"))
+    label = config_label(ref)
+    config = read_json(config_path, label)
     if not isinstance(config, dict):
-        raise damaged(_label(ref, "config.json"), "it is not a JSON object")
+        raise damaged(label, "it is not a JSON object")
     family = families.of_config(config, ref.name)
+    families.check_config(family, config, label)
     shape = family.shape(config, ref.name)
     weights_file, sizes, weight_map = _weights(ref, commit)
-    tensors = _tensors(ref, commit, sizes, weight_map)
+    if weights_file == PICKLE:
+        _check_zip(ref, commit)
+    tensors = _tensors(ref, commit, sizes, weight_map) if weights_file != PICKLE else {}
     for name, keys in wanted(family).items() if weights_file != PICKLE else ():  # before anything is cached
         key = find_key(tensors, keys, ref.name)
         t = tensors[key]
@@ -395,24 +409,64 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
             )
         check_shape(_label(ref, t.file), name, key, t.shape, shape)
     layers = layers_in(tensors)
+    n_layer = f"{label} says {_present(config, family.n_layer)} = {shape.n_layer}"
     if layers is not None and layers != shape.n_layer:
         raise BadModel(
-            f"{_label(ref, 'config.json')} says {family.n_layer[0]} = {shape.n_layer}, but the checkpoint "
-            f"holds {layers} blocks: the config and the weights disagree; save the model again"
+            f"{n_layer}, but the checkpoint holds {layers} blocks: the config and the weights disagree; "
+            "save the model again"
+        )
+    # where no tensor names a block (a pickle's keys are not read), the bytes still bound them: a config
+    # whose model could not fit in the files would have transformers build every block it lacks (minutes
+    # for a hundred thousand)
+    least, size = families.least_params(config, shape), sum(sizes.values())
+    if layers is None and least > 8 * size:
+        where = _label(ref, next(iter(sizes))) if len(sizes) == 1 else f"the shards of {_label(ref, INDEX)}"
+        raise BadModel(
+            f"{n_layer} and {_present(config, family.d_model)} = {shape.d_model}, a model of at least "
+            f"{least:,} parameters, but {where} holds {size:,} bytes, too few for them even at one bit "
+            "each: the config and the weights disagree; save the model again"
         )
     return CheckpointInfo(ref.name, ref.repo, commit, config, weights_file, tensors)
 
 
-# a block's tensors in every family's checkpoint: h.3.attn (GPT-2, GPT-Neo), layers.3 (Llama, NeoX),
-# layer.3 (BERT, DistilBERT)
-_BLOCK = re.compile(r"(?:^|\.)(?:h|layers|layer)\.(\d+)\.")
+def config_label(ref: ModelRef) -> str:
+    """The model's config.json as every message names it."""
+    return _label(ref, "config.json")
+
+
+def _present(config: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """The config field that gives a number, of the family's names for it (the first present wins)."""
+    return next(k for k in keys if k in config)
+
+
+_ZIP = b"PK\x03\x04"  # torch.save's format since torch 1.6: a zip archive
+
+
+def _check_zip(ref: ModelRef, commit: str) -> None:
+    """A pytorch_model.bin on this machine is torch's zip archive: the only format its weights-only loader
+    maps (mmap), and so the only one gpt2emb reads, named before its size is trusted. (One on the Hub is
+    downloaded whole when its weights are read, and checked then.)"""
+    path = _local(ref, commit, PICKLE)
+    if path is None:
+        return
+    try:
+        with path.open("rb") as f:
+            start = f.read(len(_ZIP))
+    except OSError as e:
+        raise BadModel(f"cannot read {_label(ref, PICKLE)}: {e.strerror or e}") from None
+    if start != _ZIP:
+        from gpt2emb.heavy import UNSAFE
+
+        raise BadModel(
+            f"{_label(ref, PICKLE)} {UNSAFE}: it is not a zip archive, the format torch.save writes; save "
+            "the model again (as safetensors, or with a torch of 1.6 or later)"
+        )
 
 
 def layers_in(tensors: dict[str, TensorInfo]) -> int | None:
     """How many blocks a checkpoint's tensors hold (None: its header names none, as a checkpoint of the
     embeddings alone, or a pickle's unread keys)."""
-    found = {int(m.group(1)) for key in tensors if (m := _BLOCK.search(key))}
-    return len(found) or None
+    return families.blocks_in(tensors)
 
 
 def check_shape(where: str, name: str, key: str, got: tuple[int, ...], shape: Shape) -> None:
@@ -443,22 +497,46 @@ def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any
 
     try:
         with _quiet_stderr():
-            Tokenizer.from_str(text).encode("a sample text, tokenized once: 1,024 tokens")
+            library = Tokenizer.from_str(text)
+            library.encode("a sample text, tokenized once: 1,024 tokens")
     except BaseException as e:
         # the library's own error is a plain Exception; on some faults its Rust code panics instead, a
         # PanicException that derives from BaseException alone (an interrupt is not the file's fault)
         if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
             raise
         raise damaged(label, f"the tokenizers library cannot read it ({_shown(str(e))})") from None
-    ids = [(str(p), i) for p, i in parsed["model"]["vocab"].items()]
+    # the kind the library made of it (a model without a "type" is whichever its fields fit)
+    kind = type(library.model).__name__
+    vocab = parsed["model"].get("vocab")
+    if kind not in READABLE or not isinstance(vocab, dict):
+        raise BadModel(
+            f"{label} holds a {kind} tokenizer; gpt2emb reads {', '.join(READABLE[:-1])} and {READABLE[-1]} "
+            "tokenizers, whose vocabulary maps each piece to its id: use a model with one of those"
+        )
+    ids = [(str(p), i) for p, i in vocab.items()]
     ids += [(str(t.get("content")), t.get("id")) for t in parsed.get("added_tokens") or []]
+    _check_ids(label, ids, rows)
+    return text, parsed
+
+
+READABLE = ("BPE", "WordPiece", "WordLevel")  # the tokenizer models whose vocab is a JSON object of ids
+
+
+def _check_ids(label: str, ids: list[tuple[str, Any]], rows: int) -> None:
+    """Each id names one of wte's rows, and no two pieces the same one (a lookup of either would show the
+    other's row; an added token is its vocabulary piece again, or has an id of its own)."""
+    seen: dict[int, str] = {}
     for piece, i in ids:
         if not isinstance(i, int) or not 0 <= i < rows:
             raise BadModel(
                 f"{label} gives the token {_shown(piece)} the id {i!r:.20}, but wte has rows 0 to "
                 f"{rows - 1}: the tokenizer and the table disagree; save the model and its tokenizer again"
             )
-    return text, parsed
+        if seen.setdefault(i, piece) != piece:
+            raise BadModel(
+                f"{label} gives the id {i} to two tokens, {_shown(seen[i])} and {_shown(piece)}: an id names "
+                "one row of wte; save the model's tokenizer again"
+            )
 
 
 @contextlib.contextmanager

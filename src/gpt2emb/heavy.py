@@ -7,16 +7,37 @@ or plain values; they reach the token table and the output layer through transfo
 
 from __future__ import annotations
 
+import contextlib
+import json
 import pickle
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gpt2emb import families
 from gpt2emb.errors import BadModel
 
 UNSAFE = "could not be read safely as a weights-only checkpoint"
+SAVE_AGAIN = "the model folder looks damaged: save it again"
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """No warning of torch's or transformers' reaches the user (a FutureWarning about a config field
+    transformers renamed, a pickle's protocol): whatever is wrong is said in one line by the error after."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _one_line(e: Exception) -> str:
+    """An error of transformers' or torch's as our one-line messages quote it: its type and its whole text,
+    white space collapsed (its reason is often on its second line); a pathological one cut at 1,000."""
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text if len(text) <= 1000 else text[:1000] + '...'}"
 
 
 def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: str) -> dict[str, np.ndarray]:
@@ -24,14 +45,7 @@ def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: st
     checkpoint), read with torch's weights-only loader (never plain pickle)."""
     import torch
 
-    try:
-        with warnings.catch_warnings():  # torch's about a pickle's protocol: the error below says it all
-            warnings.simplefilter("ignore")
-            state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-    except Exception as e:  # torch raises many types for a bad or unsafe pickle
-        raise BadModel(f"{path} {UNSAFE} ({type(e).__name__})") from None
-    if not isinstance(state, dict):
-        raise BadModel(f"{path} is not a state dict")
+    state = _state(path)
     found = {}
     for table, keys in wanted.items():
         key = next((k for k in keys if k in state), None)
@@ -43,10 +57,25 @@ def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: st
     return found
 
 
+def _state(path: Path) -> dict[str, Any]:
+    """A pytorch_model.bin's state dict by the weights-only loader, memory-mapped (nothing read till used)."""
+    import torch
+
+    try:
+        with _quiet():
+            state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception as e:  # torch raises many types for a bad or unsafe pickle
+        raise BadModel(f"{path} {UNSAFE} ({type(e).__name__})") from None
+    if not isinstance(state, dict):
+        raise BadModel(f"{path} is not a state dict")
+    return state
+
+
 def _classes(names: tuple[str, str, str]) -> tuple[Any, Any, Any]:
     """A family's config, base model and language model classes, by their names in transformers."""
-    import transformers
-    from transformers.utils import logging
+    with _quiet():
+        import transformers
+        from transformers.utils import logging
 
     # its load reports (buffers it drops, generation settings) are not about embeddings, and its bar for
     # turning loaded tensors into parameters would follow huggingface_hub's download bar (left as it is)
@@ -56,81 +85,130 @@ def _classes(names: tuple[str, str, str]) -> tuple[Any, Any, Any]:
     return config, base, lm
 
 
-def _load(folder: Path, classes: tuple[str, str, str], language_model: bool) -> Any:
-    """The whole model from a folder on this machine (nothing fetched here), in float32, in eval mode."""
+def _load(folder: Path, classes: tuple[str, str, str], language_model: bool, label: str | None) -> Any:
+    """The whole model from a folder on this machine (nothing fetched here), in float32, in eval mode, once
+    its config and its weights are known to agree on its blocks (transformers would build any number of
+    them, and start those the weights lack at random). label: its config.json as messages name it (None:
+    its path in the folder)."""
     import torch
 
-    _, base, lm = _classes(classes)
+    config_class, base, lm = _classes(classes)
+    label = label or str(folder / "config.json")
     try:
-        with warnings.catch_warnings():  # torch's about a pickle's protocol: the error below says it all
-            warnings.simplefilter("ignore")
+        config = json.loads((folder / "config.json").read_bytes())
+    except (OSError, ValueError) as e:  # read_info read it: the folder changed since
+        raise BadModel(f"cannot read {label} ({_one_line(e)}); {SAVE_AGAIN}") from None
+    _check_activation(config, label)
+    try:
+        with _quiet():
+            n_layer = int(config_class(**config).num_hidden_layers)
+    except Exception as e:  # transformers' own errors for a config it cannot take
+        raise BadModel(
+            f"transformers cannot load the model in {folder} ({_one_line(e)}); {SAVE_AGAIN}"
+        ) from None
+    weights, names = _weight_names(folder)
+    blocks = families.blocks_in(names) or 0
+    if weights is not None and blocks != n_layer:
+        raise BadModel(
+            f"{label} gives the model {n_layer} blocks, but {weights} holds {blocks}: the config and the "
+            "weights disagree; save the model again"
+        )
+    try:
+        with _quiet():
             model = (lm if language_model else base).from_pretrained(folder, dtype=torch.float32)
     except (
         pickle.UnpicklingError
     ):  # the weights-only loader refuses a pickle it cannot read or that runs code
         raise BadModel(f"{folder / 'pytorch_model.bin'} {UNSAFE} (UnpicklingError)") from None
     except Exception as e:  # transformers and torch raise many types for weights they cannot load
-        first = str(e).strip().split("\n")[0][:120]
         raise BadModel(
-            f"transformers cannot load the model in {folder} ({type(e).__name__}: {first}); "
-            "save the model again"
+            f"transformers cannot load the model in {folder} ({_one_line(e)}); save the model again"
         ) from None
     return model.eval()
+
+
+def _weight_names(folder: Path) -> tuple[Path | None, list[str]]:
+    """The file transformers loads the weights from (safetensors first, as it prefers) and the names of the
+    tensors it holds, read without their data; (None, []) for a folder holding none (transformers says so)."""
+    single, index, pickled = (
+        folder / f for f in ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+    )
+    try:
+        if single.is_file():
+            from safetensors import safe_open
+
+            with safe_open(str(single), "np") as f:
+                return single, list(f.keys())
+        if index.is_file():
+            return index, list(json.loads(index.read_bytes())["weight_map"])
+    except Exception as e:  # read_info read them: the folder changed since
+        raise BadModel(
+            f"transformers cannot load the model in {folder} ({_one_line(e)}); save the model again"
+        ) from None
+    if pickled.is_file():
+        return pickled, list(_state(pickled))
+    return None, []
 
 
 def _tied(model: Any) -> bool:
     return bool(model.get_output_embeddings().weight is model.get_input_embeddings().weight)
 
 
-def _check_activation(config: dict[str, Any]) -> None:
-    """An activation function transformers knows, named before it is asked to build the model."""
-    from transformers.activations import ACT2FN
+def _check_activation(config: dict[str, Any], label: str) -> None:
+    """An activation function transformers knows, named before it is asked to build the model (its own
+    error would be a bare KeyError); label: the config file as messages name it."""
+    with _quiet():
+        from transformers.activations import ACT2FN
 
     for key in ("activation_function", "hidden_act", "activation"):
-        if key in config and config[key] not in ACT2FN:
+        if key in config and (not isinstance(config[key], str) or config[key] not in ACT2FN):
             raise BadModel(
-                f"config.json says {key} = {str(config[key])[:40]!r}, which transformers does not know (as "
-                "gelu_new, gelu, relu, silu); the model folder looks damaged: save it again"
+                f"{label} says {key} = {str(config[key])[:40]!r}, which transformers does not know (as "
+                f"gelu_new, gelu, relu, silu); {SAVE_AGAIN}"
             )
 
 
-def meta_model_ties(config: dict[str, Any], classes: tuple[str, str, str]) -> tuple[bool, int]:
-    """The language model built on the meta device (no memory, no weights): is its output layer wte?"""
+def meta_model_ties(
+    config: dict[str, Any], classes: tuple[str, str, str], label: str = "config.json"
+) -> tuple[bool, int]:
+    """The language model built on the meta device (no memory, no weights): is its output layer wte?
+    label: the config file as messages name it (checkpoint.config_label)."""
     import torch
 
     config_class, _, lm = _classes(classes)
-    _check_activation(config)
+    _check_activation(config, label)
     try:
-        with torch.device("meta"):
+        with _quiet(), torch.device("meta"):
             model = lm(config_class(**config))
     except Exception as e:  # transformers' own errors for a config it cannot build (families.check_config
         # refuses the ones it knows first, naming the key)
         raise BadModel(
-            f"transformers cannot build {classes[2]} from this config.json ({type(e).__name__}: "
-            f"{str(e)[:120]}); the model folder looks damaged: save it again"
+            f"transformers cannot build {classes[2]} from {label} ({_one_line(e)}); {SAVE_AGAIN}"
         ) from None
     n_params = sum(p.numel() for p in model.parameters())
     return _tied(model), int(n_params)
 
 
-def loaded_model_ties(folder: Path, classes: tuple[str, str, str]) -> tuple[bool, int, int]:
+def loaded_model_ties(
+    folder: Path, classes: tuple[str, str, str], label: str | None = None
+) -> tuple[bool, int, int]:
     """The lab's own proof on the real model: do the output layer and wte share one storage? (data_ptr)"""
-    model = _load(folder, classes, language_model=True)
+    model = _load(folder, classes, True, label)
     a = model.get_output_embeddings().weight.data_ptr()
     b = model.get_input_embeddings().weight.data_ptr()
     return a == b, int(a), int(b)
 
 
 def hidden_states(
-    folder: Path, classes: tuple[str, str, str], inputs: list[tuple[int, ...]]
+    folder: Path, classes: tuple[str, str, str], inputs: list[tuple[int, ...]], label: str | None = None
 ) -> list[np.ndarray]:
     """Each input's hidden states as transformers returns them, shape (n_layer + 1, tokens, d): h0 (the input
     of the first block), the output of each block, the last one after the final layer norm."""
     import torch
 
-    model = _load(folder, classes, language_model=False)
+    model = _load(folder, classes, False, label)
     found = []
-    with torch.inference_mode():
+    with _quiet(), torch.inference_mode():
         for ids in inputs:
             states = model(torch.tensor([ids]), output_hidden_states=True).hidden_states
             found.append(torch.stack(states)[:, 0].numpy())
@@ -138,7 +216,7 @@ def hidden_states(
 
 
 def lm_gradients(
-    folder: Path, classes: tuple[str, str, str], ids: tuple[int, ...]
+    folder: Path, classes: tuple[str, str, str], ids: tuple[int, ...], label: str | None = None
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """One forward and backward pass of the language-model loss on ids (labels = ids: the mean next-token
     cross-entropy), twice: on the tied model, and with the output layer given its own copy of wte, so that the
@@ -148,15 +226,17 @@ def lm_gradients(
     tied model's (which autograd makes the sum of both uses)."""
     import torch
 
-    model = _load(folder, classes, language_model=True)
+    model = _load(folder, classes, True, label)
     if not _tied(model):
         raise BadModel("the loaded model's output layer does not reuse wte: it is not tied")
     wte, head = model.get_input_embeddings(), model.get_output_embeddings()
     x = torch.tensor([ids])
-    loss = model(x, labels=x).loss
-    loss.backward()
-    tied = wte.weight.grad.numpy().copy()
-    wte.weight.grad = None
-    head.weight = torch.nn.Parameter(wte.weight.detach().clone())  # untied: the same values, its own gradient
-    model(x, labels=x).loss.backward()
+    with _quiet():
+        loss = model(x, labels=x).loss
+        loss.backward()
+        tied = wte.weight.grad.numpy().copy()
+        wte.weight.grad = None
+        # untied: the same values, its own gradient
+        head.weight = torch.nn.Parameter(wte.weight.detach().clone())
+        model(x, labels=x).loss.backward()
     return float(loss.item()), wte.weight.grad.numpy(), head.weight.grad.numpy(), tied

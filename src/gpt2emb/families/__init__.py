@@ -15,7 +15,7 @@ import functools
 import importlib
 import pkgutil
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,7 +135,7 @@ class Family:
     def shape(self, config: dict[str, Any], name: str) -> Shape:
         """The shape a config gives; n_positions counts usable positions (rows past the offset). The config
         is checked first (check_config): what it says is used to size arrays and to build the model."""
-        check_config(self, config, name)
+        check_config(self, config, f"{name}'s config.json")  # read_info checked it first, naming the file
 
         def field(keys: tuple[str, ...]) -> int:
             return int(next(config[k] for k in keys if k in config))
@@ -167,71 +167,98 @@ _WIDTHS = ("n_inner", "intermediate_size", "hidden_dim", "ffn_dim")  # the MLP's
 MAX_COUNT = 1 << 31  # no table or model of any size has a dimension past this
 
 
-def _bad(name: str, key: str, value: Any, want: str) -> BadModel:
+DAMAGED = "the model folder looks damaged: save it again"
+
+
+def _bad(label: str, key: str, value: Any, want: str) -> BadModel:
     shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
-    return BadModel(
-        f"{name}'s config.json says {key} = {shown}, which must be {want}; the model folder "
-        "looks damaged: save it again"
-    )
+    return BadModel(f"{label} says {key} = {shown}, which must be {want}; {DAMAGED}")
 
 
-def _count(config: dict[str, Any], key: str, name: str, least: int) -> int:
+def _integer(value: Any) -> bool:
+    """A JSON integer: transformers' config classes refuse 2.0 where they want an int; true is no count."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count(config: dict[str, Any], key: str, label: str, least: int) -> int:
     value = config[key]
-    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if isinstance(value, bool) or not whole or not least <= value < MAX_COUNT:
-        raise _bad(name, key, value, f"a whole number from {least} up")
+    if isinstance(value, float) and value.is_integer() and least <= value < MAX_COUNT:
+        raise _bad(label, key, value, f"an integer, written without a decimal point ({int(value)})")
+    if not _integer(value) or not least <= value < MAX_COUNT:
+        raise _bad(label, key, value, f"a whole number from {least} up")
     return int(value)
 
 
-def check_config(family: Family, config: dict[str, Any], name: str) -> None:
+def check_config(family: Family, config: dict[str, Any], label: str) -> None:
     """Refuse a config whose values could not size a table or build its model, naming the key: gpt2emb
     sizes arrays from it and transformers builds the model from it, and neither must meet a count that is
-    not a count or two fields that disagree."""
+    not a count or two fields that disagree. label: the config file as messages name it."""
     fields = {"d_model": family.d_model, "n_layer": family.n_layer, "n_head": family.n_head}
     if family.position_table:
         fields["n_positions"] = family.n_positions
-    found: dict[str, int] = (
-        {"vocab_size": _count(config, "vocab_size", name, 1)} if "vocab_size" in config else {}
-    )
-    if "vocab_size" not in found:
-        raise BadModel(
-            f"{name}'s config.json lacks a {family.title} field (vocab_size); the model folder looks damaged"
-        )
+    if "vocab_size" not in config:
+        raise BadModel(f"{label} lacks a {family.title} field (vocab_size); {DAMAGED}")
+    found = {"vocab_size": _count(config, "vocab_size", label, 1)}
     for field_name, keys in fields.items():
         present = [k for k in keys if k in config]
         if not present:
-            raise BadModel(
-                f"{name}'s config.json lacks a {family.title} field ({keys[0]}); the model folder "
-                "looks damaged"
-            )
-        value = _count(config, present[0], name, 1)
+            raise BadModel(f"{label} lacks a {family.title} field ({keys[0]}); {DAMAGED}")
+        value = _count(config, present[0], label, 1)
         for other in {*present[1:], _STANDARD[field_name]} & config.keys():
-            if other != present[0] and config[other] != value:
-                raise BadModel(
-                    f"{name}'s config.json says {present[0]} = {value} but {other} = "
-                    f"{config[other]!r:.40}: they name one number; the model folder looks damaged"
+            if other == present[0] or (config[other] == value and _integer(config[other])):
+                continue
+            if config[other] == value:  # 32.0 or true beside 32 or 1
+                raise _bad(
+                    label, other, config[other], f"an integer, written without a decimal point ({value})"
                 )
+            raise BadModel(
+                f"{label} says {present[0]} = {value} but {other} = {config[other]!r:.40}: they name one "
+                f"number; {DAMAGED}"
+            )
         found[field_name] = value
     if "head_dim" not in config and found["d_model"] % found["n_head"]:
         raise _bad(
-            name, family.n_head[0], found["n_head"], f"a divisor of {family.d_model[0]} = {found['d_model']}"
+            label, family.n_head[0], found["n_head"], f"a divisor of {family.d_model[0]} = {found['d_model']}"
         )
     for key in _EPSILONS & config.keys():
         value = config[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-            raise _bad(name, key, value, "a small positive number (GPT-2's is 1e-05)")
+            raise _bad(label, key, value, "a small positive number (GPT-2's is 1e-05)")
     for key in _ACTIVATIONS:
         if key in config and (not isinstance(config[key], str) or not config[key]):
-            raise _bad(name, key, config[key], "the name of an activation function (GPT-2's is gelu_new)")
+            raise _bad(label, key, config[key], "the name of an activation function (GPT-2's is gelu_new)")
     for key in _WIDTHS:
         if config.get(key) is not None:
-            _count(config, key, name, 1)
+            _count(config, key, label, 1)
     if family.offset_after_pad and config.get("pad_token_id") is not None:
-        _count(config, "pad_token_id", name, 0)
+        _count(config, "pad_token_id", label, 0)
         if family.position_offset(config) >= found["n_positions"]:
-            raise _bad(name, "pad_token_id", config["pad_token_id"], f"below {family.n_positions[0]} - 1")
+            raise _bad(label, "pad_token_id", config["pad_token_id"], f"below {family.n_positions[0]} - 1")
     if "tie_word_embeddings" in config and not isinstance(config["tie_word_embeddings"], bool):
-        raise _bad(name, "tie_word_embeddings", config["tie_word_embeddings"], "true or false")
+        raise _bad(label, "tie_word_embeddings", config["tie_word_embeddings"], "true or false")
+
+
+def least_params(config: dict[str, Any], shape: Shape) -> int:
+    """Fewer parameters than any model of this shape holds, whatever its family: its token table, and in
+    each block attention's query and output projections, d x a each (a, attention's width: d, or n_head x
+    head_dim where the config makes it smaller). A checkpoint too small to hold them is not of this config."""
+    d, width = shape.d_model, shape.d_model
+    head_dim = config.get("head_dim")
+    if head_dim is not None:  # a head_dim transformers would refuse leaves the bound to the token table
+        width = min(d, shape.n_head * head_dim) if _integer(head_dim) and head_dim > 0 else 0
+    return shape.vocab_size * d + shape.n_layer * 2 * d * width
+
+
+# a block's tensors in every family's checkpoint: h.3.attn (GPT-2, GPT-Neo), layers.3 (Llama, NeoX),
+# layer.3 (BERT, DistilBERT)
+_BLOCK = re.compile(r"(?:^|\.)(?:h|layers|layer)\.(\d+)\.")
+
+
+def blocks_in(names: Iterable[str]) -> int | None:
+    """How many blocks a checkpoint's tensor names hold (None: they name none, as a checkpoint of the
+    embeddings alone)."""
+    found = {int(m.group(1)) for key in names if (m := _BLOCK.search(key))}
+    return len(found) or None
 
 
 @functools.cache
