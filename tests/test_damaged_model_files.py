@@ -289,3 +289,16 @@ def test_a_config_message_names_the_file_and_the_fix(
     line = one_line(run_cli("vector", "king", "-m", str(folder)))
     assert line.startswith(f"gpt2emb: {folder.resolve()}/config.json {said}")
     assert line.endswith("the model folder looks damaged: save it again")
+
+
+def test_tying_refuses_blocks_a_local_pickle_does_not_hold(tiny: Tiny, tmp_path: Path) -> None:
+    """Within the size bound (20 blocks over 2): the pickle's names are read before the meta model is built
+    (which would build any number of blocks, some 9 s per 500)."""
+    folder = model(tiny, tmp_path / "m", "bin", n_layer=20)
+    line = one_line(run_cli("tying", "-m", str(folder)))
+    where = folder.resolve()
+    assert (
+        f"{where}/config.json gives the model 20 blocks, but {where}/pytorch_model.bin holds 2: the config "
+        "and the weights disagree; save the model again"
+    ) in line
+    assert run_cli("tying", "-m", str(model(tiny, tmp_path / "ok", "bin"))).exit_code == 0

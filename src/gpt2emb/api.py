@@ -1150,6 +1150,10 @@ def tying(
     tie = family.tied(info.config)
     saved = shape.vocab_size * shape.d_model
     checks = [Check("config", tie, f"config.json: tie_word_embeddings = {str(tie).lower()}")]
+    # read_info counts the blocks a safetensors header names; a pickle's names are read here, before the
+    # meta model is built (which builds any number of blocks, however slowly)
+    if ref.folder is not None and info.weights_file == checkpoint.PICKLE:
+        heavy.check_blocks(ref.folder, shape.n_layer, checkpoint.config_label(ref))
     same, n_params = heavy.meta_model_ties(info.config, family.classes, checkpoint.config_label(ref))
     output, table = family.lm_names
     checks.append(

@@ -106,13 +106,7 @@ def _load(folder: Path, classes: tuple[str, str, str], language_model: bool, lab
         raise BadModel(
             f"transformers cannot load the model in {folder} ({_one_line(e)}); {SAVE_AGAIN}"
         ) from None
-    weights, names = _weight_names(folder)
-    blocks = families.blocks_in(names) or 0
-    if weights is not None and blocks != n_layer:
-        raise BadModel(
-            f"{label} gives the model {n_layer} blocks, but {weights} holds {blocks}: the config and the "
-            "weights disagree; save the model again"
-        )
+    check_blocks(folder, n_layer, label)
     try:
         with _quiet():
             model = (lm if language_model else base).from_pretrained(folder, dtype=torch.float32)
@@ -125,6 +119,18 @@ def _load(folder: Path, classes: tuple[str, str, str], language_model: bool, lab
             f"transformers cannot load the model in {folder} ({_one_line(e)}); save the model again"
         ) from None
     return model.eval()
+
+
+def check_blocks(folder: Path, n_layer: int, label: str) -> None:
+    """The config's number of blocks is the number the weights in folder hold (their names read, not their
+    data): transformers would build any number, however slowly, starting those the weights lack at random."""
+    weights, names = _weight_names(folder)
+    blocks = families.blocks_in(names) or 0
+    if weights is not None and blocks != n_layer:
+        raise BadModel(
+            f"{label} gives the model {n_layer} blocks, but {weights} holds {blocks}: the config and the "
+            "weights disagree; save the model again"
+        )
 
 
 def _weight_names(folder: Path) -> tuple[Path | None, list[str]]:
