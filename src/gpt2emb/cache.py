@@ -34,7 +34,7 @@ import numpy as np
 
 from gpt2emb import bpe, checkpoint, families, hub, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
-from gpt2emb.errors import BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
+from gpt2emb.errors import LONE_SURROGATE, BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter, Task
@@ -137,6 +137,14 @@ class Model:
 def cache_root() -> Path:
     env = os.environ.get(CACHE_ENV)
     if env:
+        found = LONE_SURROGATE.search(env)
+        if found:  # a name that is not UTF-8 (os.environ holds its bytes as lone surrogates)
+            byte = len(env[: found.start()].encode("utf-8")) + 1
+            raise UsageError(
+                f"{CACHE_ENV} is not UTF-8 text (byte {byte}), and the cache folder is written into the "
+                f"results, which are UTF-8: rename the folder, or link it under a UTF-8 name (ln -s) and set "
+                f"{CACHE_ENV} to that"
+            )
         return Path(env).expanduser()
     import platformdirs
 
