@@ -23,6 +23,7 @@ from gpt2emb import (
     evaluate,
     families,
     forms,
+    limits,
     ops,
     registry,
 )
@@ -1104,6 +1105,7 @@ def _check_map(cells: int, png: str | Path | None) -> tuple[int, str | None]:
     from gpt2emb import plot
 
     plot.check_available()
+    png = limits.user_path(png)
     plot.figure_target(png).real()  # a device, FIFO, socket or folder there is refused before any fetch
     return cells, str(png)
 
@@ -1488,10 +1490,7 @@ def _cached(model: str) -> ModelRef:
     try:
         return registry.resolve(model)
     except UnknownModel:
-        try:
-            path = Path(model).expanduser()
-        except RuntimeError:  # ~user of a user this machine does not have: as registry.resolve takes it
-            path = Path(model)
+        path = limits.user_path(model)
         gone = ModelRef(model, folder=path.resolve())
         if cache.has_entries(gone):
             return gone
@@ -1591,7 +1590,7 @@ def analogy_eval(
     started = time.perf_counter()
     if restrict is not None:
         candidates.check_restrict(restrict, _known(model)[1])
-    sections = evaluate.read_analogies(Path(file))
+    sections = evaluate.read_analogies(limits.user_path(file))
     m, vocab = load(model, reporter, revision)
     if restrict is not None:
         candidates.check_restrict(restrict, m.shape.vocab_size)
@@ -1650,7 +1649,7 @@ def similarity_eval(
 ) -> PairsEvalResult:
     """Pearson and Spearman correlation of cosine with human scores, as gensim's evaluate_word_pairs; a line
     that holds no pair (a score that is not a finite number among them) is skipped and counted."""
-    read = evaluate.read_pairs(Path(file))
+    read = evaluate.read_pairs(limits.user_path(file))
     m, vocab = load(model, reporter, revision)
     words = _words(m, vocab, rule, ignore_case)
     gold, ours, used, named = [], [], [], []
@@ -1883,6 +1882,6 @@ def _export_target(fmt: Format, out: str | Path, table: Table, limit: int | None
         raise UsageError(
             f"{option('out', '-')} is not stdout here: export writes files; give a path, such as vectors.txt"
         )
-    path = Path(out).expanduser()
+    path = limits.user_path(out)
     check_target(path, fmt)
     return path

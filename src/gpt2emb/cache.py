@@ -32,7 +32,7 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 
-from gpt2emb import bpe, checkpoint, families, hub, ops, registry
+from gpt2emb import bpe, checkpoint, families, hub, limits, ops, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.errors import LONE_SURROGATE, BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.families import Family
@@ -43,10 +43,10 @@ from gpt2emb.tokens import ADDED_FILE
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 # a cache folder that cannot be written, for whatever reason (/proc/cache cannot be made: ENOENT; a name past
-# the system's limit: ENAMETOOLONG): gpt2emb answers without it
+# the system's limit: ENAMETOOLONG; a symbolic link to nothing: EEXIST): gpt2emb answers without it
 _CANNOT_WRITE = {
     errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.ENOENT,
-    errno.ENAMETOOLONG, errno.EINVAL, errno.ELOOP,
+    errno.ENAMETOOLONG, errno.EINVAL, errno.ELOOP, errno.EEXIST,
 }  # fmt: skip
 _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
 GENERATION = "+"  # `<commit>+1`: a commit id never holds one
@@ -145,7 +145,7 @@ def cache_root() -> Path:
                 f"results, which are UTF-8: rename the folder, or link it under a UTF-8 name (ln -s) and set "
                 f"{CACHE_ENV} to that"
             )
-        return Path(env).expanduser()
+        return limits.user_path(env)
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("gpt2emb", appauthor=False))
@@ -589,9 +589,11 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         if e.errno not in _CANNOT_WRITE:
             raise
         # a read-only or full cache folder: answer from a temporary entry, removed when the process ends
-        reporter.note(
-            f"cannot write the cache in {cache_root()} ({e.strerror}); working without it this time"
-        )
+        root = cache_root()
+        why = e.strerror
+        if root.is_symlink() and not root.exists():
+            why = f"a symbolic link to {os.readlink(root)}, which does not exist"
+        reporter.note(f"cannot write the cache in {root} ({why}); working without it this time")
         parent = Path(tempfile.mkdtemp(prefix="gpt2emb-"))
         atexit.register(shutil.rmtree, parent, True)
         return _open_entry(ref, _build(ref, checkpoint.read_info(ref, commit), parent, reporter))

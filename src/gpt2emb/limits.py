@@ -1,17 +1,24 @@
-"""The sizes gpt2emb reads at most from what a user hands it (stdin, a word list, a benchmark file), so an
-endless or enormous input is refused with its limit named instead of filling the memory."""
+"""What a user hands gpt2emb: paths as given (one rule for `~` in every option and variable), and the sizes
+it reads at most of stdin, a word list or a benchmark file, so an endless or enormous input is refused with
+its limit named instead of filling the memory."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-
-import numpy as np
 
 from gpt2emb.errors import UsageError
 
 MAX_LINE = 1 << 20  # bytes of one line of stdin, a word list or a benchmark file (a word is far shorter)
 MAX_FILE = 64 << 20  # bytes of a word list (--among) or a benchmark file (--eval); the largest known is 1 MB
 MAX_TEXT = 16 << 20  # bytes of a text read from stdin (input -, context -): far past any model's context
+
+
+def user_path(path: str | os.PathLike[str]) -> Path:
+    """A path a user gives (-o, --png, --among, --eval, -m, GPT2EMB_CACHE_DIR), `~` and `~user` expanded as a
+    shell expands them: a user this machine does not have leaves `~name` as typed, as in the shell (where
+    Path.expanduser raises RuntimeError)."""
+    return Path(os.path.expanduser(os.fspath(path)))
 
 
 def size(n: int) -> str:
@@ -23,7 +30,7 @@ def read(path: str, shown: str, what: str) -> bytes:
     """A whole file a user names (a word list), read no further than MAX_FILE and refused past it, or when
     a line of it is longer than MAX_LINE; `shown` names it in messages, `what` says what it should be."""
     try:
-        with Path(path).open("rb") as f:
+        with user_path(path).open("rb") as f:
             data = f.read(MAX_FILE + 1)  # a FIFO or /dev/zero has no size to ask first
     except OSError as e:
         raise UsageError(f"cannot read {shown}: {e.strerror}") from None
@@ -33,6 +40,8 @@ def read(path: str, shown: str, what: str) -> bytes:
         raise UsageError(
             f"{shown} is over {size(MAX_FILE)}: {what} is far smaller; is this the file you meant?"
         )
+    import numpy as np  # here: registry reads paths through this module, and --help loads no numpy
+
     ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))  # at C speed: millions of lines
     lengths = np.diff(ends, prepend=-1, append=len(data)) - 1  # each line's, the last one's too
     too_long = np.flatnonzero(lengths > MAX_LINE)

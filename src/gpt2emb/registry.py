@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpt2emb import limits
 from gpt2emb.errors import UnknownModel, UsageError, option
 
 
@@ -97,10 +98,7 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
     spec = find(name)
     if spec is not None:
         return at_revision(ModelRef(spec.name, repo=spec.repo, spec=spec), revision)
-    try:
-        path = Path(name).expanduser()
-    except RuntimeError:  # ~user of a user this machine does not have
-        path = Path(name)
+    path = limits.user_path(name)
     is_dir, exists = _kind(path)
     if is_dir:
         if revision is not None:
