@@ -513,9 +513,19 @@ class Embeddings:
     def _each_similarity(
         self, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool | str
     ) -> tuple[SimilarityResult | None, list[batch.Failed]]:
-        answers = list(_each(blocks, lambda text: self._aimed(text, exact, pool), lambda aimed: aimed))
-        aimed = [a for a in answers if not isinstance(a, batch.Failed)]
-        failed = [a for a in answers if isinstance(a, batch.Failed)]
+        aimed: list[Aimed] = []
+        failed: list[batch.Failed] = []
+        for answer in _each(blocks, lambda text: self._aimed(text, exact, pool), lambda aimed: aimed):
+            if isinstance(answer, batch.Failed):
+                failed.append(answer)
+            else:
+                aimed.append(answer)
+            if len(aimed) > MAX_MATRIX or len(failed) > MAX_MATRIX:  # at once: stdin may have no end
+                raise UsageError(
+                    f"similarity compares at most {MAX_MATRIX:,} words (a {MAX_MATRIX:,}-square matrix), and "
+                    f"stdin holds more{' that fail' if len(failed) > MAX_MATRIX else ''}; for each word's "
+                    f"nearest tokens, use {spelt('neighbors -', 'each_neighbors')} instead"
+                )
         return (self._similarity(aimed) if len(aimed) > 1 else None), failed
 
     # ------------------------------------------------------------------ the work, for both

@@ -1075,10 +1075,12 @@ def _stdin(what: str, how: str = "") -> int:
 def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dims: int | None = None) -> int:
     """Print a batch's answers as they come (a table, or a JSON line, each); one JSON document of them all
     at the end with --json. A line that failed is reported on stderr, and the exit code says some did."""
+    from gpt2emb import limits
     from gpt2emb.batch import Failed
 
     code: int = ExitCode.OK
-    kept, first = [], True
+    kept: list[Any] = []
+    first = True
     reporter = output.reporter(True)  # with --jsonl, notes go to stderr as JSON
     for note in answers.notes if jsonl else ():  # said once, before the lines (tables: in the first)
         reporter.note(note)
@@ -1090,6 +1092,11 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
             for note in answers.notes_of(answer):
                 reporter.note(note)
         elif as_json:
+            if len(kept) == limits.MAX_ANSWERS:  # an endless stdin must not fill the memory
+                raise UsageError(
+                    f"--json gathers the answers into one document, at most {limits.MAX_ANSWERS:,}, and "
+                    "stdin holds more words: use --jsonl (a line per word, printed as it is answered)"
+                )
             kept.append(answer)
         else:
             output.render(answers.one(answer, first), False, dims)

@@ -11,6 +11,7 @@ from gpt2emb.errors import UsageError
 
 MAX_LINE = 1 << 20  # bytes of one line of stdin, a word list or a benchmark file (a word is far shorter)
 MAX_FILE = 64 << 20  # bytes of a word list (--among) or a benchmark file (--eval); the largest known is 1 MB
+MAX_ANSWERS = 10_000  # answers to stdin's words gathered in one --json document (--jsonl streams any number)
 MAX_TEXT = 16 << 20  # bytes of a text read from stdin (input -, context -): far past any model's context
 
 
