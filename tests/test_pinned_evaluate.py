@@ -4,12 +4,15 @@ lines, and answers against every candidate scored in a float64 loop."""
 
 from __future__ import annotations
 
+import io
+import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from gpt2emb import evaluate
-from gpt2emb.choices import Rule
+from gpt2emb import evaluate, limits
+from gpt2emb.choices import Method, Rule
 from gpt2emb.errors import UsageError
 
 
@@ -58,3 +61,221 @@ def test_sections_keep_their_questions_and_names(tmp_path: Path) -> None:
     empty.write_text(": one\n: two\nnot a question\n")
     with pytest.raises(UsageError, match="holds no analogy questions"):
         evaluate.read_analogies(empty)
+
+
+def other_spellings(words: list[str], question: list[int]) -> list[int]:
+    """The words spelt as a question's words up to case and not themselves one of them, by a plain loop."""
+    folded = {words[i].upper() for i in question}
+    return [i for i, w in enumerate(words) if w.upper() in folded and i not in question]
+
+
+def test_other_spellings_of_two_and_of_three() -> None:
+    names = ["king", "King", "queen", "QUEEN", "Queen", "man", "woman", "Woman"]
+    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=True)
+    for question in ([0, 2, 5], [1, 3, 6], [5, 6, 7], [0, 1, 4]):
+        assert words.spellings(np.array(question)) == other_spellings(names, question)
+    assert words.spellings(np.array([0, 2, 5])) == [1, 3, 4]  # a word of two spellings counts too
+    as_typed = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
+    assert as_typed.spellings(np.array([0, 2, 5])) == []
+
+
+def cosmul_scores(wte: np.ndarray, a: int, b: int, c: int, eps: float) -> np.ndarray:
+    """gensim's 3cosmul of every row for b - a + c, one row at a time in float64; the inputs excluded."""
+    x = wte.astype(np.float64)
+    unit = [row / np.sqrt(sum(v * v for v in row)) for row in x]
+    shifted = [[(1 + float(u @ unit[w])) / 2 for u in unit] for w in (a, b, c)]
+    scores = np.array([shifted[1][i] * shifted[2][i] / (shifted[0][i] + eps) for i in range(len(x))])
+    scores[[a, b, c]] = -np.inf
+    return scores
+
+
+def epsilon_table() -> np.ndarray:
+    """Rows all but opposite to a ((1 + cos) / 2 about 1e-7, below 3cosmul's epsilon of 1e-6), b and c
+    near them: the two best answers trade places when the epsilon doubles."""
+    rng = np.random.default_rng(178)
+    d = 4
+    a = rng.standard_normal(d)
+    b, c = (-a + 0.7 * np.linalg.norm(a) * rng.standard_normal(d) / np.sqrt(d) for _ in range(2))
+    rows = -a + 3e-3 * np.linalg.norm(a) * rng.standard_normal((200, d)) * rng.uniform(0.3, 1.5, (200, 1))
+    return np.vstack([a, b, c, rows]).astype(np.float32)
+
+
+def test_3cosmul_answer_where_the_epsilon_decides() -> None:
+    wte = epsilon_table()
+    names = [f"w{i}" for i in range(len(wte))]
+    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
+    got = evaluate.analogy_answers(wte, words, np.array([[0, 1, 2]]), Method.cosmul, False)
+    expected = int(np.argmax(cosmul_scores(wte, 0, 1, 2, 1e-6)))
+    assert got.tolist() == [expected]
+    assert int(np.argmax(cosmul_scores(wte, 0, 1, 2, 2e-6))) != expected  # the table is one where it counts
+
+
+def piped(data: bytes) -> io.BufferedReader:
+    """A pipe holding data (not a regular file: its size is known only by reading it), its writer closed."""
+    r, w = os.pipe()
+    os.write(w, data)
+    os.close(w)
+    return os.fdopen(r, "rb")
+
+
+@pytest.mark.parametrize("read", [3, 64])
+def test_a_stream_of_exactly_the_file_limit_is_read_and_one_byte_more_refused(
+    read: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = b"a b\nc\r\nd e f\n" * 8
+    monkeypatch.setattr(limits, "MAX_FILE", len(data))
+    monkeypatch.setattr(evaluate, "_READ", read)
+    with piped(data) as f:
+        assert list(evaluate._split(f, "p")) == data.decode().splitlines()
+    with (
+        piped(data + b"x") as f,
+        pytest.raises(UsageError, match=f"^p is over {len(data)} bytes: a benchmark"),
+    ):
+        list(evaluate._split(f, "p"))
+
+
+def test_a_file_of_exactly_the_file_limit_is_read_and_one_byte_more_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "pairs.txt"
+    path.write_bytes(b"king\tqueen\t8.5\n" * 10)
+    monkeypatch.setattr(limits, "MAX_FILE", path.stat().st_size)
+    assert len(evaluate.read_pairs(path).pairs) == 10
+    monkeypatch.setattr(limits, "MAX_FILE", path.stat().st_size - 1)
+    with pytest.raises(UsageError, match=f"is over {path.stat().st_size - 1} bytes"):
+        evaluate.read_pairs(path)
+
+
+@pytest.mark.parametrize("read", [1, 4, 5, 64])
+def test_a_line_of_exactly_the_line_limit_is_read_wherever_the_reads_cut(
+    read: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(limits, "MAX_LINE", 5)
+    monkeypatch.setattr(evaluate, "_READ", read)
+    lines = [b"abcde", b"ab", b"", b"abcd", b"abcde"]
+    with piped(b"\n".join(lines) + b"\n") as f:
+        assert list(evaluate._split(f, "p")) == [x.decode() for x in lines]
+    with piped(b"ab\nabcdef\nab\n") as f, pytest.raises(UsageError, match=r"^p, line 2: longer than 5 bytes"):
+        list(evaluate._split(f, "p"))
+    with piped(b"ab\nabcde") as f:  # the last line without its newline
+        assert list(evaluate._split(f, "p")) == ["ab", "abcde"]
+    with piped(b"ab\nabcdef") as f, pytest.raises(UsageError, match=r"^p, line 2: longer than 5 bytes"):
+        list(evaluate._split(f, "p"))
+
+
+@pytest.mark.parametrize("method", list(Method))
+@pytest.mark.parametrize("ignore_case", [False, True])
+def test_no_answer_where_every_candidate_is_an_input_a_spelling_or_broken(
+    method: Method, ignore_case: bool
+) -> None:
+    """Words a, b, c, another spelling of c and a row of NaN: no candidate is left, so no answer (-1)."""
+    rng = np.random.default_rng(41)
+    names = ["man", "king", "woman", "WOMAN" if ignore_case else "broken", "nan"]
+    wte = rng.standard_normal((5, 6)).astype(np.float32)
+    wte[4] = np.nan
+    if not ignore_case:
+        wte[3, 2] = np.inf
+    words = evaluate.Words.build(names, names, Rule.bare, ignore_case)
+    got = evaluate.analogy_answers(wte, words, np.array([[0, 1, 2], [0, 1, 2]]), method, ignore_case)
+    assert got.tolist() == [-1, -1]
+    wte[4] = rng.standard_normal(6)  # one candidate left: it is the answer
+    assert evaluate.analogy_answers(wte, words, np.array([[0, 1, 2]]), method, ignore_case).tolist() == [4]
+
+
+@pytest.mark.parametrize("method", list(Method))
+def test_a_zero_row_scores_its_cosines_of_zero(method: Method) -> None:
+    """A zero row has no direction: its cosine with anything is 0 (as `cosines` gives it), so it is the
+    answer when every other candidate scores below what three cosines of 0 make."""
+    rng = np.random.default_rng(43)
+    a, b, c = rng.standard_normal((3, 6))
+    target = b / np.linalg.norm(b) - a / np.linalg.norm(a) + c / np.linalg.norm(c)
+    others = -target + 0.05 * rng.standard_normal((5, 6))  # pointing away from the answer
+    wte = np.vstack([a, b, c, others[:2], np.zeros(6), others[2:]]).astype(np.float32)
+    names = [f"w{i}" for i in range(len(wte))]
+    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
+    unit = [r / n if (n := np.linalg.norm(r)) > 0 else r for r in wte.astype(np.float64)]
+    if method is Method.cosmul:
+        scores = [
+            ((1 + u @ unit[1]) / 2) * ((1 + u @ unit[2]) / 2) / ((1 + u @ unit[0]) / 2 + 1e-6) for u in unit
+        ]
+    else:
+        w = [float(np.linalg.norm(r)) if method is Method.add else 1.0 for r in wte.astype(np.float64)]
+        scores = [w[1] * (u @ unit[1]) - w[0] * (u @ unit[0]) + w[2] * (u @ unit[2]) for u in unit]
+    expected = max(range(3, len(wte)), key=lambda i: (scores[i], -i))
+    assert expected == 5
+    got = evaluate.analogy_answers(wte, words, np.array([[0, 1, 2]]), method, False)
+    assert got.tolist() == [expected]
+
+
+def step_ties(seed: int = 53) -> tuple[np.ndarray, np.ndarray]:
+    """Questions whose best candidates differ by a few of 3cosadd's fast steps (1/8192 of a cosine each):
+    rounding each of three cosines to a step can put the exact best up to three steps below another."""
+    rng = np.random.default_rng(seed)
+    d, n_q, family = 12, 100, 40
+    base = rng.standard_normal((3 * n_q, d))
+    abc = np.arange(3 * n_q).reshape(n_q, 3)
+    rows = [base]
+    for a, b, c in abc:
+        u = base[[a, b, c]] / np.linalg.norm(base[[a, b, c]], axis=1)[:, None]
+        target = u[1] - u[0] + u[2]
+        target /= np.linalg.norm(target)
+        rows.append(target + 0.006 * rng.standard_normal((family, d)))  # cosines within 1e-4 or so
+    return np.vstack(rows).astype(np.float32), abc
+
+
+def test_3cosadd_answers_where_the_fast_steps_round_apart() -> None:
+    wte, abc = step_ties()
+    names = [f"w{i}" for i in range(len(wte))]
+    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
+    x = wte.astype(np.float64)
+    unit = x / np.sqrt((x * x).sum(axis=1))[:, None]
+    expected = []
+    for a, b, c in abc.tolist():
+        scores = unit @ unit[b] - unit @ unit[a] + unit @ unit[c]
+        scores[[a, b, c]] = -np.inf
+        expected.append(int(np.argmax(scores)))
+    got = evaluate.analogy_answers(wte, words, abc, Method.cosadd, False)
+    assert got.tolist() == expected
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_an_exact_line_correlates_at_most_one(sign: float) -> None:
+    """Scores on an exact line: |r| is 1, as scipy's pearsonr gives it, though rounding takes the quotient
+    to 1.0000000000000002 for these numbers."""
+    from scipy import stats
+
+    x = np.array([-1.3204309700132935, -0.6615280218152191, 0.9350499881140221, 0.049054613825311656])
+    y = sign * (x * 5.024484685327428 + 0.18851919251246557)
+    r = evaluate.pearson(x, y)
+    assert r is not None and -1.0 <= r <= 1.0
+    assert r == pytest.approx(float(stats.pearsonr(x, y)[0]), abs=1e-15)
+    assert abs(r) == 1.0
+
+
+def test_more_pairs_than_words_in_ten_dimensions() -> None:
+    """Five words in eight (a, b) pairs, rows of 10 numbers: a block's budget divides by 12 * 10 + 40 * 13
+    table entries, and every answer is still the best of every candidate scored."""
+    rng = np.random.default_rng(59)
+    wte = rng.standard_normal((25, 10)).astype(np.float32)
+    names = [f"w{i}" for i in range(len(wte))]
+    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
+    pairs = [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1), (3, 4), (4, 3)]
+    abc = np.array([(a, b, next(c for c in range(5) if c not in (a, b))) for a, b in pairs])
+    x = wte.astype(np.float64)
+    unit = x / np.sqrt((x * x).sum(axis=1))[:, None]
+    expected = []
+    for a, b, c in abc.tolist():
+        scores = unit @ unit[b] - unit @ unit[a] + unit @ unit[c]
+        scores[[a, b, c]] = -np.inf
+        expected.append(int(np.argmax(scores)))
+    assert evaluate.analogy_answers(wte, words, abc, Method.cosadd, False).tolist() == expected
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_a_score_that_is_not_finite_leaves_r_undefined_without_a_warning(bad: float) -> None:
+    """No r for a list holding inf or NaN (scipy's would be NaN), and no numpy warning on the way (warnings
+    are errors here, as none may reach a user)."""
+    x = np.array([1.0, bad, 2.0, 4.0])
+    y = np.array([1.0, 2.0, 3.0, 5.0])
+    assert evaluate.pearson(x, y) is None and evaluate.pearson(y, x) is None
+    assert evaluate.pearson(np.array([3.0]), np.array([2.0])) is None  # one pair: no direction

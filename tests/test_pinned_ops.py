@@ -4,13 +4,18 @@ distance, and float64 loops written out from the definitions."""
 
 from __future__ import annotations
 
+import itertools
+import math
+import statistics
+
 import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 from scipy.spatial import distance
 
 from gpt2emb import ops
-from gpt2emb.choices import Method
+from gpt2emb.choices import Method, Pool
+from gpt2emb.tokens import Query
 
 REL = 1e-9  # float64 against float64, summed in other orders: far below any changed constant
 
@@ -115,3 +120,370 @@ def test_a_query_of_extreme_norm_ranks_every_row_exactly(scale: float) -> None:
     assert [i for i, _ in tops] == expected
     place, score = ranking.rank(35)
     assert place == 1 and score == pytest.approx(1.0, rel=REL)
+
+
+# ---------------------------------------------------------------- whole tables, rows, h0: brute force
+
+
+def cos64(x: np.ndarray, y: np.ndarray) -> float:
+    return float(1 - distance.cosine(x.astype(np.float64), y.astype(np.float64)))
+
+
+@pytest.mark.parametrize(("d", "expected"), [(2, 2 / np.pi), (3, 0.5), (4, 4 / (3 * np.pi)), (5, 3 / 8)])
+def test_random_mean_abs_cosine_closed_forms(d: int, expected: float) -> None:
+    """E|cos| = Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)): 2/pi, 1/2, 4/(3 pi), 3/8 for d = 2 to 5."""
+    assert ops.random_mean_abs_cosine(d) == pytest.approx(expected, rel=1e-12)
+
+
+def test_block_means_by_loops() -> None:
+    m = np.arange(49, dtype=np.float64).reshape(7, 7) ** 1.5
+    edges = [0, 2, 5, 7]  # 7 rows in 3 cells: linspace 0, 2.33, 4.67, 7 rounded
+    expected = [
+        [m[a:b, c:e].mean() for c, e in itertools.pairwise(edges)] for a, b in itertools.pairwise(edges)
+    ]
+    assert ops.block_means(m, 3) == pytest.approx(np.array(expected), rel=REL)
+
+
+def test_principal_components_are_the_covariance_eigenvectors() -> None:
+    rng = np.random.default_rng(4)
+    rows = rng.standard_normal((30, 5)) * [5.0, 3.0, 2.0, 1.0, 0.5]
+    rows[7] = np.nan
+    got = ops.principal_components(rows, 3)
+    assert np.isnan(got[7]).all() and np.isfinite(np.delete(got, 7, axis=0)).all()
+    x = np.delete(rows, 7, axis=0)
+    centred = x - x.mean(axis=0)
+    _, vectors = np.linalg.eigh(centred.T @ centred)
+    expected = centred @ vectors[:, ::-1][:, :3]
+    assert np.abs(np.delete(got, 7, axis=0)) == pytest.approx(np.abs(expected), rel=1e-9, abs=1e-9)
+    few = ops.principal_components(rows[:3], 5)  # three rows: three singular values (one 0), the rest NaN
+    assert np.isfinite(few[:, :3]).all() and np.isnan(few[:, 3:]).all()
+    assert few[:, 2] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_vector_stats_by_the_definitions() -> None:
+    v = np.array([3.0, -4.0, 12.0, 0.5], dtype=np.float32)
+    values = [float(x) for x in v]
+    got = ops.vector_stats(v)
+    assert got["norm"] == pytest.approx(math.hypot(*values), rel=REL)
+    assert got["mean"] == pytest.approx(statistics.fmean(values), rel=REL)
+    assert got["std"] == pytest.approx(statistics.pstdev(values), rel=REL)
+    assert (got["min"], got["max"]) == (-4.0, 12.0)
+
+
+def layer_norm(row: list[float], weight: list[float], bias: list[float], eps: float) -> list[float]:
+    mean = sum(row) / len(row)
+    var = sum((x - mean) ** 2 for x in row) / len(row)
+    return [(x - mean) / math.sqrt(var + eps) * w + b for x, w, b in zip(row, weight, bias, strict=True)]
+
+
+@pytest.mark.parametrize("eps", [1e-5, 1e-1])
+def test_input_rows_by_the_definitions(eps: float) -> None:
+    rng = np.random.default_rng(8)
+    wte = rng.standard_normal((10, 6)).astype(np.float32) * 0.1
+    wpe = rng.standard_normal((5, 6)).astype(np.float32) * 0.1
+    wpe[1] = 0.0  # no direction: its cosine is NaN
+    type_row = rng.standard_normal(6).astype(np.float32) * 0.1
+    norm = rng.standard_normal((2, 6)).astype(np.float32)
+    ids = (3, 7, 3)
+    got = (
+        ops.input_rows(wte, wpe, ids, type_row, norm, eps)
+        if eps != 1e-5
+        else ops.input_rows(wte, wpe, ids, type_row, norm)
+    )
+    for pos, i in enumerate(ids):
+        total = wte[i] + wpe[pos] + type_row  # float32, as the model adds
+        h0 = layer_norm(
+            [float(x) for x in total], [float(x) for x in norm[0]], [float(x) for x in norm[1]], eps
+        )
+        assert got.h0[pos] == pytest.approx(np.array(h0), rel=1e-6, abs=1e-6)
+        assert got.wte_norm[pos] == pytest.approx(math.hypot(*map(float, wte[i])), rel=REL)
+        assert got.wpe_norm is not None and got.wpe_norm[pos] == pytest.approx(
+            math.hypot(*map(float, wpe[pos]))
+        )
+        assert got.sum_norm[pos] == pytest.approx(math.hypot(*map(float, total)), rel=REL)
+        assert got.h0_norm[pos] == pytest.approx(math.hypot(*map(float, got.h0[pos])), rel=REL)
+        assert got.cos_wte_wpe is not None
+        if pos == 1:
+            assert np.isnan(got.cos_wte_wpe[pos])
+        else:
+            assert got.cos_wte_wpe[pos] == pytest.approx(cos64(wte[i], wpe[pos]), rel=REL)
+    bare = ops.input_rows(wte, None, ids)  # no position table, no norm: h0 is the token rows
+    assert np.array_equal(bare.h0, wte[list(ids)]) and bare.wpe_norm is None and bare.cos_wte_wpe is None
+    assert bare.sum_norm == pytest.approx(bare.wte_norm, rel=REL)
+
+
+def test_mean_defined_leaves_out_what_is_not_finite() -> None:
+    assert ops.mean_defined(np.array([1.0, np.nan, 2.0, np.inf, 6.0])) == pytest.approx(3.0)
+    assert ops.mean_defined(np.array([np.nan])) is None
+
+
+def test_other_rows_are_other_rows_and_each_other_row_comes() -> None:
+    ids = np.zeros(300, dtype=np.int64)
+    got = ops.other_rows(ids, 3, seed=1)
+    assert set(got.tolist()) == {1, 2}  # never itself, and both others, in range
+    got = ops.other_rows(np.arange(300) % 7, 7, seed=2)
+    assert (got != np.arange(300) % 7).all() and got.min() >= 0 and got.max() <= 6
+
+
+def test_sample_runs_are_runs_apart_in_order() -> None:
+    runs = ops.sample_runs(1000, 64, 8, seed=3)
+    assert len(runs) == 8 and all(len(r) == 8 and r.start % 8 == 0 for r in runs)
+    starts = [r.start for r in runs]
+    assert starts == sorted(starts) and len(set(starts)) == 8 and runs[-1].stop <= 1000
+    every = ops.sample_runs(24, 24, 4, seed=0)  # all the runs there are: the whole table
+    assert [list(r) for r in every] == [list(range(s, s + 4)) for s in range(0, 24, 4)]
+
+
+def pairs_mean_cosine(rows: np.ndarray) -> float:
+    live = [r for r in rows if r.any()]
+    cs = [cos64(x, y) for i, x in enumerate(live) for j, y in enumerate(live) if i != j]
+    return float(np.mean(cs))
+
+
+@pytest.mark.parametrize("block", [None, 12])
+def test_table_shape_by_pairs_and_singular_values(block: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    if block:  # 12 values a block: two rows of 6 at a time
+        monkeypatch.setattr(ops, "_BLOCK_VALUES", block)
+    rng = np.random.default_rng(12)
+    rows = (rng.standard_normal((9, 6)) + np.array([2.0, 0, 0, 0, 0, 1.0])).astype(np.float32)
+    rows[4] = 0.0
+    shape = ops.table_shape(rows, k=4)
+    assert shape.zero_rows == 1 and shape.broken_rows == 0
+    assert shape.norms == pytest.approx([math.hypot(*map(float, r)) for r in rows], rel=REL)
+    assert shape.mean_cosine == pytest.approx(pairs_mean_cosine(rows), rel=1e-9)
+    x = rows.astype(np.float64)
+    s = np.linalg.svd(x - x.mean(axis=0), compute_uv=False)
+    assert shape.pc_variance == pytest.approx((s**2 / (s**2).sum())[:4], rel=1e-9)
+    rows[2, 1] = np.inf
+    broken = ops.table_shape(rows, k=4)
+    assert broken.broken_rows == 1 and broken.mean_cosine is None and np.isnan(broken.pc_variance).all()
+
+
+def brute_cross(a: np.ndarray, b: np.ndarray) -> tuple[float, float, tuple[int, int], float]:
+    found = [
+        (abs(cos64(x, y)), i, j, cos64(x, y))
+        for i, x in enumerate(a)
+        if x.any()
+        for j, y in enumerate(b)
+        if y.any()
+    ]
+    best = max(found, key=lambda t: (t[0], -t[1], -t[2]))
+    return float(np.mean([t[0] for t in found])), best[0], (best[1], best[2]), best[3]
+
+
+@pytest.mark.parametrize("block", [None, 10])
+def test_cross_cosines_by_every_pair(block: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    if block:
+        monkeypatch.setattr(ops, "_BLOCK_VALUES", block)
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((12, 5)).astype(np.float32)
+    b = rng.standard_normal((7, 5)).astype(np.float32)
+    a[3] = 0.0
+    b[2] = 0.0
+    a[5] *= np.float32(2.0**-60)  # outside _SAFE: a unit row before its product
+    a[8] *= np.float32(2.0**50)
+    a[10] = -b[4] * np.float32(2.0**-60)  # the largest |cosine|, -1, on a tiny row
+    near_b0 = b[0] + 0.3 * b[1]
+    a[11] = near_b0 / np.abs(near_b0).max() * np.float32(3e38)  # near float32's largest: products past it
+    got = ops.cross_cosines(a, b)
+    mean, top, where, signed = brute_cross(a, b)
+    assert got.pairs == 11 * 6
+    assert got.mean_abs == pytest.approx(mean, rel=1e-5)  # float32 products, summed in float64
+    assert got.argmax == where
+    assert got.max_abs == pytest.approx(top, rel=REL)
+    assert got.max_cosine == pytest.approx(signed, rel=REL)
+    assert where == (10, 4)
+    a[1, 0] = np.nan
+    assert ops.cross_cosines(a, b) == ops.CrossCosines(66, None, None, None, None)
+    assert ops.cross_cosines(np.zeros((3, 5), np.float32), b).pairs == 0
+
+
+# ---------------------------------------------------------------- rankings and tops against every row scored
+
+
+def crowded_table(n: int, d: int, seed: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Random rows, a zero row, and for three queries of four a crowd of rows within 1e-6 of its direction
+    (float32's fast pass cannot order them: the exact pass must) and one row equal to it."""
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((n, d))
+    queries = [rng.standard_normal(d) for _ in range(3)]
+    for q, where in zip(queries, (0, 300, 520), strict=True):  # row 0: the first a screen reads
+        rows[where : where + 12] = q * rng.uniform(0.5, 2, (12, 1)) + 1e-6 * rng.standard_normal((12, d))
+        rows[where + 12] = q
+    rows[[0, 12]] = rows[[12, 0]]  # the first query's own direction is row 0
+    rows[20] = 0.0
+    queries.append(rng.standard_normal(d))  # and a query without a crowd: its best rows are far apart
+    return rows.astype(np.float32), [q.astype(np.float32) for q in queries]
+
+
+def brute_top(exact: np.ndarray, k: int, exclude: tuple[int, ...], allowed: np.ndarray | None) -> list[int]:
+    """The k best ids by exact score, ties to the smaller id, among the rows left."""
+    ids = [i for i in range(len(exact)) if i not in exclude and (allowed is None or allowed[i])]
+    return sorted(ids, key=lambda i: (-exact[i], i))[:k]
+
+
+@pytest.mark.parametrize("columns", [8192, 64])
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_cosine_tops_and_rankings_are_every_row_scored(
+    columns: int, unsafe: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ops, "_COLUMNS", columns)
+    rows, queries = crowded_table(600, 16, seed=21)
+    if unsafe:  # a row without a fast bound: lo and hi of every row, _kth_largest's groups
+        rows[99] = rows[99] * np.float32(2.0**-60)
+    norms = np.array([np.linalg.norm(r.astype(np.float64)) for r in rows], dtype=np.float32)
+    excludes = [(12,), (312, 305), (), ()]
+    allowed = np.ones(len(rows), dtype=bool)
+    allowed[[5, 6, 7, 300, 301, 525]] = False
+    exacts = [brute_cosines(rows, q) for q in queries]
+    assert brute_top(exacts[0], 1, (), None) == [0]
+    for k in (1, 5, 80):  # 80: more than a block of 64 columns holds
+        for mask in (None, allowed):
+            tops = ops.cosine_tops(rows, norms, queries, k, excludes, mask)
+            rankings = ops.cosine_rankings(rows, norms, queries)
+            for exact, e, top, ranking in zip(exacts, excludes, tops, rankings, strict=True):
+                assert (ranking.lo <= exact).all() and (exact <= ranking.hi).all()
+                expected = brute_top(exact, k, e, mask)
+                assert [i for i, _ in top] == expected
+                assert [s for _, s in top] == pytest.approx(exact[expected], rel=REL)
+                assert [i for i, _ in ranking.top(k, e, mask)] == expected
+    ranking = ops.cosine_rankings(rows, norms, queries)[0]
+    exact = exacts[0]
+    for i in (5, 10, 12, 20, 200):
+        place, score = ranking.rank(i)
+        assert place == int((exact > exact[i]).sum()) + 1
+        assert score == pytest.approx(exact[i], rel=REL)
+        place, _ = ranking.rank(i, allowed)
+        assert place == int((exact[allowed] > exact[i]).sum()) + 1
+    # 512 rows: 64 groups of exactly 8 (no rows left over for a last group)
+    tops = ops.cosine_tops(rows[:512], norms[:512], queries, 5, excludes)
+    for scores, e, top in zip(exacts, excludes, tops, strict=True):
+        assert [i for i, _ in top] == brute_top(scores[:512], 5, e, None)
+    # many excluded ids: more than a block of 64 columns holds, with few asked for
+    excluded = tuple(range(100, 160))
+    (top,) = ops.cosine_tops(rows, norms, queries[3:], 10, [excluded])
+    assert [i for i, _ in top] == brute_top(exacts[3], 10, excluded, None)
+    assert ranking.top(5, allowed=np.zeros(len(rows), dtype=bool)) == []
+    # nearly every row asked for: one by one, fewer than k when fewer remain
+    many = ops.cosine_tops(rows[:20], norms[:20], queries[:1], 19, [(3, 4)])
+    assert [i for i, _ in many[0]] == brute_top(exact[:20], 19, (3, 4), None)
+
+
+# ---------------------------------------------------------------- single figures, analogy vectors, bounds
+
+
+def test_cosine_cosines_and_matrices_are_scipys() -> None:
+    rng = np.random.default_rng(17)
+    rows = rng.standard_normal((6, 5)).astype(np.float32)
+    rows[1] *= np.float32(0.01)  # a norm below 1: two such rows' norms multiply to less than 1
+    rows[3] *= np.float32(0.02)
+    rows[2] = 0.0
+    rows[4, 1] = np.nan
+    v = rng.standard_normal(5).astype(np.float32)
+    assert ops.cosine(rows[0], v) == pytest.approx(cos64(rows[0], v), rel=REL)
+    assert ops.cosine(rows[2], v) is None and ops.cosine(v, rows[2]) is None
+    got = ops.cosines(rows, v)
+    for i in (0, 1, 3, 5):
+        assert got[i] == pytest.approx(cos64(rows[i], v), rel=REL)
+    assert got[2] == 0.0 and np.isnan(got[4])
+    matrix, norms = ops.cosine_matrix(rows)
+    whole, whole_norms = ops.all_cosines(rows)
+    for i in (0, 1, 3, 5):
+        assert norms[i] == pytest.approx(math.hypot(*map(float, rows[i])), rel=REL)
+        assert whole_norms[i] == pytest.approx(norms[i], rel=REL)
+        for j in (0, 1, 3, 5):
+            assert matrix[i, j] == pytest.approx(cos64(rows[i], rows[j]), rel=REL)
+            assert whole[i, j] == pytest.approx(cos64(rows[i], rows[j]), rel=1e-12)
+    assert np.isnan(matrix[4]).all() and np.isnan(matrix[:, 4]).all() and np.isnan(whole[4]).all()
+    assert matrix[2, 0] == 0.0 and matrix[0, 2] == 0.0 and whole[2, 0] == 0.0
+
+
+def test_a_mean_of_rows_near_float32s_largest_is_the_float64_mean() -> None:
+    rows = np.array([[3e38, -3e38, 1.0], [3e38, -1e38, 3.0], [2e38, 1e38, 8.0]], dtype=np.float32)
+    got = ops.query_vector(rows, Query(word="w", ids=(0, 1, 2), pool=Pool.mean))
+    expected = [statistics.fmean(float(x) for x in rows[:, j]) for j in range(3)]
+    assert got.dtype == np.float32 and got.tolist() == pytest.approx(expected, rel=1e-7)
+    assert ops.query_vector(rows, Query(word="w", ids=(1, 2), pool=Pool.first)).tolist() == rows[1].tolist()
+
+
+def analogy_exact(wte: np.ndarray, a: int, b: int, c: int, method: Method) -> np.ndarray:
+    """Each row's analogy score from the definitions, in float64 on rows scaled to unit length first."""
+    unit = unit64(wte)
+    if method is Method.add:
+        x = wte.astype(np.float64) / np.abs(wte[[a, b, c]].astype(np.float64)).max()
+        target = x[a] - x[b] + x[c]
+    else:
+        target = unit[a] - unit[b] + unit[c]
+    scores: np.ndarray = unit @ (target / np.linalg.norm(target))
+    return scores
+
+
+@pytest.mark.parametrize("method", [Method.add, Method.cosadd])
+@pytest.mark.parametrize("scale", [3.0, 3e38], ids=["ordinary", "near float32's largest"])
+def test_analogy_vectors_rank_as_the_definitions(method: Method, scale: float) -> None:
+    rng = np.random.default_rng(23)
+    wte = rng.standard_normal((50, 8))
+    wte[:3] *= [[1.0], [0.2], [3.0]]  # raw lengths that make add and 3cosadd differ
+    wte = (wte / np.abs(wte).max() * scale).astype(np.float32)
+    wte[0, 0], wte[1, 0], wte[2, 0] = scale, -scale / 3, scale  # at 3e38, a - b + c is past float32
+    vectors = ops.analogy_vectors(wte[0], wte[1], wte[2], method)
+    assert len(vectors) == 1 and vectors[0].dtype == np.float32 and np.isfinite(vectors[0]).all()
+    with np.errstate(over="ignore"):  # a row near 3e38 has a norm past float32, as a cache stores it: inf
+        norms = np.array([np.linalg.norm(r.astype(np.float64)) for r in wte]).astype(np.float32)
+    (ranking,) = ops.cosine_rankings(wte, norms, vectors)
+    exact = analogy_exact(wte, 0, 1, 2, method)
+    assert ranking.scores(np.arange(50)) == pytest.approx(exact, rel=1e-6, abs=1e-7)  # a float32 vector
+    assert [i for i, _ in ranking.top(5, (0, 1, 2))] == brute_top(exact, 5, (0, 1, 2), None)
+    assert (ranking.lo <= exact + 1e-6).all() and (exact - 1e-6 <= ranking.hi).all()
+    if scale == 3.0:  # rows and vector of safe norms: every row has a bound
+        assert np.isfinite(ranking.lo).all()
+
+
+def test_3cosadd_with_a_zero_input_leaves_it_out_and_a_huge_vector_gets_a_bound() -> None:
+    rng = np.random.default_rng(29)
+    wte = rng.standard_normal((30, 6)).astype(np.float32)
+    zero = np.zeros(6, dtype=np.float32)
+    (v,) = ops.analogy_vectors(wte[0], zero, wte[2], Method.cosadd)
+    expected = unit64(wte[[0]])[0] + unit64(wte[[2]])[0]
+    assert cos64(v, expected) == pytest.approx(1.0, abs=1e-7)
+    (far,) = ops.analogy_vectors(wte[0] * np.float32(2.0**60), wte[1], wte[2], Method.add)
+    assert np.isfinite(far).all() and 2.0**-40 <= np.linalg.norm(far.astype(np.float64)) <= 2.0**40
+    assert cos64(far, wte[0].astype(np.float64) * 2.0**60 - wte[1] + wte[2]) == pytest.approx(1.0, abs=1e-7)
+
+
+@pytest.mark.parametrize("seed", [31, 37])
+def test_3cosmul_bounds_hold_every_exact_score(seed: int) -> None:
+    wte, a, b, c = near_opposite(np.random.default_rng(seed), 80, 12)
+    norms = np.linalg.norm(wte.astype(np.float64), axis=1).astype(np.float32)
+    rankings = ops.cosine_rankings(wte, norms, ops.analogy_vectors(wte[a], wte[b], wte[c], Method.cosmul))
+    ranking = ops.analogy_of(rankings, Method.cosmul)
+    loop = cosmul_loop(wte, a, b, c)
+    assert (ranking.lo <= loop).all() and (loop <= ranking.hi).all()
+    assert np.isfinite(ranking.lo).all()
+    assert [i for i, _ in ranking.top(6, (a, b, c))] == brute_top(loop, 6, (a, b, c), None)
+
+
+def test_a_table_of_one_row_repeated_has_no_principal_direction() -> None:
+    """Every row the same: cosine 1 for every pair, and no variance for a principal direction to share."""
+    rows = np.tile(np.array([[0.5, -2.0, 3.0]], dtype=np.float32), (6, 1))
+    shape = ops.table_shape(rows, k=2)
+    assert shape.mean_cosine == pytest.approx(1.0, rel=REL)
+    assert np.isnan(shape.pc_variance).all() and shape.pc_variance.shape == (2,)
+
+
+def test_slack_is_the_documented_bound() -> None:
+    """3.7e-4 for d = 768, as its docstring and the analogy evaluation's integer steps rely on."""
+    assert ops.slack(768) == pytest.approx(3.7e-4, rel=0.01)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_the_bounds_hold_in_one_two_and_three_dimensions(d: int) -> None:
+    """The fewest dimensions: the float32 pass's error is still within the bounds of every row."""
+    rng = np.random.default_rng(47 + d)
+    rows = rng.standard_normal((200, d)).astype(np.float32)
+    q = rng.standard_normal(d).astype(np.float32)
+    norms = np.array([np.linalg.norm(r.astype(np.float64)) for r in rows], dtype=np.float32)
+    (ranking,) = ops.cosine_rankings(rows, norms, [q])
+    exact = brute_cosines(rows, q)
+    assert (ranking.lo <= exact).all() and (exact <= ranking.hi).all()
+    assert [i for i, _ in ranking.top(7)] == brute_top(exact, 7, (), None)
