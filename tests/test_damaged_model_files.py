@@ -302,3 +302,23 @@ def test_tying_refuses_blocks_a_local_pickle_does_not_hold(tiny: Tiny, tmp_path:
         "and the weights disagree; save the model again"
     ) in line
     assert run_cli("tying", "-m", str(model(tiny, tmp_path / "ok", "bin"))).exit_code == 0
+
+
+def test_a_panic_of_the_tokenizers_library_on_a_text_is_one_line(tiny: Tiny, tmp_path: Path) -> None:
+    """Found by the deep damaged-files run: a normalizer the library loads, and panics on for some texts (its
+    Rust code: a PanicException, no Exception, and a backtrace on fd 2). Exit 6, one line, nothing else."""
+    folder = model(tiny, tmp_path / "m")
+    normalizers = [{"type": "NFKD"}, {"type": "Lowercase"}]
+    normalizers.append({"type": "Replace", "pattern": {"String": ""}, "content": " (?=k)"})
+
+    def panicking(t: dict[str, Any]) -> None:
+        t["normalizer"] = {"type": "Sequence", "normalizers": normalizers}
+
+    edit_tokenizer(folder, panicking)
+    run = run_process("input", "😀 k", "-m", str(folder))
+    assert run.returncode == 6, run.stderr
+    assert run.stderr.splitlines() == [
+        'gpt2emb: the tokenizers library fails on "😀 k" with this model\'s tokenizer.json (index out of '
+        "bounds: the len is 5 but the index is 5): the tokenizer is damaged; save the model's tokenizer again"
+    ]
+    assert run.stdout == ""

@@ -10,14 +10,11 @@ A checkpoint is a local folder or a Hub repo at one commit; nothing here caches 
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import math
-import os
 import re
 import struct
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +28,7 @@ from gpt2emb.families import Family
 from gpt2emb.hub import ReadRange
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import Reporter, Task
+from gpt2emb.tokens import LibraryFault, library_faults
 
 SINGLE, INDEX, PICKLE = "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"
 WEIGHT_FILES = (SINGLE, PICKLE)
@@ -496,14 +494,10 @@ def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any
     from tokenizers import Tokenizer
 
     try:
-        with _quiet_stderr():
+        with library_faults():
             library = Tokenizer.from_str(text)
             library.encode("a sample text, tokenized once: 1,024 tokens")
-    except BaseException as e:
-        # the library's own error is a plain Exception; on some faults its Rust code panics instead, a
-        # PanicException that derives from BaseException alone (an interrupt is not the file's fault)
-        if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
-            raise
+    except LibraryFault as e:
         raise damaged(label, f"the tokenizers library cannot read it ({_shown(str(e))})") from None
     # the kind the library made of it (a model without a "type" is whichever its fields fit)
     kind = type(library.model).__name__
@@ -537,22 +531,6 @@ def _check_ids(label: str, ids: list[tuple[str, Any]], rows: int) -> None:
                 f"{label} gives the id {i} to two tokens, {_shown(seen[i])} and {_shown(piece)}: an id names "
                 "one row of wte; save the model's tokenizer again"
             )
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """stderr (file descriptor 2) sent nowhere: a panic of the tokenizers library's Rust code prints its
-    backtrace there, past Python, before the panic is refused in one line."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 2)
-        os.close(null)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
 
 
 def _tokenizer_text(path: Path, label: str) -> str:

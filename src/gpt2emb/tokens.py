@@ -11,9 +11,12 @@ pieces.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import os
 import re
+import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -23,7 +26,7 @@ from typing import Any
 from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
-from gpt2emb.errors import UsageError, not_unicode, option
+from gpt2emb.errors import BadModel, UsageError, not_unicode, option
 from gpt2emb.families import Words
 from gpt2emb.forms import Forms
 
@@ -47,6 +50,32 @@ class Query:
 def display(piece: str) -> str:
     """A byte-level vocabulary entry as text; bytes that are not whole UTF-8 characters are shown as \\xNN."""
     return BYTE_LEVEL.text(piece)
+
+
+class LibraryFault(Exception):
+    """The tokenizers library failed on a tokenizer.json: its message (see library_faults)."""
+
+
+@contextlib.contextmanager
+def library_faults() -> Iterator[None]:
+    """A call into the tokenizers library on a tokenizer.json that may be damaged: its errors, and the panics
+    of its Rust code (a PanicException, which derives from BaseException alone, after a backtrace printed on
+    file descriptor 2, silenced here) come out as one LibraryFault; an interrupt stays an interrupt."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+        try:
+            yield
+        except BaseException as e:
+            if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
+                raise
+            raise LibraryFault(str(e)) from None
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def quote(text: str, n: int | None = None) -> str:
@@ -266,7 +295,14 @@ class Vocab:
         fast = self._bpe.encode(text) if self._bpe is not None else None
         if fast is not None:
             return fast
-        ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
+        try:
+            with library_faults():
+                ids: list[int] = self._tokenizer.encode(text, add_special_tokens=False).ids
+        except LibraryFault as e:
+            raise BadModel(
+                f"the tokenizers library fails on {quote(text, 40)} with this model's tokenizer.json "
+                f"({str(e)[:200]}): the tokenizer is damaged; save the model's tokenizer again"
+            ) from None
         return tuple(ids)
 
     def query(self, word: str, exact: bool, pool: Pool) -> Query:
