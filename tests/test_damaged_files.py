@@ -140,7 +140,7 @@ CONFIG_DAMAGE: dict[str, tuple[Callable[[bytes], bytes], str]] = {
     "n_head 0": (lambda b: edited_json(b, lambda c: {**c, "n_head": 0}), "n_head = 0"),
     "epsilon null": (
         lambda b: edited_json(b, lambda c: {**c, "layer_norm_epsilon": None}),
-        "layer_norm_epsilon = None",
+        "layer_norm_epsilon = null",
     ),
     "max_position_embeddings -5": (
         lambda b: edited_json(b, lambda c: {**c, "max_position_embeddings": -5}),
@@ -152,11 +152,11 @@ CONFIG_DAMAGE: dict[str, tuple[Callable[[bytes], bytes], str]] = {
     ),
     "activation empty": (
         lambda b: edited_json(b, lambda c: {**c, "activation_function": ""}),
-        "activation_function = ''",
+        'activation_function = ""',
     ),
     "activation unknown": (
         lambda b: edited_json(b, lambda c: {**c, "activation_function": "gelu_newest"}),
-        "activation_function = 'gelu_newest', which transformers does not know",
+        'activation_function = "gelu_newest", which transformers does not know',
     ),
     "n_inner negative": (lambda b: edited_json(b, lambda c: {**c, "n_inner": -3}), "n_inner = -3"),
     "n_head not dividing n_embd": (
@@ -245,6 +245,9 @@ def test_tying_load_refuses_a_bad_pickle_and_runs_none_of_it(
         ("owner/a--b", "is not a Hub repo id"),
         ("owner/" + "x" * 97, "the name at most 96 characters"),
         ("owner/x.git", "is not a Hub repo id"),
+        ("owner/a..b", "is not a Hub repo id"),  # the Hub's rule, not "a model I know": repo-shaped
+        ("owner/.hidden", "is not a Hub repo id"),
+        ("-owner/x", "is not a Hub repo id"),
     ],
 )
 def test_a_name_no_file_or_repo_can_have_is_unknown(hub: FakeHub, name: str, said: str) -> None:

@@ -255,7 +255,7 @@ def test_context_names_an_activation_transformers_does_not_know(tiny: Tiny, tmp_
     folder = model(tiny, tmp_path / "m", activation_function="gelu_newest")
     line = one_line(run_cli(*CONTEXT, "-m", str(folder)))
     assert line == (
-        f"gpt2emb: {folder.resolve()}/config.json says activation_function = 'gelu_newest', which "
+        f'gpt2emb: {folder.resolve()}/config.json says activation_function = "gelu_newest", which '
         "transformers does not know (as gelu_new, gelu, relu, silu); the model folder looks damaged: "
         "save it again"
     )
@@ -267,7 +267,7 @@ def test_the_meta_model_names_the_config_file_it_is_given(tiny: Tiny) -> None:
         heavy.meta_model_ties(
             config, ("GPT2Config", "GPT2Model", "GPT2LMHeadModel"), "someone/m's config.json"
         )
-    assert e.value.message.startswith("someone/m's config.json says activation_function = 'gelu_newest'")
+    assert e.value.message.startswith('someone/m\'s config.json says activation_function = "gelu_newest"')
 
 
 # ---------------------------------------------------------------- config.json, named one way

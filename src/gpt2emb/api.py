@@ -1163,10 +1163,14 @@ def tying(
     saved = shape.vocab_size * shape.d_model
     checks = [Check("config", tie, f"config.json: tie_word_embeddings = {str(tie).lower()}")]
     # read_info counts the blocks a safetensors header names; a pickle's names are read here, before the
-    # meta model is built (which builds any number of blocks, however slowly)
-    if ref.folder is not None and info.weights_file == checkpoint.PICKLE:
-        heavy.check_blocks(ref.folder, shape.n_layer, checkpoint.config_label(ref))
-    same, n_params = heavy.meta_model_ties(info.config, family.classes, checkpoint.config_label(ref))
+    # meta model is built (which builds any number of blocks, however slowly); the meta model's tensors
+    # are then checked against the checkpoint's shapes (a hub pickle's are known only once it is loaded)
+    label, file = checkpoint.config_label(ref), info.weights_file
+    shapes = {k: t.shape for k, t in info.tensors.items()} if file != checkpoint.PICKLE else None
+    if ref.folder is not None and file == checkpoint.PICKLE:
+        shapes = heavy.check_blocks(ref.folder, shape.n_layer, label)
+    weights = str(ref.folder / file) if ref.folder is not None else f"{ref.repo}'s {file}"
+    same, n_params = heavy.meta_model_ties(info.config, family.classes, label, shapes, weights)
     output, table = family.lm_names
     checks.append(
         Check(

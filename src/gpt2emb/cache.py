@@ -591,8 +591,9 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         # a read-only or full cache folder: answer from a temporary entry, removed when the process ends
         root = cache_root()
         why = e.strerror
-        if root.is_symlink() and not root.exists():
-            why = f"a symbolic link to {os.readlink(root)}, which does not exist"
+        with contextlib.suppress(OSError):  # a name too long to look up, say
+            if root.is_symlink() and not root.exists():
+                why = f"a symbolic link to {os.readlink(root)}, which does not exist"
         reporter.note(f"cannot write the cache in {root} ({why}); working without it this time")
         parent = Path(tempfile.mkdtemp(prefix="gpt2emb-"))
         atexit.register(shutil.rmtree, parent, True)

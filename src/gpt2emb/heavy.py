@@ -106,7 +106,9 @@ def _load(folder: Path, classes: tuple[str, str, str], language_model: bool, lab
         raise BadModel(
             f"transformers cannot load the model in {folder} ({_one_line(e)}); {SAVE_AGAIN}"
         ) from None
-    check_blocks(folder, n_layer, label)
+    shapes = check_blocks(folder, n_layer, label)
+    # the language model even for its base: its names reach the checkpoint's by a prefix either way
+    check_shapes(_meta_model(config, classes, label), shapes, label, str(_weights_file(folder)))
     try:
         with _quiet():
             model = (lm if language_model else base).from_pretrained(folder, dtype=torch.float32)
@@ -121,39 +123,77 @@ def _load(folder: Path, classes: tuple[str, str, str], language_model: bool, lab
     return model.eval()
 
 
-def check_blocks(folder: Path, n_layer: int, label: str) -> None:
+def check_blocks(folder: Path, n_layer: int, label: str) -> dict[str, tuple[int, ...]]:
     """The config's number of blocks is the number the weights in folder hold (their names read, not their
-    data): transformers would build any number, however slowly, starting those the weights lack at random."""
-    weights, names = _weight_names(folder)
-    blocks = families.blocks_in(names) or 0
+    data): transformers would build any number, however slowly, starting those the weights lack at random.
+    Returns the shape of each tensor the weights hold, for check_shapes (empty for a folder holding none)."""
+    shapes = weight_shapes(folder)
+    blocks = families.blocks_in(list(shapes)) or 0
+    weights = _weights_file(folder)
     if weights is not None and blocks != n_layer:
         raise BadModel(
             f"{label} gives the model {n_layer} blocks, but {weights} holds {blocks}: the config and the "
             "weights disagree; save the model again"
         )
+    return shapes
 
 
-def _weight_names(folder: Path) -> tuple[Path | None, list[str]]:
-    """The file transformers loads the weights from (safetensors first, as it prefers) and the names of the
-    tensors it holds, read without their data; (None, []) for a folder holding none (transformers says so)."""
-    single, index, pickled = (
-        folder / f for f in ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
-    )
+def _weights_file(folder: Path) -> Path | None:
+    """The file transformers loads the weights from (safetensors first, as it prefers), None for none."""
+    names = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+    return next((folder / f for f in names if (folder / f).is_file()), None)
+
+
+def weight_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
+    """The shape of each tensor in the weights transformers would load from folder, read from the headers of
+    safetensors files (a sharded index's shards too), or from a pickle's tensors memory-mapped."""
+    weights = _weights_file(folder)
+    if weights is None:
+        return {}  # transformers says so
+    if weights.suffix == ".bin":
+        return {k: tuple(v.shape) for k, v in _state(weights).items() if hasattr(v, "shape")}
     try:
-        if single.is_file():
-            from safetensors import safe_open
+        from safetensors import safe_open
 
-            with safe_open(str(single), "np") as f:
-                return single, list(f.keys())
-        if index.is_file():
-            return index, list(json.loads(index.read_bytes())["weight_map"])
+        files = [weights]
+        if weights.suffix == ".json":
+            files = [folder / s for s in sorted(set(json.loads(weights.read_bytes())["weight_map"].values()))]
+        shapes = {}
+        for file in files:
+            with safe_open(str(file), "np") as f:
+                names = f.keys()  # the header's, without the data
+                shapes.update({k: tuple(f.get_slice(k).get_shape()) for k in names})
     except Exception as e:  # read_info read them: the folder changed since
         raise BadModel(
             f"transformers cannot load the model in {folder} ({_one_line(e)}); save the model again"
         ) from None
-    if pickled.is_file():
-        return pickled, list(_state(pickled))
-    return None, []
+    return shapes
+
+
+def check_shapes(model: Any, shapes: dict[str, tuple[int, ...]], label: str, weights: str) -> None:
+    """Every tensor of model (built on the meta device) has the shape the checkpoint gives it: a config that
+    disagrees with its weights (n_inner, a vocabulary size) builds a model of any size, which transformers
+    then refuses with a report gpt2emb silences. A checkpoint's names lack the model's prefix ("h.0..." for
+    "transformer.h.0..."): each is matched to the model's name it equals or ends, and skipped when it matches
+    none (a buffer not saved, a pooler the language model lacks) or several."""
+    own = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    by_suffix: dict[str, list[str]] = {}
+    for name in own:
+        parts = name.split(".")
+        for i in range(len(parts)):
+            by_suffix.setdefault(".".join(parts[i:]), []).append(name)
+    stored = {}  # the model's name -> the checkpoint's name and shape
+    for key, shape in shapes.items():
+        found = [key] if key in own else by_suffix.get(key, [])
+        if len(found) == 1:
+            stored[found[0]] = key, shape
+    for name, shape in own.items():  # in the model's order: the first tensor of the first block first
+        if name in stored and stored[name][1] != shape:
+            key, saved = stored[name]
+            raise BadModel(
+                f"{label} describes a model whose {key} is {list(shape)}, but {weights} holds it as "
+                f"{list(saved)}: the config and the weights disagree; save the model again"
+            )
 
 
 def _tied(model: Any) -> bool:
@@ -169,30 +209,42 @@ def _check_activation(config: dict[str, Any], label: str) -> None:
     for key in ("activation_function", "hidden_act", "activation"):
         if key in config and (not isinstance(config[key], str) or config[key] not in ACT2FN):
             raise BadModel(
-                f"{label} says {key} = {str(config[key])[:40]!r}, which transformers does not know (as "
-                f"gelu_new, gelu, relu, silu); {SAVE_AGAIN}"
+                f"{label} says {key} = {families.as_written(config[key])}, which transformers does not know "
+                f"(as gelu_new, gelu, relu, silu); {SAVE_AGAIN}"
             )
 
 
 def meta_model_ties(
-    config: dict[str, Any], classes: tuple[str, str, str], label: str = "config.json"
+    config: dict[str, Any],
+    classes: tuple[str, str, str],
+    label: str = "config.json",
+    shapes: dict[str, tuple[int, ...]] | None = None,
+    weights: str = "the checkpoint",
 ) -> tuple[bool, int]:
     """The language model built on the meta device (no memory, no weights): is its output layer wte?
-    label: the config file as messages name it (checkpoint.config_label)."""
+    label: the config file as messages name it (checkpoint.config_label); shapes: the checkpoint's tensors'
+    (None: not known without loading them), checked against the model's, weights naming their file."""
+    model = _meta_model(config, classes, label)
+    if shapes is not None:
+        check_shapes(model, shapes, label, weights)
+    n_params = sum(p.numel() for p in model.parameters())
+    return _tied(model), int(n_params)
+
+
+def _meta_model(config: dict[str, Any], classes: tuple[str, str, str], label: str) -> Any:
+    """The language model the config describes, built on the meta device: shapes, no memory, no weights."""
     import torch
 
     config_class, _, lm = _classes(classes)
     _check_activation(config, label)
     try:
         with _quiet(), torch.device("meta"):
-            model = lm(config_class(**config))
+            return lm(config_class(**config))
     except Exception as e:  # transformers' own errors for a config it cannot build (families.check_config
         # refuses the ones it knows first, naming the key)
         raise BadModel(
             f"transformers cannot build {classes[2]} from {label} ({_one_line(e)}); {SAVE_AGAIN}"
         ) from None
-    n_params = sum(p.numel() for p in model.parameters())
-    return _tied(model), int(n_params)
 
 
 def loaded_model_ties(

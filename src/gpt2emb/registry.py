@@ -52,7 +52,8 @@ MODELS: tuple[ModelSpec, ...] = (
 GPT2_SIZES = MODELS[:4]  # what `sizes` compares by the formula, without weights
 DEFAULT_MODEL = "gpt2"
 
-_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+# owner/name in shape (a path was ruled out before): the Hub's own rule (_HUB_RULE) then says if it is one
+_REPO_SHAPED = re.compile(r"[^/\\\s]+/[^/\\\s]+")
 # what only a path looks like: a drive (C:\ or C:/) or a backslash (Windows), a start of /, ./ or ../
 _PATH = re.compile(r"[A-Za-z]:[\\/]|\.{0,2}/|.*\\", re.DOTALL)
 # a branch, tag or commit id as git allows them, kept to what can name a file of ours once quoted
@@ -110,7 +111,7 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
         shown = name if name.isprintable() else repr(name)
         problem = f"{shown} is a file, not a folder" if exists else f"no such folder: {shown}"
         raise UnknownModel(f"{problem}; give the folder that holds the model's config.json and weights")
-    if _REPO_ID.fullmatch(name) and ".." not in name:
+    if _REPO_SHAPED.fullmatch(name):
         if not _HUB_RULE.fullmatch(name):
             raise UnknownModel(
                 f"{name[:120]}{'...' if len(name) > 120 else ''} is not a Hub repo id: the Hub names a repo "

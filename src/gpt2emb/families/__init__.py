@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import pkgutil
 import re
 from collections.abc import Callable, Iterable
@@ -170,8 +171,17 @@ MAX_COUNT = 1 << 31  # no table or model of any size has a dimension past this
 DAMAGED = "the model folder looks damaged: save it again"
 
 
+def as_written(value: Any) -> str:
+    """A config value as its file spells it (null, true, "gelu"), cut at 40 characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 def _bad(label: str, key: str, value: Any, want: str) -> BadModel:
-    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+    shown = as_written(value)
     return BadModel(f"{label} says {key} = {shown}, which must be {want}; {DAMAGED}")
 
 
@@ -212,8 +222,8 @@ def check_config(family: Family, config: dict[str, Any], label: str) -> None:
                     label, other, config[other], f"an integer, written without a decimal point ({value})"
                 )
             raise BadModel(
-                f"{label} says {present[0]} = {value} but {other} = {config[other]!r:.40}: they name one "
-                f"number; {DAMAGED}"
+                f"{label} says {present[0]} = {value} but {other} = {as_written(config[other])}: they name "
+                f"one number; {DAMAGED}"
             )
         found[field_name] = value
     if "head_dim" not in config and found["d_model"] % found["n_head"]:
