@@ -61,3 +61,12 @@ def test_the_cache_entry_is_never_written(hub: FakeHub, caches: dict[str, Path])
     assert "cache entry, which gpt2emb reads from" in " ".join(result.stderr.split())
     assert target.read_bytes() == before
     assert run_cli("cache", "verify").exit_code == 0
+
+
+@pytest.mark.parametrize("out", ["", "  "])
+def test_an_empty_out_is_asked_for_by_name(folder: Path, out: str) -> None:
+    result = run_cli(*W2V, "-o", out, "-m", str(folder))
+    assert result.exit_code == 2
+    assert (
+        result.stderr.strip() == "gpt2emb: -o needs a path, such as vectors.txt (or a folder, for projector)"
+    )

@@ -1892,6 +1892,8 @@ def _export_target(fmt: Format, out: str | Path, table: Table, limit: int | None
             f"{option('whole_words', True)} picks tokens that start a word: it is for "
             f"{option('table', 'wte')}, not wpe"
         )
+    if not os.fspath(out).strip():
+        raise UsageError(f"{option('out')} needs a path, such as vectors.txt (or a folder, for projector)")
     if str(out) == "-":  # elsewhere - is stdin: here it would be a file named "-"
         raise UsageError(
             f"{option('out', '-')} is not stdout here: export writes files; give a path, such as vectors.txt"
