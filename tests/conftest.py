@@ -5,6 +5,7 @@ that serve or copy the other families' tiny models and run the CLI."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -12,15 +13,34 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from fakehub import FakeHub, Repo
-from tinymodel import Tiny, build, hub_files
+
+def _numpy_with_one_blas_thread() -> None:
+    """Load numpy with one OpenBLAS thread. A test worker is one of as many as there are cores (pytest-xdist):
+    threads of its own would mostly spin, waiting for a core another holds (gensim's benchmark in
+    test_evaluate took five times the CPU and five times as long). OpenBLAS reads the variable once, as it
+    is loaded; the processes the tests start get the environment as it was."""
+    theirs = os.environ.get("OPENBLAS_NUM_THREADS")
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    import numpy  # noqa: F401
+
+    if theirs is None:
+        del os.environ["OPENBLAS_NUM_THREADS"]
+    else:
+        os.environ["OPENBLAS_NUM_THREADS"] = theirs
+
+
+_numpy_with_one_blas_thread()
+
+from fakehub import FakeHub, Repo  # noqa: E402
+from tinymodel import Tiny, build, hub_files  # noqa: E402
 
 HUB = FakeHub().start()
 os.environ["HF_ENDPOINT"] = HUB.url
@@ -33,9 +53,11 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 # The fuzzing properties (damaged files, arguments, the handle's parameters) run under one of two profiles:
 # in CI the same 200 examples each time (derandomized, so a failure is a failure of the change); by hand,
-# GPT2EMB_FUZZ=deep pytest -k fuzz, 5,000 fresh ones each. Each run of a command is itself bounded (a hang
+# GPT2EMB_FUZZ=deep pytest -m property, 5,000 fresh ones each. Each run of a command is itself bounded (a hang
 # is caught by `hang_guard`, 60 s), so no deadline: a slow example is not a failed one.
 FUZZ_PROFILE = os.environ.get("GPT2EMB_FUZZ", "ci")
+if FUZZ_PROFILE not in ("ci", "deep"):  # a typo must not silently run the deep profile
+    raise pytest.UsageError(f"GPT2EMB_FUZZ={FUZZ_PROFILE!r}: use ci (the default) or deep")
 FUZZ = settings(
     derandomize=FUZZ_PROFILE == "ci",
     max_examples=200 if FUZZ_PROFILE == "ci" else 5000,
@@ -123,6 +145,28 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
+@pytest.fixture
+def stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
+    """What `-` reads in-process (CliRunner's stdin has no file descriptor): set it, then run the command.
+    Each run gets a descriptor of its own onto a file holding it (as `gpt2emb ... - < file` has), closed at
+    the end of the test, not of the run: a run that stops early may leave its reader thread still reading."""
+    source = tmp_path / "stdin.txt"
+    source.write_bytes(b"")
+    opened: list[int] = []
+
+    def descriptor(*_: Any) -> int:
+        opened.append(os.open(source, os.O_RDONLY))
+        return opened[-1]
+
+    def set_input(data: bytes) -> None:
+        source.write_bytes(data)
+
+    monkeypatch.setattr("gpt2emb.cli._stdin", descriptor)
+    yield set_input
+    for fd in opened:
+        os.close(fd)
+
+
 HANG = 60.0  # seconds: a run past this is a hang (no timed assertion: a slow machine is still far below it)
 
 
@@ -146,14 +190,24 @@ def hang_guard(seconds: float = HANG) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@functools.cache
+def built(app: Any) -> Any:
+    """The click command of a Typer app, built once per process as the console script builds it once per
+    run: CliRunner would build it again on every invoke (some 0.3 s, most of a warm command's run). The
+    command holds no state of a run: click makes a context per invoke."""
+    from typer.main import get_command
+
+    return get_command(app)
+
+
 def run_cli(*args: str) -> Any:
     """Run a command in-process through the app's own error boundary, bounded by `hang_guard`."""
-    from typer.testing import CliRunner
+    from typer import testing
 
     from gpt2emb.cli import app
 
-    with hang_guard():
-        return CliRunner().invoke(app, list(args))
+    with hang_guard(), mock.patch.object(testing, "_get_command", built):
+        return testing.CliRunner().invoke(app, list(args))
 
 
 def run_json(*args: str) -> Any:

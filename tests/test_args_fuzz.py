@@ -4,16 +4,12 @@ lines after it (issue 23.8)."""
 
 from __future__ import annotations
 
-import functools
 import json
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import typer.main
-import typer.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,27 +19,6 @@ from conftest import FUZZ, run_cli, run_process
 from fakehub import FakeHub
 
 DOCUMENTED = {0, 2, 3, 4, 5, 6, 7}  # errors.ExitCode, but 1 (a bug) and 130 (interrupted)
-
-
-@pytest.fixture
-def stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
-    """What `-` reads in-process (CliRunner's stdin has no file descriptor): set it, then run the command.
-    Each run gets a descriptor of its own, closed at the end of the test."""
-    source = tmp_path / "stdin.txt"
-    source.write_bytes(b"")
-    opened: list[int] = []
-
-    def descriptor(*_: Any) -> int:
-        opened.append(os.open(source, os.O_RDONLY))
-        return opened[-1]
-
-    def set_input(data: bytes) -> None:
-        source.write_bytes(data)
-
-    monkeypatch.setattr(cli, "_stdin", descriptor)
-    yield set_input
-    for fd in opened:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------- arguments that are not UTF-8
@@ -150,14 +125,6 @@ def test_without_strict_a_block_is_at_most_two_passes(
 
 
 # ---------------------------------------------------------------- any command line
-
-
-@pytest.fixture
-def built_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CliRunner builds the click command from the Typer app on every invoke: some 40 ms, most of a refused
-    command line's run. Built once here, the property runs five times as many examples in its time. (The
-    command holds no state of a run: click makes a context per invoke.)"""
-    monkeypatch.setattr(typer.testing, "_get_command", functools.cache(typer.main.get_command))
 
 
 def _confined(path: str) -> str:
@@ -267,7 +234,6 @@ def test_any_command_line_ends_in_a_documented_exit_code(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     stdin: Callable[[bytes], None],
-    built_once: None,
     build: Builder,
     word: str,
     other: str,

@@ -1,4 +1,6 @@
-"""Words from stdin (`-`), --jsonl and --strict, through real processes and pipes; and the Python handle.
+"""Words from stdin (`-`), --jsonl and --strict; and the Python handle. Through real processes and pipes
+where the process is the point (a reader that leaves early, a producer still writing, Ctrl-C); in-process
+elsewhere, stdin a file's descriptor as `gpt2emb neighbors - < words.txt` has it.
 
 The promise: each line's answer is the one its word gets alone (bit for bit: a batch is a different matrix
 product, but the shown figures are scored exactly, per row), a bad line is reported with its number and the
@@ -15,6 +17,8 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +36,35 @@ WORDS = ["cat", "king", "queen", "Paris", "hello", "kitten", "dog"]
 MANY = [f"id:{i}" for i in range(343)] * 2 + WORDS
 
 
-def feed(
-    args: list[str], stdin: bytes | str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
-    return subprocess.run(
-        [EXE, *args], input=data, capture_output=True, env={**os.environ, **(env or {})}, timeout=300
-    )
+@dataclass(frozen=True)
+class Fed:
+    """A run's exit code and output, as subprocess.run(capture_output=True) gives them."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
 
 
-def lines_of(proc: subprocess.CompletedProcess[bytes]) -> list[Any]:
+Feed = Callable[[list[str], bytes | str], Fed]
+
+
+@pytest.fixture
+def feed(stdin: Callable[[bytes], None]) -> Feed:
+    """Run a command in-process with the given stdin."""
+
+    def run(args: list[str], data: bytes | str) -> Fed:
+        stdin(data.encode("utf-8") if isinstance(data, str) else data)
+        result = run_cli(*args)
+        return Fed(result.exit_code, result.stdout_bytes, result.stderr_bytes)
+
+    return run
+
+
+def lines_of(proc: Fed) -> list[Any]:
     return [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
 
 
-def test_each_line_gets_the_answer_its_word_gets_alone(hub: FakeHub) -> None:
+def test_each_line_gets_the_answer_its_word_gets_alone(hub: FakeHub, feed: Feed) -> None:
     proc = feed(["neighbors", "-", "-k", "5", "--jsonl"], "\n".join(MANY) + "\n")
     assert proc.returncode == 0, proc.stderr
     got = lines_of(proc)
@@ -58,7 +77,7 @@ def test_each_line_gets_the_answer_its_word_gets_alone(hub: FakeHub) -> None:
     assert json.loads(whole.stdout)["items"] == got  # --json: the same objects in one document
 
 
-def test_vector_and_analogy_and_similarity_read_stdin(hub: FakeHub) -> None:
+def test_vector_and_analogy_and_similarity_read_stdin(hub: FakeHub, feed: Feed) -> None:
     vector = feed(["vector", "-", "--jsonl"], "king\nqueen\n")
     assert lines_of(vector) == run_json("vector", "king", "queen")["items"]
     analogy = feed(["analogy", "-", "-k", "3", "--jsonl"], "king man woman\nParis France cat\n")
@@ -73,7 +92,7 @@ def test_vector_and_analogy_and_similarity_read_stdin(hub: FakeHub) -> None:
     assert json.loads(similarity.stdout) == run_json("similarity", "cat", "cats", "dog")
 
 
-def test_comments_blank_lines_and_a_byte_order_mark(hub: FakeHub) -> None:
+def test_comments_blank_lines_and_a_byte_order_mark(hub: FakeHub, feed: Feed) -> None:
     proc = feed(["vector", "-", "--jsonl"], b"\xef\xbb\xbfking\n\n# a comment\n  \r\nqueen\r\n\t cat \n")
     assert proc.returncode == 0, proc.stderr
     assert [d["word"] for d in lines_of(proc)] == ["king", "queen", "cat"]  # the spaces around a word dropped
@@ -82,7 +101,7 @@ def test_comments_blank_lines_and_a_byte_order_mark(hub: FakeHub) -> None:
     assert utf16.stderr.decode().startswith("gpt2emb: stdin is UTF-16 text, and gpt2emb reads UTF-8")
 
 
-def test_a_bad_line_is_reported_with_its_number_and_the_others_answered(hub: FakeHub) -> None:
+def test_a_bad_line_is_reported_with_its_number_and_the_others_answered(hub: FakeHub, feed: Feed) -> None:
     stdin = b"cat\n# skipped\nid:99999\n\xff\xfeking\nking\n"
     proc = feed(["neighbors", "-", "-k", "3", "--jsonl"], stdin)
     assert proc.returncode == 7  # some lines failed; not 1, which is a bug
@@ -97,7 +116,7 @@ def test_a_bad_line_is_reported_with_its_number_and_the_others_answered(hub: Fak
     assert table.stdout.decode().count("nearest to") == 2
 
 
-def test_strict_stops_at_the_first_bad_line(hub: FakeHub) -> None:
+def test_strict_stops_at_the_first_bad_line(hub: FakeHub, feed: Feed) -> None:
     proc = feed(["analogy", "-", "--strict", "--jsonl"], "king man woman\nking man\nParis France cat\n")
     assert proc.returncode == 2
     assert len(lines_of(proc)) == 1  # the line before it was answered, none after
@@ -156,21 +175,23 @@ def test_a_producer_still_writing_does_not_hold_the_run(hub: FakeHub) -> None:
         source.kill()
 
 
-def test_questions_from_stdin_as_tables(hub: FakeHub) -> None:
+def test_questions_from_stdin_as_tables(hub: FakeHub, feed: Feed) -> None:
     proc = feed(["analogy", "-", "-k", "2"], "king man woman\n")
     assert proc.returncode == 0, proc.stderr
     assert "king - man + woman in gpt2" in proc.stdout.decode()
     assert '" queen"' in proc.stdout.decode()
 
 
-def test_what_can_be_checked_before_opening_is(hub: FakeHub, offline: None, tmp_path: Path) -> None:
+def test_what_can_be_checked_before_opening_is(
+    hub: FakeHub, feed: Feed, offline: None, tmp_path: Path
+) -> None:
     # offline with an empty cache: a bad -k or --restrict is exit 2, not 4 (never fetch for bad input)
     for bad in (["-k", "0"], ["--restrict", "0"], ["--among", str(tmp_path / "none.txt")]):
-        proc = feed(["neighbors", "-", *bad], "cat\n", env={"HF_HUB_OFFLINE": "1"})
+        proc = feed(["neighbors", "-", *bad], "cat\n")
         assert proc.returncode == 2, (bad, proc.stderr)
 
 
-def test_one_matrix_has_a_size_limit(hub: FakeHub) -> None:
+def test_one_matrix_has_a_size_limit(hub: FakeHub, feed: Feed) -> None:
     proc = feed(["similarity", "-"], "cat\n" * 1001)
     assert proc.returncode == 2
     assert b"at most 1,000 words" in proc.stderr
@@ -231,7 +252,7 @@ def test_the_handle_says_what_it_fetches_and_notes(hub: FakeHub, capsys: pytest.
     assert capsys.readouterr().err == ""
 
 
-def test_dash_is_alone_and_for_one_model(hub: FakeHub) -> None:
+def test_dash_is_alone_and_for_one_model(hub: FakeHub, feed: Feed) -> None:
     mixed = run_cli("neighbors", "cat", "-")
     assert mixed.exit_code == 2
     assert '--exact " -"' in mixed.stderr
@@ -248,7 +269,7 @@ def test_dash_is_alone_and_for_one_model(hub: FakeHub) -> None:
     assert "".join(t["token"] for t in item["tokens"]) == " -"
 
 
-def test_jsonl_with_words_on_the_command_line(hub: FakeHub) -> None:
+def test_jsonl_with_words_on_the_command_line(hub: FakeHub, feed: Feed) -> None:
     proc = feed(["neighbors", "cat", "king", "-k", "3", "--jsonl"], "")
     assert lines_of(proc) == run_json("neighbors", "cat", "king", "-k", "3")["items"]
 
@@ -321,7 +342,7 @@ def test_importing_the_package_loads_no_numpy() -> None:
 
 
 @pytest.mark.parametrize("bad", ["cat\n\n", "id:1\n"])
-def test_similarity_needs_two_words(hub: FakeHub, bad: str) -> None:
+def test_similarity_needs_two_words(hub: FakeHub, feed: Feed, bad: str) -> None:
     proc = feed(["similarity", "-"], bad)
     assert proc.returncode == 2
     assert b"fewer than two words" in proc.stderr
@@ -345,7 +366,9 @@ def test_the_readme_notebook_example_runs(hub: FakeHub) -> None:
 @pytest.mark.parametrize(
     "options", [["--whole-words"], ["--restrict", "300"], ["--fold"], ["--among", "LIST"]]
 )
-def test_candidates_and_forms_from_stdin(hub: FakeHub, tmp_path: Path, options: list[str]) -> None:
+def test_candidates_and_forms_from_stdin(
+    hub: FakeHub, feed: Feed, tmp_path: Path, options: list[str]
+) -> None:
     listed = tmp_path / "animals.txt"
     listed.write_text("cat\ncats\nkitten\ndog\nking\n", encoding="utf-8")
     options = [str(listed) if o == "LIST" else o for o in options]
@@ -363,7 +386,7 @@ def test_candidates_and_forms_from_stdin(hub: FakeHub, tmp_path: Path, options: 
         assert lines_of(analogy) == [run_json("analogy", "king", "man", "woman", "-k", "2", *options)]
 
 
-def test_an_among_list_from_a_pipe_is_read_once(hub: FakeHub, tmp_path: Path) -> None:
+def test_an_among_list_from_a_pipe_is_read_once(hub: FakeHub, feed: Feed, tmp_path: Path) -> None:
     fifo = tmp_path / "animals"
     os.mkfifo(fifo)
 
@@ -379,7 +402,7 @@ def test_an_among_list_from_a_pipe_is_read_once(hub: FakeHub, tmp_path: Path) ->
     assert [n["token"] for n in lines_of(proc)[0]["neighbors"]] == [" kitten", " dog"]
 
 
-def test_what_is_said_of_all_lines_is_said_once(hub: FakeHub, tmp_path: Path) -> None:
+def test_what_is_said_of_all_lines_is_said_once(hub: FakeHub, feed: Feed, tmp_path: Path) -> None:
     listed = tmp_path / "few.txt"
     listed.write_text("cat\ndog\nkitten\n", encoding="utf-8")
     tables = feed(["neighbors", "-", "-k", "5", "--among", str(listed)], "cat\nking\n")
@@ -393,7 +416,7 @@ def test_what_is_said_of_all_lines_is_said_once(hub: FakeHub, tmp_path: Path) ->
     assert len(lines_of(lines)) == 1
 
 
-def test_a_line_too_long_fails_alone(hub: FakeHub) -> None:
+def test_a_line_too_long_fails_alone(hub: FakeHub, feed: Feed) -> None:
     proc = feed(["vector", "-", "--jsonl"], "a" * 200_000 + "\ncat\n")
     assert proc.returncode == 7
     assert [d["word"] for d in lines_of(proc)] == ["cat"]

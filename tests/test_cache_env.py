@@ -58,7 +58,8 @@ def test_every_path_option_expands_home_alike(
 ) -> None:
     """~ is the home folder in -o, --png, --among and --eval alike (the handle takes paths so, too)."""
     home, elsewhere = tmp_path / "home", tmp_path / "cwd"
-    home.mkdir(), elsewhere.mkdir()
+    home.mkdir()
+    elsewhere.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(elsewhere)
     (home / "words.txt").write_text("dog\nking\n")

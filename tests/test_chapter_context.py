@@ -10,8 +10,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import torch
-from transformers import GPT2LMHeadModel, GPT2Model
 
 from conftest import run_cli, run_json
 from fakehub import FakeHub
@@ -69,6 +67,9 @@ def test_context_layer_0_is_the_cosine_of_the_h0_rows(hub: FakeHub, tiny: Tiny) 
 
 def test_context_every_layer_matches_transformers(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
     sentences = [RIVER, PAID, "the kingdom and king", "queen and king and king"]
+    import torch
+    from transformers import GPT2Model
+
     doc = run_json("context", "king", *sentences)
     model = GPT2Model.from_pretrained(save_local(tiny, tmp_path / "tiny"))
     vectors = []
@@ -105,6 +106,9 @@ def test_a_split_word_is_pooled_as_asked(hub: FakeHub, tiny: Tiny, tmp_path: Pat
     sentences = ["the kingdom of man", "hello kingdom"]
     word = ids_of(tiny, " kingdom")
     assert len(word) > 1  # the tiny vocabulary splits it
+    import torch
+    from transformers import GPT2Model
+
     doc = run_json("context", "kingdom", *sentences, "--pool", pool)
     model = GPT2Model.from_pretrained(save_local(tiny, tmp_path / "tiny"))
     vectors = []
@@ -232,6 +236,9 @@ def test_refused_offline_when_the_weights_are_not_cached(
 def independent_gradients(folder: Path, ids: list[int]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """The loss, and wte's gradient by the input lookup, by the output layer and in the tied model, computed
     with autograd on the embeddings the model is fed (not by untying it, as gpt2emb does)."""
+    import torch
+    from transformers import GPT2LMHeadModel
+
     model = GPT2LMHeadModel.from_pretrained(folder)
     wte = model.transformer.wte.weight
     x = torch.tensor([ids])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -291,25 +292,22 @@ def test_the_largest_cosine_is_exact_where_float32_cannot_tell() -> None:
     assert found.max_abs == pytest.approx(exact[6, 0], abs=1e-15)
 
 
-def test_input_reads_its_text_from_stdin(hub: FakeHub) -> None:
-    import subprocess
-    import sys
-
-    def fed(data: bytes) -> subprocess.CompletedProcess[bytes]:
-        exe = str(Path(sys.executable).with_name("gpt2emb"))
-        return subprocess.run([exe, "input", "-", "--json"], input=data, capture_output=True, timeout=120)
+def test_input_reads_its_text_from_stdin(hub: FakeHub, stdin: Callable[[bytes], None]) -> None:
+    def fed(data: bytes) -> Any:
+        stdin(data)
+        return run_cli("input", "-", "--json")
 
     typed = run_json("input", "hello king\nthe cat")
     # a file's text: its line ends inside kept, those at its end dropped (as "$(cat file)"), a BOM dropped
     for data in (b"hello king\nthe cat\n", b"\xef\xbb\xbfhello king\nthe cat\r\n\n"):
         proc = fed(data)
-        assert proc.returncode == 0, proc.stderr
+        assert proc.exit_code == 0, proc.stderr
         assert json.loads(proc.stdout) == typed
     for data, said in (
-        (b"\xff\xfeh\x00i\x00", b"stdin is UTF-16 text"),
-        (b"hello \xff", b"stdin is not UTF-8 text (byte 7)"),
-        (b"\xef\xbb\xbfhello \xff", b"stdin is not UTF-8 text (byte 10)"),  # counted in the file, BOM and all
-        (b"\n\n", b"the text is empty"),
+        (b"\xff\xfeh\x00i\x00", "stdin is UTF-16 text"),
+        (b"hello \xff", "stdin is not UTF-8 text (byte 7)"),
+        (b"\xef\xbb\xbfhello \xff", "stdin is not UTF-8 text (byte 10)"),  # counted in the file, BOM and all
+        (b"\n\n", "the text is empty"),
     ):
         proc = fed(data)
-        assert proc.returncode == 2 and said in proc.stderr, proc.stderr
+        assert proc.exit_code == 2 and said in proc.stderr, proc.stderr

@@ -308,7 +308,7 @@ def test_a_panic_of_the_tokenizers_library_on_a_text_is_one_line(tiny: Tiny, tmp
     """Found by the deep damaged-files run: a normalizer the library loads, and panics on for some texts (its
     Rust code: a PanicException, no Exception, and a backtrace on fd 2). Exit 6, one line, nothing else."""
     folder = model(tiny, tmp_path / "m")
-    normalizers = [{"type": "NFKD"}, {"type": "Lowercase"}]
+    normalizers: list[dict[str, Any]] = [{"type": "NFKD"}, {"type": "Lowercase"}]
     normalizers.append({"type": "Replace", "pattern": {"String": ""}, "content": " (?=k)"})
 
     def panicking(t: dict[str, Any]) -> None:

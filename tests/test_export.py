@@ -1,7 +1,8 @@
-"""`export` through real processes: word2vec text and binary files that gensim reads back equal to the rows
-stored, and the Embedding Projector's vectors.tsv and metadata.tsv, every token of which reads back to its
-exact bytes. Oracles: the tiny model's own arrays and its tokenizer's own vocabulary, gensim's reader, and a
-reading of the metadata written here from the README's rule (not gpt2emb's code)."""
+"""`export`: word2vec text and binary files that gensim reads back equal to the rows stored, and the
+Embedding Projector's vectors.tsv and metadata.tsv, every token of which reads back to its exact bytes.
+Oracles: the tiny model's own arrays and its tokenizer's own vocabulary, gensim's reader, and a reading of the
+metadata written here from the README's rule (not gpt2emb's code). In-process, but on a terminal and piped,
+where the process is the point."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from test_verify import BIG, POS, TWIN, big, big_files, flip_byte  # noqa: F401 
 from tiny_llama import TinyLlama
 from tiny_llama import build as build_llama
 
-from conftest import COMMIT, SHARED_VOCAB, run_process
+from conftest import COMMIT, SHARED_VOCAB, run_cli, run_process
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files, save_local
 
@@ -71,16 +72,17 @@ def read_token(field: str) -> bytes:
 
 
 def exported(*args: str) -> Any:
-    result = run_process("export", *args, "--json")
-    assert result.returncode == 0, result.stderr
+    result = run_cli("export", *args, "--json")
+    assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
 
 def refused(*args: str, code: int = 2) -> str:
-    result = run_process("export", *args)
-    assert result.returncode == code, result.stdout + result.stderr
-    assert result.stdout == "" and len(result.stderr.splitlines()) == 1 and "Traceback" not in result.stderr
-    return result.stderr.strip()
+    result = run_cli("export", *args)
+    assert result.exit_code == code, result.stdout + result.stderr
+    said: str = result.stderr
+    assert result.stdout == "" and len(said.splitlines()) == 1 and "Traceback" not in said
+    return said.strip()
 
 
 def load_word2vec(path: Path, binary: bool) -> tuple[list[str], np.ndarray]:
@@ -288,8 +290,8 @@ def test_wpe_of_a_model_without_positions_is_refused(hub: FakeHub, tmp_path: Pat
     llama: TinyLlama = build_llama(tmp_path / "llama")
     model = str(llama.folder)
     message = refused("-m", model, "--format", "word2vec", "--table", "wpe", "-o", str(tmp_path / "x.txt"))
-    positions = run_process("positions", "0", "1", "-m", model)
-    assert positions.returncode == 2 and "no position rows to compare;" in positions.stderr
+    positions = run_cli("positions", "0", "1", "-m", model)
+    assert positions.exit_code == 2 and "no position rows to compare;" in positions.stderr
     assert message == positions.stderr.strip().replace("to compare;", "to export;")  # the same but its verb
     assert "has no position table" in message and not (tmp_path / "x.txt").exists()
     words = refused("--format", "word2vec", "--table", "wpe", "--whole-words", "-o", str(tmp_path / "y"))

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from gpt2emb import cache, registry
 
-from conftest import FUZZ, hang_guard, run_cli, run_process
+from conftest import FUZZ, hang_guard, run_cli
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files
 
@@ -125,8 +125,8 @@ def test_killed_while_building_leaves_nothing_trusted(
     proc.wait()
     assert entries(caches["cache"]) == []  # a half-built entry is never in place
     slow["on"] = False
-    after = run_process("neighbors", "cat", "-k", "3", "--json")
-    assert after.returncode == 0, after.stderr
+    after = run_cli("neighbors", "cat", "-k", "3", "--json")  # in-process: only the death needs its own
+    assert after.exit_code == 0, after.stderr
     assert [n["token"] for n in json.loads(after.stdout)["items"][0]["neighbors"]] == [
         " cats",
         " kitten",
@@ -139,11 +139,11 @@ def test_killed_while_building_leaves_nothing_trusted(
 DIE_AT_WRITE = """
 import os, pathlib, sys
 import numpy as np
-n, count = int(sys.argv[1]), [0]
+n, count = [0], [0]
 def dying(write):
     def wrapped(*args, **kwargs):
         count[0] += 1
-        if count[0] == n:
+        if count[0] == n[0]:
             os._exit(137)  # as SIGKILL: no cleanup, no finally
         return write(*args, **kwargs)
     return wrapped
@@ -152,30 +152,56 @@ os.replace = dying(os.replace)
 pathlib.Path.write_text = dying(pathlib.Path.write_text)
 pathlib.Path.write_bytes = dying(pathlib.Path.write_bytes)
 sys.argv = ["gpt2emb", "neighbors", "cat", "-k", "3", "--json"]
+from gpt2emb import api  # what a first use imports before its first write: loaded once, for every child
 from gpt2emb.cli import main
-main()
+for line in sys.stdin:  # n: a first use that dies at its nth write, in a child forked before anything ran
+    n[0] = int(line)
+    child = os.fork()
+    if child == 0:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # its answer is not ours to pass on
+        main()  # ends the child with its exit code
+    print(os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]), flush=True)
 """
 
 
 def test_killed_at_every_write_of_a_build_leaves_nothing_trusted(
-    hub: FakeHub, caches: dict[str, Path]
+    hub: FakeHub, caches: dict[str, Path], tmp_path: Path
 ) -> None:
     """Die at the 1st, 2nd, ... write or rename of a first use, until a run gets through: after each death
-    the next run answers correctly from one complete entry."""
+    the next run answers correctly from one complete entry. Each run is a process of its own, forked from
+    one that has imported what they all import (a new Python for each was most of this test's time)."""
     deaths = 0
-    for n in range(1, 60):
-        for folder in caches.values():
-            shutil.rmtree(folder, ignore_errors=True)
-        proc = subprocess.run([sys.executable, "-c", DIE_AT_WRITE, str(n)], capture_output=True, text=True)
-        if proc.returncode == 0:
-            break
-        assert proc.returncode == 137, proc.stderr
-        deaths += 1
-        after = run_cli("neighbors", "cat", "-k", "3", "--json")  # in-process: only the death needs its own
-        assert after.exit_code == 0, (n, after.output)
-        neighbors = json.loads(after.stdout)["items"][0]["neighbors"]
-        assert [x["token"] for x in neighbors] == [" cats", " kitten", " dog"], n
-        assert len(entries(caches["cache"])) == 1 and not list(caches["cache"].rglob(".*.tmp-*")), n
+    said = tmp_path / "stderr.txt"
+    with (
+        said.open("w") as stderr,
+        subprocess.Popen(
+            [sys.executable, "-c", DIE_AT_WRITE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},  # no thread of its own to fork with it
+        ) as runs,
+    ):
+        assert runs.stdin is not None and runs.stdout is not None
+        for n in range(1, 60):
+            for folder in caches.values():
+                shutil.rmtree(folder, ignore_errors=True)
+            runs.stdin.write(f"{n}\n")
+            runs.stdin.flush()
+            with hang_guard():
+                code = runs.stdout.readline()
+            assert code, said.read_text()
+            if int(code) == 0:
+                break
+            assert int(code) == 137, said.read_text()
+            deaths += 1
+            after = run_cli("neighbors", "cat", "-k", "3", "--json")  # in-process: only a death needs its own
+            assert after.exit_code == 0, (n, after.output)
+            neighbors = json.loads(after.stdout)["items"][0]["neighbors"]
+            assert [x["token"] for x in neighbors] == [" cats", " kitten", " dog"], n
+            assert len(entries(caches["cache"])) == 1 and not list(caches["cache"].rglob(".*.tmp-*")), n
+        runs.stdin.close()
     assert deaths >= 8  # every file of an entry, its rename, and the refs around it
 
 

@@ -1,5 +1,5 @@
 """In Jupyter (and IPython), a result of the Python handle displays as the table its command prints: a
-notebook run by a real Jupyter kernel, its outputs against the CLI's."""
+notebook run by a real Jupyter kernel, its outputs against the CLI's (run in-process, at the same width)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+import pytest
 
-from conftest import run_process
+from conftest import run_cli
 from fakehub import FakeHub
 
 CELLS = [
@@ -24,34 +23,39 @@ CELLS = [
 ]
 
 
-def test_a_result_displays_as_its_table_in_a_notebook(hub: FakeHub) -> None:
+def test_a_result_displays_as_its_table_in_a_notebook(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nbformat  # here, not at the top: Jupyter's client is half a second of every worker's collection
+    from nbclient import NotebookClient
+
     new = nbformat.v4
     notebook = new.new_notebook(cells=[new.new_code_cell(c) for c in CELLS])  # type: ignore[no-untyped-call]
     NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
     outputs = [cell.outputs for cell in notebook.cells[1:]]
     assert [[o.output_type for o in cell] for cell in outputs] == [["execute_result"]] * 5  # shown once
     neighbors, vector, restricted, shaded, rank = (cell[0].data for cell in outputs)
-    wide = {"COLUMNS": "115"}  # rich's width for Jupyter
+    monkeypatch.setenv("COLUMNS", "115")  # rich's width for Jupyter
     # the tables as printed, but for the blank lines after them
-    assert neighbors["text/plain"] == run_process("neighbors", "cat", "-k", "3", env=wide).stdout.rstrip("\n")
+    assert neighbors["text/plain"] == run_cli("neighbors", "cat", "-k", "3").stdout.rstrip("\n")
     # where to see the rest: the result itself, not a command's option
-    typed = run_process("vector", "id:0", env=wide).stdout
+    typed = run_cli("vector", "id:0").stdout
     assert "(20 more; --full)" in typed  # the tiny model's rows are 32 numbers, the table shows 12
     assert vector["text/plain"] == typed.replace("; --full", " in .vector").rstrip("\n")
     assert "<|endoftext|>" in vector["text/plain"]
     html = vector["text/html"]
     assert html.startswith("<pre") and "&lt;|endoftext|&gt;" in html and "<|endoftext|>" not in html
     assert '<span style="font-weight: bold">' in neighbors["text/html"]  # the command's styles, as HTML
-    typed = run_process("neighbors", "cat", "-k", "2", "--restrict", "300", env=wide).stdout
+    typed = run_cli("neighbors", "cat", "-k", "2", "--restrict", "300").stdout
     assert "candidates: 300 tokens (--restrict 300)" in typed
     assert restricted["text/plain"] == typed.replace("--restrict 300", "restrict=300").rstrip("\n")
-    typed = run_process("positions", "--heatmap", "--cells", "4", env=wide).stdout
+    typed = run_cli("positions", "--heatmap", "--cells", "4").stdout
     assert shaded["text/plain"] == typed.rstrip("\n")
     assert '<span style="color: #ff0000' in shaded["text/html"]  # the shades in their colours
     assert rank == {"text/plain": "1"}  # anything else displays as it always does
 
 
-def test_in_ipython_in_a_terminal_a_result_is_printed_as_its_command_prints_it(hub: FakeHub) -> None:
+def test_in_ipython_in_a_terminal_a_result_is_printed_as_its_command_prints_it(
+    hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     code = "import gpt2emb; m = gpt2emb.open('gpt2'); m.similarity(['cat', 'dog', 'kitten', 'cats'])"
     ipython = Path(sys.executable).with_name("ipython")
     narrow = {"COLUMNS": "40"}  # the terminal's width: too narrow for the matrix in one part
@@ -62,7 +66,8 @@ def test_in_ipython_in_a_terminal_a_result_is_printed_as_its_command_prints_it(h
         env={**os.environ, **narrow},
         timeout=120,
     )
-    typed = run_process("similarity", "cat", "dog", "kitten", "cats", env=narrow).stdout
+    monkeypatch.setenv("COLUMNS", narrow["COLUMNS"])
+    typed = run_cli("similarity", "cat", "dog", "kitten", "cats").stdout
     assert "part 1 of 3" in typed
     assert typed.rstrip("\n") + "\n" in proc.stdout and "SimilarityResult(" not in proc.stdout
 
