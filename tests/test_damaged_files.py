@@ -231,6 +231,7 @@ def test_tying_load_refuses_a_bad_pickle_and_runs_none_of_it(
     result = run_cli("tying", "--load", "-m", str(model))
     assert result.exit_code == 6, clean(result)
     assert "could not be read safely as a weights-only checkpoint" in result.stderr
+    assert "save the model again" in " ".join(result.stderr.split())  # the fix
     assert len(result.stderr.strip().splitlines()) == 1  # no warning of torch's before it
     assert not ran.exists()
 

@@ -165,6 +165,10 @@ def test_a_tensor_that_two_shards_hold(hub: FakeHub, tiny: Tiny, tmp_path: Path,
     )
 
 
+def _cut_at_80(reason: str) -> str:
+    return reason if len(reason) <= 80 else reason[:80] + "..."
+
+
 def _json_error(text: bytes) -> str:
     """What Python's json module says of a text that is not JSON."""
     try:
@@ -183,7 +187,7 @@ def _bad_configs(tiny: Tiny) -> dict[str, tuple[bytes, str]]:
     assert len(_json_error(cut)) > 81
     at = latin1.index(b"\xe7") + 1  # bytes count from 1
     return {
-        "not JSON": (cut, f"it is not valid JSON ({_json_error(cut)[:80]})"),
+        "not JSON": (cut, f"it is not valid JSON ({_cut_at_80(_json_error(cut))})"),
         "NaN": (nan, "it is not valid JSON (NaN is not a JSON number)"),
         "not UTF-8": (latin1, f"it is not UTF-8 text (byte {at})"),
         "deep": (deep, "it nests deeper than any JSON a model ships"),

@@ -76,7 +76,8 @@ def parse_json(text: str | bytes, label: str) -> Any:
     except RecursionError:
         raise damaged(label, "it nests deeper than any JSON a model ships") from None
     except ValueError as e:  # JSONDecodeError, and the constants refused above
-        raise damaged(label, f"it is not valid JSON ({str(e)[:80]})") from None
+        reason = str(e) if len(str(e)) <= 80 else str(e)[:80] + "..."
+        raise damaged(label, f"it is not valid JSON ({reason})") from None
 
 
 def read_json(path: Path, label: str) -> Any:

@@ -22,6 +22,8 @@ from gpt2emb.errors import BadModel
 
 UNSAFE = "could not be read safely as a weights-only checkpoint"
 SAVE_AGAIN = "the model folder looks damaged: save it again"
+# a pickle gpt2emb will not run (it may hold code): the fix is a format that holds none
+SAVE_SAFELY = "save the model again as safetensors (save_pretrained does by default), which holds no code"
 
 
 @contextlib.contextmanager
@@ -65,7 +67,7 @@ def _state(path: Path) -> dict[str, Any]:
         with _quiet():
             state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
     except Exception as e:  # torch raises many types for a bad or unsafe pickle
-        raise BadModel(f"{path} {UNSAFE} ({type(e).__name__})") from None
+        raise BadModel(f"{path} {UNSAFE} ({type(e).__name__}); {SAVE_SAFELY}") from None
     if not isinstance(state, dict):
         raise BadModel(f"{path} is not a state dict")
     return state
@@ -115,7 +117,7 @@ def _load(folder: Path, classes: tuple[str, str, str], language_model: bool, lab
     except (
         pickle.UnpicklingError
     ):  # the weights-only loader refuses a pickle it cannot read or that runs code
-        raise BadModel(f"{folder / 'pytorch_model.bin'} {UNSAFE} (UnpicklingError)") from None
+        raise BadModel(f"{folder / 'pytorch_model.bin'} {UNSAFE} (UnpicklingError); {SAVE_SAFELY}") from None
     except Exception as e:  # transformers and torch raise many types for weights they cannot load
         raise BadModel(
             f"transformers cannot load the model in {folder} ({_one_line(e)}); save the model again"
