@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -152,6 +153,10 @@ def blocks(items: Iterable[Line], size: int = BLOCK) -> Iterator[list[Line]]:
     failure: list[BaseException] = []
 
     def read() -> None:
+        # Ctrl-C is for the main thread: delivered to this one, blocked in its read, it would wake neither
+        # (Python runs handlers in the main thread, whose wait below only a signal of its own interrupts)
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
             for line in items:
                 waiting.put(line)
