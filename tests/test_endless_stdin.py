@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -19,24 +20,36 @@ from fakehub import FakeHub
 
 
 def endless(*args: str) -> subprocess.CompletedProcess[str]:
-    """The console script fed `king` lines until it stops reading (as `yes king |` feeds it)."""
+    """The console script fed `king` lines until it stops reading (as `yes king |` feeds it). Its output goes
+    to files: communicate() would close its stdin, an end the endless input must not have."""
     exe = Path(sys.executable).with_name("gpt2emb")
-    process = subprocess.Popen(
-        [str(exe), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    assert process.stdin is not None
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        subprocess.Popen(
+            [str(exe), *args], bufsize=0, stdin=subprocess.PIPE, stdout=out, stderr=err
+        ) as process,
+    ):
+        pipe = process.stdin
+        assert pipe is not None
 
-    def feed() -> None:
+        def feed() -> None:
+            try:
+                while True:
+                    pipe.write(b"king\n" * 4096)
+            except (OSError, ValueError):
+                pass  # the reader stopped (or the pipe was closed): what is asked
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
         try:
-            while True:
-                process.stdin.write(b"king\n" * 4096)  # type: ignore[union-attr]
-        except (BrokenPipeError, OSError, ValueError):
-            pass  # the reader stopped: what is asked
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
-    out, err = process.communicate(timeout=HANG)  # a reader without its limit never ends
-    return subprocess.CompletedProcess(args, process.returncode, out.decode(), err.decode())
+            code = process.wait(timeout=HANG)  # a reader without its limit never ends
+        finally:
+            process.kill()
+        writer.join(timeout=HANG)
+        out.seek(0)
+        err.seek(0)
+        return subprocess.CompletedProcess(args, code, out.read().decode(), err.read().decode())
 
 
 def test_similarity_of_endless_words_stops_past_its_matrix(hub: FakeHub) -> None:

@@ -146,6 +146,17 @@ def chunks(fd: int) -> Iterator[bytes]:
         yield chunk
 
 
+def _next(waiting: queue.Queue[Line | None]) -> Line | None:
+    """The next item, waited for in steps: a signal that the system hands to another thread (numpy's BLAS
+    threads, this module's reader) only flags Python's handler, which runs once the main thread wakes, and an
+    untimed wait would not wake it until the next line came (Ctrl-C would wait for the producer)."""
+    while True:
+        try:
+            return waiting.get(timeout=0.2)
+        except queue.Empty:
+            continue
+
+
 def blocks(items: Iterable[Line], size: int = BLOCK) -> Iterator[list[Line]]:
     """The lines in blocks of at most `size`: each block holds the lines that have arrived by the time the
     previous one is answered (at least one; a thread reads ahead, so reading never waits for an answer)."""
@@ -153,8 +164,7 @@ def blocks(items: Iterable[Line], size: int = BLOCK) -> Iterator[list[Line]]:
     failure: list[BaseException] = []
 
     def read() -> None:
-        # Ctrl-C is for the main thread: delivered to this one, blocked in its read, it would wake neither
-        # (Python runs handlers in the main thread, whose wait below only a signal of its own interrupts)
+        # Ctrl-C is for the main thread (Python runs handlers there); see _next for other threads'
         if hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
@@ -168,7 +178,7 @@ def blocks(items: Iterable[Line], size: int = BLOCK) -> Iterator[list[Line]]:
     done = False
     while not done:
         block: list[Line] = []
-        line = waiting.get()
+        line = _next(waiting)
         while line is not None:
             block.append(line)
             if len(block) == size:
