@@ -161,6 +161,9 @@ def test_a_producer_still_writing_does_not_hold_the_run(hub: FakeHub) -> None:
         subprocess.Popen([*producer, "cat"], stdout=subprocess.PIPE) as source,
         subprocess.Popen(
             [EXE, "neighbors", "-", "--jsonl"],
+            # Ctrl-C's default, as a shell gives its foreground job: a suite started in the background
+            # (cmd &) hands its processes SIGINT ignored, and gpt2emb rightly keeps it so
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
             stdin=source.stdout,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
