@@ -176,7 +176,8 @@ def test_the_folded_table_never_breaks_a_token_at_its_own_space(width: int) -> N
     from rich.console import Console
 
     from gpt2emb.output import tables
-    from gpt2emb.results import Form, Neighbor, NeighborsItem, NeighborsResult, Token
+    from gpt2emb.results.common import Token
+    from gpt2emb.results.words import Form, Neighbor, NeighborsItem, NeighborsResult
 
     words = [" queen", " Queen", "queen", " queens", "Queen", " QUEEN", "QUEEN", "Queens", " Queens"]
     forms = tuple(Form(i, t, 0.5) for i, t in enumerate(words))

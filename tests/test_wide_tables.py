@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gpt2emb.output.tables import MAX_PARTS, print_view
-from gpt2emb.results import PositionsResult
+from gpt2emb.results.positions import PositionsResult
 
 from conftest import run_cli, run_json, serve
 from fakehub import FakeHub

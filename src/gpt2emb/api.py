@@ -43,56 +43,52 @@ from gpt2emb.errors import (
 from gpt2emb.export import check_target, write
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter
-from gpt2emb.results import (
-    AnalogyBatch,
-    AnalogyEvalResult,
-    AnalogyInput,
-    AnalogyResult,
+from gpt2emb.results.cache import (
     CacheEntry,
     CachePath,
     CacheResult,
-    Check,
-    CompareResult,
-    Comparison,
+    KeptEntry,
+    RefreshResult,
+    VerifiedEntry,
+    VerifyResult,
+)
+from gpt2emb.results.common import SentenceToken, Token
+from gpt2emb.results.evaluate import AnalogyEvalResult, Failure, PairsEvalResult, SectionScore
+from gpt2emb.results.export import ExportResult
+from gpt2emb.results.geometry import (
+    CrossGeometry,
+    GeometryResult,
+    MaxPair,
+    NormStats,
+    PositionNorm,
+    TableGeometry,
+    TokenNorm,
+)
+from gpt2emb.results.positions import HeatmapResult, PositionsResult
+from gpt2emb.results.sizes import ModelRow, ModelsResult
+from gpt2emb.results.text import (
     ContextLayer,
     ContextPair,
     ContextResult,
     ContextSentence,
-    CrossGeometry,
-    ExportResult,
-    Failure,
-    Form,
-    GeometryResult,
-    GradientResult,
-    HeatmapResult,
     InputResult,
     InputToken,
-    KeptEntry,
-    MaxPair,
-    ModelRow,
-    ModelsResult,
+)
+from gpt2emb.results.tying import Check, Comparison, GradientResult, PathGradient, TyingResult
+from gpt2emb.results.words import (
+    AnalogyBatch,
+    AnalogyInput,
+    AnalogyResult,
+    CompareResult,
+    Form,
     Neighbor,
     NeighborsItem,
     NeighborsResult,
-    NormStats,
     Overlap,
-    PairsEvalResult,
-    PathGradient,
-    PositionNorm,
-    PositionsResult,
     Ranked,
-    RefreshResult,
-    SectionScore,
-    SentenceToken,
     SimilarityResult,
-    TableGeometry,
-    Token,
-    TokenNorm,
-    TyingResult,
     VectorItem,
     VectorResult,
-    VerifiedEntry,
-    VerifyResult,
     Word,
 )
 from gpt2emb.tokens import Query, Vocab, check_word, quote

@@ -38,7 +38,7 @@ from gpt2emb.errors import LONE_SURROGATE, BadModel, DamagedEntry, Gpt2embError,
 from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import QuietReporter, Reporter, Task
-from gpt2emb.results import RefreshedRevision, RefreshFailure
+from gpt2emb.results.cache import RefreshedRevision, RefreshFailure
 from gpt2emb.tokens import ADDED_FILE
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"

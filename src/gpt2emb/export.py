@@ -17,7 +17,7 @@ from gpt2emb import cache, targets
 from gpt2emb.choices import Format, Table
 from gpt2emb.errors import BadModel, UsageError, option
 from gpt2emb.report import Reporter
-from gpt2emb.results import ExportedFile, ExportResult
+from gpt2emb.results.export import ExportedFile, ExportResult
 from gpt2emb.tokens import Vocab
 
 BLOCK_BYTES = 1 << 22  # rows read, checked and formatted at a time: memory stays flat whatever the table

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from gpt2emb import registry
 from gpt2emb.families.gpt2 import param_counts
-from gpt2emb.results import ModelSizes, SizesResult
+from gpt2emb.results.sizes import ModelSizes, SizesResult
 
 if TYPE_CHECKING:
     from gpt2emb.checkpoint import CheckpointInfo, TensorInfo

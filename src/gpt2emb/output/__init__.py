@@ -1,6 +1,6 @@
 """Everything a person or a script sees. JSON needs no rich, so tables.py (rich) is imported only for tables.
 
-A command's JSON document is `result.to_dict()`: the field names in results.py are the JSON interface.
+A command's JSON document is `result.to_dict()`: the field names in results/ are the JSON interface.
 Any stream encoding works (a Windows pipe writes cp1252): what it cannot carry is written as an escape.
 """
 

@@ -25,34 +25,23 @@ from rich.text import Text
 
 from gpt2emb.errors import option, spelt
 from gpt2emb.output import DIMS, ESCAPE
-from gpt2emb.results import (
+from gpt2emb.results.cache import CachePath, CacheResult, RefreshResult, VerifyResult
+from gpt2emb.results.common import Token
+from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult
+from gpt2emb.results.export import ExportResult
+from gpt2emb.results.geometry import GeometryResult, TableGeometry, TokenNorm
+from gpt2emb.results.positions import HeatmapResult, PositionsResult
+from gpt2emb.results.sizes import ModelsResult, SizesResult
+from gpt2emb.results.text import ContextResult, InputResult
+from gpt2emb.results.tying import Comparison, GradientResult, TyingResult
+from gpt2emb.results.words import (
     AnalogyBatch,
-    AnalogyEvalResult,
     AnalogyResult,
-    CachePath,
-    CacheResult,
     Candidates,
     CompareResult,
-    Comparison,
-    ContextResult,
-    ExportResult,
-    GeometryResult,
-    GradientResult,
-    HeatmapResult,
-    InputResult,
-    ModelsResult,
     NeighborsResult,
-    PairsEvalResult,
-    PositionsResult,
-    RefreshResult,
     SimilarityResult,
-    SizesResult,
-    TableGeometry,
-    Token,
-    TokenNorm,
-    TyingResult,
     VectorResult,
-    VerifyResult,
 )
 from gpt2emb.tokens import quote as tok
 

@@ -1,0 +1,58 @@
+"""Results of the benchmark evaluations (analogy --eval, similarity --eval).
+
+The JSON document of a command is its result's to_dict(), so field names here are the JSON interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpt2emb.results.common import Document
+
+
+@dataclass(frozen=True)
+class SectionScore(Document):
+    section: str
+    correct: int
+    incorrect: int
+    skipped: int  # questions with a word that is not one token under the rule
+    accuracy: float | None  # correct / (correct + incorrect); None when nothing was answered
+
+
+@dataclass(frozen=True)
+class Failure(Document):
+    section: str
+    question: tuple[str, str, str]
+    expected: str
+    predicted: str | None
+
+
+@dataclass(frozen=True)
+class AnalogyEvalResult(Document):
+    model: str
+    file: str
+    method: str
+    rule: str
+    ignore_case: bool
+    sections: tuple[SectionScore, ...]
+    total: SectionScore
+    coverage: float  # answered / all questions
+    seconds: float
+    errors: tuple[Failure, ...]  # only with --errors
+    restrict: int | None = None  # --restrict N: only words of token ids 0 to N - 1 (gensim's restrict_vocab)
+
+
+@dataclass(frozen=True)
+class PairsEvalResult(Document):
+    model: str
+    file: str
+    rule: str
+    ignore_case: bool
+    pairs: int
+    used: int
+    skipped: int
+    oov_ratio: float  # percent of pairs skipped, as gensim reports it
+    pearson: float | None  # None (null) when undefined; notes say why
+    spearman: float | None
+    notes: tuple[str, ...] = ()
+    unreadable: int = 0  # lines of the file that hold no pair (a score that is not a finite number: abc, nan)
