@@ -38,8 +38,8 @@ from run import (
     tokenizer_json,
 )
 
-from gpt2emb import evaluate
 from gpt2emb.choices import Method, Rule
+from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.tokens import display
 
 sys.path.insert(0, str(ROOT / "tests"))
@@ -70,7 +70,7 @@ def plant(folder: Path, wte: np.ndarray, questions: Path, most: int = 2000) -> i
     word_id = {display(p)[1:]: i for p, i in pieces.items() if display(p).startswith(" ")}
     fixed: set[int] = set()  # rows planted or read by a planting
     planted = 0
-    for section in evaluate.read_analogies(questions):
+    for section in evaluate_files.read_analogies(questions):
         for words in section.questions:
             ids = [word_id.get(w) for w in words]
             if None in ids or len(set(ids)) < 4 or ids[3] in fixed or planted == most:
@@ -93,7 +93,7 @@ def make_gensim_words(path: Path, wte: np.ndarray) -> None:
 
     pieces = json.loads((VOCAB / "vocab.json").read_text(encoding="utf-8"))
     by_id = [p for p, _ in sorted(pieces.items(), key=lambda kv: kv[1])]
-    words = evaluate.Words.build(by_id, [display(p) for p in by_id], Rule.space, ignore_case=False)
+    words = evaluate_files.Words.build(by_id, [display(p) for p in by_id], Rule.space, ignore_case=False)
     kv = KeyedVectors(vector_size=wte.shape[1])
     kv.add_vectors(words.words, wte[words.ids])
     kv.save(str(path))
@@ -104,12 +104,14 @@ def floor_seconds(wte: np.ndarray, questions: Path) -> float:
     (unit rows, then one float32 matrix product per block), and nothing else."""
     pieces = json.loads((VOCAB / "vocab.json").read_text(encoding="utf-8"))
     by_id = [p for p, _ in sorted(pieces.items(), key=lambda kv: kv[1])]
-    words = evaluate.Words.build(by_id, [display(p) for p in by_id], Rule.space, ignore_case=True)
+    words = evaluate_files.Words.build(by_id, [display(p) for p in by_id], Rule.space, ignore_case=True)
     found = [
-        [words.find(w, True) for w in q] for s in evaluate.read_analogies(questions) for q in s.questions
+        [words.find(w, True) for w in q]
+        for s in evaluate_files.read_analogies(questions)
+        for q in s.questions
     ]
     abc = np.array([f[:3] for f in found if None not in f], dtype=np.int64)
-    q = evaluate._Questions.of(wte, words, abc, Method.cosadd, True)
+    q = evaluate_scoring._Questions.of(wte, words, abc, Method.cosadd, True)
     started = time.perf_counter()
     for _ in q.products(wte, words):
         pass

@@ -22,7 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from gpt2emb import evaluate, limits, ops
+from gpt2emb import limits, measures
+from gpt2emb.core import evaluate_files, evaluate_scoring
 
 from conftest import FUZZ, run_cli, run_json, run_process
 from fakehub import FakeHub
@@ -77,7 +78,7 @@ def scipy_r(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 
 def ours(x: np.ndarray, y: np.ndarray) -> tuple[float | None, float | None]:
-    return evaluate.pearson(x, y), evaluate.spearman(x, y)
+    return evaluate_scoring.pearson(x, y), evaluate_scoring.spearman(x, y)
 
 
 def same(got: float | None, expected: float) -> bool:
@@ -126,7 +127,7 @@ def test_huge_scores_give_the_r_of_the_same_scores_scaled_down() -> None:
         got = ours(x, y)
     assert got[0] == close(scipy_r(x / 1e308, y)[0])
     assert got[1] == close(stats.spearmanr(x, y)[0])  # ranks: no overflow in scipy
-    scaled = evaluate.pearson(x / 1e308, y)
+    scaled = evaluate_scoring.pearson(x / 1e308, y)
     assert scaled is not None and got[0] == close(scaled)
 
 
@@ -151,8 +152,8 @@ def test_any_scale_gives_scipys_r_of_the_numbers_unscaled(values: list[float], p
         return  # scaled past float64, or below its normal numbers: other numbers
     # scaling rounds each value: r moves by about 1e-16 over the spread of the values
     spread = float(np.ptp(x) / np.abs(x).max())
-    assert evaluate.pearson(scaled, y) == pytest.approx(pearson, rel=1e-9, abs=1e-13 / spread)
-    assert evaluate.spearman(scaled, y) == close(spearman)
+    assert evaluate_scoring.pearson(scaled, y) == pytest.approx(pearson, rel=1e-9, abs=1e-13 / spread)
+    assert evaluate_scoring.spearman(scaled, y) == close(spearman)
 
 
 # ---------------------------------------------------------------- similarity --eval on such files
@@ -272,8 +273,8 @@ def test_table_figures_with_rows_of_tiny_and_huge_numbers_are_brute_forces() -> 
     rng = np.random.default_rng(7)
     a, b = rng.normal(size=(300, 16)).astype(np.float32), rng.normal(size=(40, 16)).astype(np.float32)
     a[3], a[7], a[9, 0], b[2] = 1e-40, 3.4e38, 3.4e38, 1e-40
-    shape = ops.table_shape(a)
-    cross = ops.cross_cosines(a, b, shape.norms)
+    shape = measures.table_shape(a)
+    cross = measures.cross_cosines(a, b, shape.norms)
     ua, ub = unit(a), unit(b)
     pairs = ua @ ua.T
     assert shape.mean_cosine == pytest.approx(pairs[~np.eye(len(a), dtype=bool)].mean(), abs=1e-12)
@@ -361,7 +362,7 @@ def test_dev_zero_is_refused_at_the_line_limit(hub: FakeHub, command: str) -> No
 def test_a_line_past_the_limit_is_refused_and_one_at_it_read(tmp_path: Path) -> None:
     path = tmp_path / "questions.txt"
     path.write_bytes(QUESTIONS.encode() + b"x" * limits.MAX_LINE + b"\n")  # a line of exactly MAX_LINE
-    assert [s.questions for s in evaluate.read_analogies(path)] == [
+    assert [s.questions for s in evaluate_files.read_analogies(path)] == [
         [("man", "king", "woman", "queen"), ("woman", "queen", "man", "king")]
     ]
     path.write_bytes(QUESTIONS.encode() + b"x" * (limits.MAX_LINE + 1) + b"\n")
@@ -449,6 +450,6 @@ def test_lines_are_those_of_splitlines_however_the_file_is_cut(
     path = tmp_path_factory.mktemp("cut") / "text"
     path.write_bytes(data)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(evaluate, "_READ", read)
-        got = list(evaluate._lines(path))
+        patch.setattr(evaluate_files, "_READ", read)
+        got = list(evaluate_files._lines(path))
     assert got == data.decode("utf-8", errors="replace").splitlines()

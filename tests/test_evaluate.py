@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from gpt2emb import evaluate
 from gpt2emb.choices import Method, Rule
+from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.tokens import display
 
 from conftest import SHARED_VOCAB, run_cli, run_json
@@ -156,20 +156,20 @@ def test_similarity_eval_equals_gensim(hub: FakeHub, tiny: Tiny, tmp_path: Path)
 
 def test_ranks_and_correlations() -> None:
     x = np.array([3.0, 1.0, 2.0, 2.0, 5.0])
-    np.testing.assert_array_equal(evaluate._ranks(x), [4, 1, 2.5, 2.5, 5])
-    assert evaluate.pearson(x, 2 * x + 1) == pytest.approx(1.0)
-    assert evaluate.spearman(x, -(x**3)) == pytest.approx(-1.0)
+    np.testing.assert_array_equal(evaluate_scoring._ranks(x), [4, 1, 2.5, 2.5, 5])
+    assert evaluate_scoring.pearson(x, 2 * x + 1) == pytest.approx(1.0)
+    assert evaluate_scoring.spearman(x, -(x**3)) == pytest.approx(-1.0)
 
 
 def correct_per_section(
-    wte: np.ndarray, words: evaluate.Words, questions: Path, ignore_case: bool
+    wte: np.ndarray, words: evaluate_files.Words, questions: Path, ignore_case: bool
 ) -> list[int]:
     """3CosAdd's right answers in each section, counted as api.analogy_eval counts them."""
     ours = []
-    for section in evaluate.read_analogies(questions):
+    for section in evaluate_files.read_analogies(questions):
         found = [[words.find(w, ignore_case) for w in q] for q in section.questions]
         abcd = np.array([f for f in found if None not in f], dtype=np.int64).reshape(-1, 4)
-        predicted = evaluate.analogy_answers(wte, words, abcd[:, :3], Method.cosadd, ignore_case)
+        predicted = evaluate_scoring.analogy_answers(wte, words, abcd[:, :3], Method.cosadd, ignore_case)
         same = words.group if ignore_case else np.arange(len(words.words))
         ours.append(int(((predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])).sum()))
     return ours
@@ -199,7 +199,7 @@ def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
         by_id[i] = p
     texts = [display(p) for p in by_id]
     for ignore_case in (False, True):
-        words = evaluate.Words.build(by_id, texts, Rule.space, ignore_case)
+        words = evaluate_files.Words.build(by_id, texts, Rule.space, ignore_case)
         keys, ids = rule_keys(pieces, len(pieces), "space")
         assert words.words == keys
         _, sections = gensim_on(wte, keys, ids).evaluate_word_analogies(
@@ -213,13 +213,13 @@ def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the blocked pass, question by question
 
 
-def vocabulary(names: list[str], ignore_case: bool) -> evaluate.Words:
+def vocabulary(names: list[str], ignore_case: bool) -> evaluate_files.Words:
     """A word vocabulary of the bare rule whose word i is token i."""
-    return evaluate.Words.build(names, names, Rule.bare, ignore_case)
+    return evaluate_files.Words.build(names, names, Rule.bare, ignore_case)
 
 
 def reference(
-    wte: np.ndarray, words: evaluate.Words, abc: np.ndarray, method: Method, ignore_case: bool
+    wte: np.ndarray, words: evaluate_files.Words, abc: np.ndarray, method: Method, ignore_case: bool
 ) -> list[int]:
     """Every candidate scored exactly, row by row in float64, then gensim's rule: no fast pass to trust."""
     x = wte[words.ids].astype(np.float64)
@@ -290,10 +290,10 @@ def test_close_calls_are_settled_exactly_whatever_else_is_asked(
     words = vocabulary(names, ignore_case)
     assert words.words == names
     expected = reference(wte, words, abc, method, ignore_case)
-    together = evaluate.analogy_answers(wte, words, abc, method, ignore_case)
+    together = evaluate_scoring.analogy_answers(wte, words, abc, method, ignore_case)
     assert together.tolist() == expected
     alone = [
-        int(evaluate.analogy_answers(wte, words, abc[i : i + 1], method, ignore_case)[0])
+        int(evaluate_scoring.analogy_answers(wte, words, abc[i : i + 1], method, ignore_case)[0])
         for i in range(len(abc))
     ]
     assert alone == expected
@@ -309,10 +309,10 @@ def test_close_calls_are_settled_exactly_whatever_else_is_asked(
     if ignore_case:  # some questions have five other spellings of c above the answer, some fewer
         assert -1 in expected and any(e >= 0 for e in expected[1::2])
     # one candidate per block, two questions per chunk, and near-ties settled as soon as there are more than 3
-    monkeypatch.setattr(evaluate, "_BUDGET", 1)
-    monkeypatch.setattr(evaluate, "_CHUNK", 2)
-    monkeypatch.setattr(evaluate, "_HELD", 3)
-    assert evaluate.analogy_answers(wte, words, abc, method, ignore_case).tolist() == expected
+    monkeypatch.setattr(evaluate_scoring, "_BUDGET", 1)
+    monkeypatch.setattr(evaluate_scoring, "_CHUNK", 2)
+    monkeypatch.setattr(evaluate_scoring, "_HELD", 3)
+    assert evaluate_scoring.analogy_answers(wte, words, abc, method, ignore_case).tolist() == expected
 
 
 SPELLINGS = """\
@@ -355,8 +355,8 @@ def test_other_spellings_and_inputs_as_gensim_counts_them(
     tmp_path: Path, ignore_case: bool, blocks: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if blocks != "whole":
-        monkeypatch.setattr(evaluate, "_BUDGET", 1)
-        monkeypatch.setattr(evaluate, "_CHUNK", 2)
+        monkeypatch.setattr(evaluate_scoring, "_BUDGET", 1)
+        monkeypatch.setattr(evaluate_scoring, "_CHUNK", 2)
     wte, names = spelled()
     questions = tmp_path / "questions.txt"
     questions.write_text(SPELLINGS)
@@ -376,12 +376,12 @@ def test_a_row_without_direction_is_no_answer_and_answers_nothing() -> None:
     words = vocabulary(names, False)
     at = {w: i for i, w in enumerate(names)}
     abc = np.array([[at["man"], at["king"], at["woman"]], [at["boy"], at["prince"], at["girl"]]])
-    before = evaluate.analogy_answers(wte, words, abc, Method.cosadd, False)
+    before = evaluate_scoring.analogy_answers(wte, words, abc, Method.cosadd, False)
     wte[before[0]] = np.nan  # the first question's answer
     wte[at["boy"], 3] = np.inf  # an input of the second
-    after = evaluate.analogy_answers(wte, words, abc, Method.cosadd, False)
+    after = evaluate_scoring.analogy_answers(wte, words, abc, Method.cosadd, False)
     assert after[0] not in (before[0], -1) and after[1] == -1
-    assert evaluate.analogy_answers(wte, words, abc[:0], Method.cosadd, False).shape == (0,)
+    assert evaluate_scoring.analogy_answers(wte, words, abc[:0], Method.cosadd, False).shape == (0,)
 
 
 @pytest.mark.parametrize("ignore_case", [False, True])
@@ -404,7 +404,7 @@ def test_analogy_eval_restricted_equals_gensims_restrict_vocab(
     )
     assert sections_of(doc) == [(s["section"], len(s["correct"]), len(s["incorrect"])) for s in sections]
     assert doc["restrict"] == restrict
-    total = sum(len(s.questions) for s in evaluate.read_analogies(questions))
+    total = sum(len(s.questions) for s in evaluate_files.read_analogies(questions))
     assert doc["total"]["skipped"] + doc["total"]["correct"] + doc["total"]["incorrect"] == total
     if restrict == 301:  # king is id 301: every question with king is skipped
         assert doc["sections"][0]["correct"] + doc["sections"][0]["incorrect"] == 0

@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from gpt2emb import cache, export
+from gpt2emb import cache
+from gpt2emb.core import export
 from gpt2emb.tokens import display, quote
 from test_verify import BIG, POS, TWIN, big, big_files, flip_byte  # noqa: F401  (two fixtures)
 from tiny_llama import TinyLlama

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import evaluate, ops
+from gpt2emb import measures, ops
 from gpt2emb.choices import Method
+from gpt2emb.core import evaluate_scoring
 
 from conftest import run_cli, run_process
 from tinymodel import D, Tiny, save_local
@@ -313,7 +314,7 @@ def test_principal_components_leave_out_a_broken_row() -> None:
     rows = rng.normal(size=(40, 6)).astype(np.float32)
     rows[7] = np.nan
     rows[9, 2] = np.inf
-    got = ops.principal_components(rows, 3)
+    got = measures.principal_components(rows, 3)
     finite = np.delete(rows, [7, 9], axis=0).astype(np.float64)
     u, s, _ = np.linalg.svd(finite - finite.mean(axis=0), full_matrices=False)
     expected = u[:, :3] * s[:3]
@@ -342,11 +343,17 @@ def test_geometry_says_once_that_content_against_position_is_undefined(
 
 def test_identical_rankings_correlate_exactly() -> None:
     """r was (x . x) of x made of length 1 first: 0.9999999999999998 for [1, 2, 3] with itself."""
-    assert evaluate.spearman(np.array([1, 2, 3]), np.array([1, 2, 3])) == 1.0
+    assert evaluate_scoring.spearman(np.array([1, 2, 3]), np.array([1, 2, 3])) == 1.0
     rng = np.random.default_rng(11)
     for n in (2, 3, 7, 50, 353):
         for scale in (1e-300, 1e-5, 1.0, 3e5, 1e300):
             x = rng.normal(size=n) * scale
             x[: n // 3] = x[0]  # ties
-            assert evaluate.spearman(x, x) == 1.0 and evaluate.pearson(x, x) == 1.0, (n, scale)
-            assert evaluate.spearman(x, -x) == -1.0 and evaluate.pearson(x, -x) == -1.0, (n, scale)
+            assert evaluate_scoring.spearman(x, x) == 1.0 and evaluate_scoring.pearson(x, x) == 1.0, (
+                n,
+                scale,
+            )
+            assert evaluate_scoring.spearman(x, -x) == -1.0 and evaluate_scoring.pearson(x, -x) == -1.0, (
+                n,
+                scale,
+            )

@@ -291,7 +291,7 @@ def test_neox_compare_counts_the_negated_rows(served: FakeHub, neox: TinyNeox) -
 def test_compare_says_it_reads_a_folder_and_fetches_from_the_hub(
     served: FakeHub, neox: TinyNeox, place: str, verb: str
 ) -> None:
-    from gpt2emb import api
+    from gpt2emb.core.tying import tying
     from gpt2emb.report import QuietReporter
 
     class Labels(QuietReporter):
@@ -303,20 +303,20 @@ def test_compare_says_it_reads_a_folder_and_fetches_from_the_hub(
             return super().progress(label, total)
 
     model, said = hub_or_folder(NEOX, neox.folder, place), Labels()
-    api.tying(model, compare=True, reporter=said)
+    tying(model, compare=True, reporter=said)
     assert f"{verb} embed_out.weight of {model}" in said.labels
 
 
 def test_compare_samples_a_large_output_layer_by_ranges(
     served: FakeHub, llama: TinyLlama, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gpt2emb import api
+    from gpt2emb.core import tying
 
     run_json("neighbors", "cat", "-m", LLAMA)  # the entry is built: what follows reads the output layer only
     served.requests.clear()
-    monkeypatch.setattr(api, "COMPARE_ALL_BYTES", 1000)  # as if the 47 KB table were over the limit
-    monkeypatch.setattr(api, "COMPARE_SAMPLE", 128)
-    monkeypatch.setattr(api, "COMPARE_RUN", 16)
+    monkeypatch.setattr(tying, "COMPARE_ALL_BYTES", 1000)  # as if the 47 KB table were over the limit
+    monkeypatch.setattr(tying, "COMPARE_SAMPLE", 128)
+    monkeypatch.setattr(tying, "COMPARE_RUN", 16)
     c = run_json("tying", "--compare", "-m", LLAMA)["comparison"]
     assert c["sampled"] is True and c["rows"] == 128 and c["total_rows"] == len(llama.wte)
     assert c["mean_cosine_matching"] == pytest.approx(1 / math.sqrt(2), abs=1e-6)

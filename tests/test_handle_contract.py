@@ -17,8 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gpt2emb
-from gpt2emb import api
+from gpt2emb import handle
 from gpt2emb.batch import Answers
+from gpt2emb.core.whole import encode
 from gpt2emb.errors import Gpt2embError
 from gpt2emb.report import QuietReporter
 from gpt2emb.tokens import Vocab
@@ -29,14 +30,14 @@ from tinymodel import Tiny, save_local
 
 
 @pytest.fixture
-def m(hub: FakeHub) -> api.Embeddings:
+def m(hub: FakeHub) -> handle.Embeddings:
     return gpt2emb.open("gpt2", reporter=QuietReporter())
 
 
 # ---------------------------------------------------------------- the issue's reproducers
 
 
-WRONG_TYPES: list[tuple[str, Callable[[api.Embeddings, Path], Any]]] = [
+WRONG_TYPES: list[tuple[str, Callable[[handle.Embeddings, Path], Any]]] = [
     ("text", lambda m, _: m.input(5)),  # type: ignore[arg-type]
     ("text", lambda m, _: m.input(b"x")),  # type: ignore[arg-type]
     ("revision", lambda m, _: gpt2emb.open("gpt2", revision=5)),  # type: ignore[arg-type]
@@ -57,7 +58,7 @@ WRONG_TYPES: list[tuple[str, Callable[[api.Embeddings, Path], Any]]] = [
 
 @pytest.mark.parametrize(("name", "call"), WRONG_TYPES)
 def test_a_wrong_type_is_a_type_error_naming_the_parameter(
-    m: api.Embeddings, tmp_path: Path, name: str, call: Callable[[api.Embeddings, Path], Any]
+    m: handle.Embeddings, tmp_path: Path, name: str, call: Callable[[handle.Embeddings, Path], Any]
 ) -> None:
     with pytest.raises(TypeError) as refused:
         call(m, tmp_path)
@@ -65,7 +66,7 @@ def test_a_wrong_type_is_a_type_error_naming_the_parameter(
     assert isinstance(refused.value, Gpt2embError) and refused.value.code == 2  # caught with the rest
 
 
-BAD_VALUES: list[tuple[str, Callable[[api.Embeddings, Path], Any]]] = [
+BAD_VALUES: list[tuple[str, Callable[[handle.Embeddings, Path], Any]]] = [
     ("is not Unicode text", lambda m, _: m.input("\udcff")),
     ("is not Unicode text", lambda m, _: m.vector(["cat", "\udcff"])),
     ("is not Unicode text", lambda m, _: m.analogy("king", "man", "wo\udcffman")),
@@ -81,14 +82,14 @@ BAD_VALUES: list[tuple[str, Callable[[api.Embeddings, Path], Any]]] = [
 
 @pytest.mark.parametrize(("said", "call"), BAD_VALUES)
 def test_a_bad_value_is_a_project_error(
-    m: api.Embeddings, tmp_path: Path, said: str, call: Callable[[api.Embeddings, Path], Any]
+    m: handle.Embeddings, tmp_path: Path, said: str, call: Callable[[handle.Embeddings, Path], Any]
 ) -> None:
     with pytest.raises(Gpt2embError, match=said) as refused:
         call(m, tmp_path)
     assert not isinstance(refused.value, TypeError)
 
 
-def test_a_missing_or_unknown_argument_names_the_method(m: api.Embeddings) -> None:
+def test_a_missing_or_unknown_argument_names_the_method(m: handle.Embeddings) -> None:
     """Python's own TypeError, as an unchecked method gives it: the method named, then what is wrong."""
     with pytest.raises(TypeError, match=r"^Embeddings\.vector\(\): missing a required argument: 'words'$"):
         m.vector()  # type: ignore[call-arg]
@@ -104,14 +105,14 @@ def test_a_folder_is_a_str_or_a_path(hub: FakeHub, tiny: Tiny, tmp_path: Path) -
     assert by_path.vector("cat").to_dict() == by_str.vector("cat").to_dict()
 
 
-def test_a_flag_is_never_copied_into_a_result(m: api.Embeddings) -> None:
+def test_a_flag_is_never_copied_into_a_result(m: handle.Embeddings) -> None:
     with pytest.raises(TypeError, match="fold must be a bool"):
         m.neighbors("cat", fold=b"x")  # type: ignore[arg-type]
     folded = m.neighbors("cat", k=2, fold=np.bool_(True))  # type: ignore[arg-type]
     assert folded.fold is True and json.dumps(folded.to_dict())
 
 
-def test_numpy_numbers_stay_welcome(m: api.Embeddings) -> None:
+def test_numpy_numbers_stay_welcome(m: handle.Embeddings) -> None:
     assert m.positions(np.int64(3)).positions == (3,)  # type: ignore[arg-type]
     assert m.positions(np.arange(3)).positions == (0, 1, 2)  # type: ignore[arg-type]
     heatmap = m.position_map(cells=np.int32(4))  # type: ignore[arg-type]
@@ -122,7 +123,7 @@ def test_numpy_numbers_stay_welcome(m: api.Embeddings) -> None:
         m.positions(True)
 
 
-def test_a_stream_item_that_is_not_unicode_fails_as_its_line(m: api.Embeddings) -> None:
+def test_a_stream_item_that_is_not_unicode_fails_as_its_line(m: handle.Embeddings) -> None:
     from gpt2emb.batch import Failed
 
     answers = list(m.each_vector(["cat", "ca\udcfft", "dog"]))
@@ -132,10 +133,10 @@ def test_a_stream_item_that_is_not_unicode_fails_as_its_line(m: api.Embeddings) 
 
 
 def test_the_contract_is_documented() -> None:
-    for doc in (gpt2emb.open.__doc__, api.Embeddings.__doc__):
+    for doc in (gpt2emb.open.__doc__, handle.Embeddings.__doc__):
         assert doc is not None and "TypeError" in doc and "Gpt2embError" in doc
-    assert api.Embeddings.neighbors.__doc__ and "nearest tokens" in api.Embeddings.neighbors.__doc__
-    assert list(inspect.signature(api.Embeddings.neighbors).parameters) == [  # as a notebook shows it
+    assert handle.Embeddings.neighbors.__doc__ and "nearest tokens" in handle.Embeddings.neighbors.__doc__
+    assert list(inspect.signature(handle.Embeddings.neighbors).parameters) == [  # as a notebook shows it
         "self", "words", "k", "exact", "pool", "keep_query", "among", "restrict", "whole_words", "fold",
     ]  # fmt: skip
 
@@ -188,39 +189,39 @@ def _drawing(value: Any) -> bool:
 
 # every public entry, with a good value for each parameter: one of them is replaced by any value
 CALLS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
-    "vector": (api.Embeddings.vector, {"words": "cat", "exact": False, "pool": "mean"}),
+    "vector": (handle.Embeddings.vector, {"words": "cat", "exact": False, "pool": "mean"}),
     "neighbors": (
-        api.Embeddings.neighbors,
+        handle.Embeddings.neighbors,
         {"words": ["cat"], "k": 2, "exact": False, "pool": "mean", "keep_query": False, "among": None,
          "restrict": None, "whole_words": False, "fold": False},
     ),
     "analogy": (
-        api.Embeddings.analogy,
+        handle.Embeddings.analogy,
         {"a": "king", "b": "man", "c": "woman", "k": 2, "exact": False, "pool": "mean", "keep_inputs": False,
          "method": "add", "among": None, "restrict": None, "whole_words": False},
     ),
-    "similarity": (api.Embeddings.similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}),
-    "positions": (api.Embeddings.positions, {"positions": [0, 1]}),
-    "position_map": (api.Embeddings.position_map, {"cells": 4, "png": None}),
-    "input": (api.Embeddings.input, {"text": "the cat", "full": False, "truncate": False}),
+    "similarity": (handle.Embeddings.similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}),
+    "positions": (handle.Embeddings.positions, {"positions": [0, 1]}),
+    "position_map": (handle.Embeddings.position_map, {"cells": 4, "png": None}),
+    "input": (handle.Embeddings.input, {"text": "the cat", "full": False, "truncate": False}),
     "export": (
-        api.Embeddings.export,
+        handle.Embeddings.export,
         {"fmt": "word2vec", "out": "v.txt", "table": "wte", "limit": 3, "whole_words": False,
          "reporter": None},
     ),
-    "each_vector": (api.Embeddings.each_vector, {"words": ["cat"], "exact": False, "pool": "mean"}),
+    "each_vector": (handle.Embeddings.each_vector, {"words": ["cat"], "exact": False, "pool": "mean"}),
     "each_neighbors": (
-        api.Embeddings.each_neighbors,
+        handle.Embeddings.each_neighbors,
         {"words": ["cat"], "k": 2, "exact": False, "pool": "mean", "keep_query": False, "among": None,
          "restrict": None, "whole_words": False, "fold": False},
     ),
     "each_analogy": (
-        api.Embeddings.each_analogy,
+        handle.Embeddings.each_analogy,
         {"questions": ["king man woman"], "k": 2, "exact": False, "pool": "mean", "keep_inputs": False,
          "method": "add", "among": None, "restrict": None, "whole_words": False},
     ),
     "each_similarity": (
-        api.Embeddings.each_similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}
+        handle.Embeddings.each_similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}
     ),
     "open": (gpt2emb.open, {"model": "gpt2", "revision": None, "reporter": QuietReporter()}),
 }  # fmt: skip
@@ -228,7 +229,9 @@ PARAMETERS = [(call, name) for call, (_, good) in CALLS.items() for name in good
 
 
 def test_every_public_entry_and_parameter_is_fuzzed() -> None:
-    public = {n for n in vars(api.Embeddings) if not n.startswith("_") and callable(vars(api.Embeddings)[n])}
+    public = {
+        n for n in vars(handle.Embeddings) if not n.startswith("_") and callable(vars(handle.Embeddings)[n])
+    }
     assert public | {"open"} == set(CALLS)
     for function, good in CALLS.values():
         names = list(inspect.signature(function).parameters)
@@ -265,10 +268,10 @@ def test_any_value_of_any_parameter_is_an_answer_or_a_clear_refusal(
         json.dumps(result.to_dict(), allow_nan=False)  # what was given and taken is plain JSON
 
 
-_HANDLES: dict[str, api.Embeddings] = {}
+_HANDLES: dict[str, handle.Embeddings] = {}
 
 
-def _opened() -> api.Embeddings:
+def _opened() -> handle.Embeddings:
     """The tiny model, opened once for all the examples of a test (they share its cache folder)."""
     folder = os.environ["GPT2EMB_CACHE_DIR"]
     if folder not in _HANDLES:
@@ -290,14 +293,14 @@ SENTENCES = [
 
 
 @pytest.mark.parametrize("sentence", SENTENCES)
-def test_a_sentence_is_the_tokenizers_own_ids(m: api.Embeddings, tiny: Tiny, sentence: str) -> None:
+def test_a_sentence_is_the_tokenizers_own_ids(m: handle.Embeddings, tiny: Tiny, sentence: str) -> None:
     theirs = tuple(tiny.tokenizer.encode(sentence, add_special_tokens=False).ids)
     assert m.vocab.tokenize(sentence) == theirs
     assert m.vocab.encode(sentence) == theirs  # the word path's too: a special token is refused before it
-    assert tuple(t.id for t in api._encode(m.vocab, sentence, m.model, "the sentence")) == theirs
+    assert tuple(t.id for t in encode(m.vocab, sentence, m.model, "the sentence")) == theirs
 
 
-def test_special_tokens_keep_their_spaces(m: api.Embeddings, tiny: Tiny) -> None:
+def test_special_tokens_keep_their_spaces(m: handle.Embeddings, tiny: Tiny) -> None:
     space, end = tiny.vocab["Ġ"], tiny.vocab["<|endoftext|>"]
     vocab: Vocab = m.vocab
     assert vocab.encode(" <|endoftext|>") == (space, end)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from gpt2emb import ops
+from gpt2emb import measures, ops
 from gpt2emb.choices import Method, Pool
 from gpt2emb.tokens import Query
 
@@ -198,8 +198,8 @@ def test_a_cosine_never_passes_one() -> None:
     assert ops.cosines(rows, rows[i])[i] == 1.0
     assert ops.cosine(rows[i], rows[i]) == 1.0
     assert ops.cosine(rows[i], -rows[i]) == -1.0
-    matrix, _ = ops.cosine_matrix(rows[past])
+    matrix, _ = measures.cosine_matrix(rows[past])
     assert np.all(np.abs(matrix) <= 1.0) and np.all(matrix.diagonal() == 1.0)
-    assert np.all(np.abs(ops.all_cosines(rows)[0]) <= 1.0)
-    assert np.all(ops.paired_cosines(rows[past], rows[past]) == 1.0)
+    assert np.all(np.abs(measures.all_cosines(rows)[0]) <= 1.0)
+    assert np.all(measures.paired_cosines(rows[past], rows[past]) == 1.0)
     assert np.isnan(ops.cosines(np.full((1, 64), np.nan, dtype=np.float32), rows[i])[0])  # NaN stays NaN

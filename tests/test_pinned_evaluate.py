@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpt2emb import evaluate, limits
+from gpt2emb import limits
 from gpt2emb.choices import Method, Rule
+from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.errors import UsageError
 
 
@@ -34,7 +35,7 @@ def test_a_word_two_tokens_show_is_one_candidate(rule: Rule) -> None:
     """Two tokens that show the same text (two entries of one display) are one candidate word, the first."""
     display = [" king", " king", "king", " queen", "king", " ", " a b", "queen", " queen"]
     pieces = [f"p{i}" for i in range(len(display))]
-    words = evaluate.Words.build(pieces, display, rule, ignore_case=False)
+    words = evaluate_files.Words.build(pieces, display, rule, ignore_case=False)
     expected_words, expected_ids = first_spellings(display, rule)
     assert (words.words, words.ids.tolist()) == (expected_words, expected_ids)
     assert len(set(words.words)) == len(words.words)
@@ -47,7 +48,7 @@ def test_the_line_of_a_question_before_any_section(tmp_path: Path, text: str) ->
     path.write_text(text)
     line = next(n for n, s in enumerate(text.splitlines(), 1) if s.split() and not s.startswith(": "))
     with pytest.raises(UsageError) as e:
-        evaluate.read_analogies(path)
+        evaluate_files.read_analogies(path)
     assert e.value.message == f"{path}, line {line}: a question before any ': section' line"
     assert line in (2, 4)
 
@@ -55,12 +56,12 @@ def test_the_line_of_a_question_before_any_section(tmp_path: Path, text: str) ->
 def test_sections_keep_their_questions_and_names(tmp_path: Path) -> None:
     path = tmp_path / "questions.txt"
     path.write_text(": one \na b c d\nnot four words\n\n: two\ne f g h\ni j k l\n")
-    got = [(s.name, s.questions) for s in evaluate.read_analogies(path)]
+    got = [(s.name, s.questions) for s in evaluate_files.read_analogies(path)]
     assert got == [("one", [("a", "b", "c", "d")]), ("two", [("e", "f", "g", "h"), ("i", "j", "k", "l")])]
     empty = tmp_path / "empty.txt"
     empty.write_text(": one\n: two\nnot a question\n")
     with pytest.raises(UsageError, match="holds no analogy questions"):
-        evaluate.read_analogies(empty)
+        evaluate_files.read_analogies(empty)
 
 
 def other_spellings(words: list[str], question: list[int]) -> list[int]:
@@ -71,11 +72,11 @@ def other_spellings(words: list[str], question: list[int]) -> list[int]:
 
 def test_other_spellings_of_two_and_of_three() -> None:
     names = ["king", "King", "queen", "QUEEN", "Queen", "man", "woman", "Woman"]
-    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=True)
+    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=True)
     for question in ([0, 2, 5], [1, 3, 6], [5, 6, 7], [0, 1, 4]):
         assert words.spellings(np.array(question)) == other_spellings(names, question)
     assert words.spellings(np.array([0, 2, 5])) == [1, 3, 4]  # a word of two spellings counts too
-    as_typed = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
+    as_typed = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
     assert as_typed.spellings(np.array([0, 2, 5])) == []
 
 
@@ -103,8 +104,8 @@ def epsilon_table() -> np.ndarray:
 def test_3cosmul_answer_where_the_epsilon_decides() -> None:
     wte = epsilon_table()
     names = [f"w{i}" for i in range(len(wte))]
-    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
-    got = evaluate.analogy_answers(wte, words, np.array([[0, 1, 2]]), Method.cosmul, False)
+    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
+    got = evaluate_scoring.analogy_answers(wte, words, np.array([[0, 1, 2]]), Method.cosmul, False)
     expected = int(np.argmax(cosmul_scores(wte, 0, 1, 2, 1e-6)))
     assert got.tolist() == [expected]
     assert int(np.argmax(cosmul_scores(wte, 0, 1, 2, 2e-6))) != expected  # the table is one where it counts
@@ -124,14 +125,14 @@ def test_a_stream_of_exactly_the_file_limit_is_read_and_one_byte_more_refused(
 ) -> None:
     data = b"a b\nc\r\nd e f\n" * 8
     monkeypatch.setattr(limits, "MAX_FILE", len(data))
-    monkeypatch.setattr(evaluate, "_READ", read)
+    monkeypatch.setattr(evaluate_files, "_READ", read)
     with piped(data) as f:
-        assert list(evaluate._split(f, "p")) == data.decode().splitlines()
+        assert list(evaluate_files._split(f, "p")) == data.decode().splitlines()
     with (
         piped(data + b"x") as f,
         pytest.raises(UsageError, match=f"^p is over {len(data)} bytes: a benchmark"),
     ):
-        list(evaluate._split(f, "p"))
+        list(evaluate_files._split(f, "p"))
 
 
 def test_a_file_of_exactly_the_file_limit_is_read_and_one_byte_more_refused_unread(
@@ -140,10 +141,10 @@ def test_a_file_of_exactly_the_file_limit_is_read_and_one_byte_more_refused_unre
     path = tmp_path / "pairs.txt"
     path.write_bytes(b"king\tqueen\t8.5\n" * 10)
     monkeypatch.setattr(limits, "MAX_FILE", path.stat().st_size)
-    assert len(evaluate.read_pairs(path).pairs) == 10
+    assert len(evaluate_files.read_pairs(path).pairs) == 10
     monkeypatch.setattr(limits, "MAX_FILE", path.stat().st_size - 1)
     with pytest.raises(UsageError, match=f"is over {path.stat().st_size - 1} bytes"):
-        evaluate.read_pairs(path)
+        evaluate_files.read_pairs(path)
 
 
 @pytest.mark.parametrize("read", [1, 4, 5, 64])
@@ -151,16 +152,16 @@ def test_a_line_of_exactly_the_line_limit_is_read_wherever_the_reads_cut(
     read: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(limits, "MAX_LINE", 5)
-    monkeypatch.setattr(evaluate, "_READ", read)
+    monkeypatch.setattr(evaluate_files, "_READ", read)
     lines = [b"abcde", b"ab", b"", b"abcd", b"abcde"]
     with piped(b"\n".join(lines) + b"\n") as f:
-        assert list(evaluate._split(f, "p")) == [x.decode() for x in lines]
+        assert list(evaluate_files._split(f, "p")) == [x.decode() for x in lines]
     with piped(b"ab\nabcdef\nab\n") as f, pytest.raises(UsageError, match=r"^p, line 2: longer than 5 bytes"):
-        list(evaluate._split(f, "p"))
+        list(evaluate_files._split(f, "p"))
     with piped(b"ab\nabcde") as f:  # the last line without its newline
-        assert list(evaluate._split(f, "p")) == ["ab", "abcde"]
+        assert list(evaluate_files._split(f, "p")) == ["ab", "abcde"]
     with piped(b"ab\nabcdef") as f, pytest.raises(UsageError, match=r"^p, line 2: longer than 5 bytes"):
-        list(evaluate._split(f, "p"))
+        list(evaluate_files._split(f, "p"))
 
 
 @pytest.mark.parametrize("method", list(Method))
@@ -175,11 +176,13 @@ def test_no_answer_where_every_candidate_is_an_input_a_spelling_or_broken(
     wte[4] = np.nan
     if not ignore_case:
         wte[3, 2] = np.inf
-    words = evaluate.Words.build(names, names, Rule.bare, ignore_case)
-    got = evaluate.analogy_answers(wte, words, np.array([[0, 1, 2], [0, 1, 2]]), method, ignore_case)
+    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case)
+    got = evaluate_scoring.analogy_answers(wte, words, np.array([[0, 1, 2], [0, 1, 2]]), method, ignore_case)
     assert got.tolist() == [-1, -1]
     wte[4] = rng.standard_normal(6)  # one candidate left: it is the answer
-    assert evaluate.analogy_answers(wte, words, np.array([[0, 1, 2]]), method, ignore_case).tolist() == [4]
+    assert evaluate_scoring.analogy_answers(
+        wte, words, np.array([[0, 1, 2]]), method, ignore_case
+    ).tolist() == [4]
 
 
 @pytest.mark.parametrize("method", list(Method))
@@ -192,7 +195,7 @@ def test_a_zero_row_scores_its_cosines_of_zero(method: Method) -> None:
     others = -target + 0.05 * rng.standard_normal((5, 6))  # pointing away from the answer
     wte = np.vstack([a, b, c, others[:2], np.zeros(6), others[2:]]).astype(np.float32)
     names = [f"w{i}" for i in range(len(wte))]
-    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
+    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
     unit = [r / n if (n := np.linalg.norm(r)) > 0 else r for r in wte.astype(np.float64)]
     if method is Method.cosmul:
         scores = [
@@ -203,7 +206,7 @@ def test_a_zero_row_scores_its_cosines_of_zero(method: Method) -> None:
         scores = [w[1] * (u @ unit[1]) - w[0] * (u @ unit[0]) + w[2] * (u @ unit[2]) for u in unit]
     expected = max(range(3, len(wte)), key=lambda i: (scores[i], -i))
     assert expected == 5
-    got = evaluate.analogy_answers(wte, words, np.array([[0, 1, 2]]), method, False)
+    got = evaluate_scoring.analogy_answers(wte, words, np.array([[0, 1, 2]]), method, False)
     assert got.tolist() == [expected]
 
 
@@ -226,7 +229,7 @@ def step_ties(seed: int = 53) -> tuple[np.ndarray, np.ndarray]:
 def test_3cosadd_answers_where_the_fast_steps_round_apart() -> None:
     wte, abc = step_ties()
     names = [f"w{i}" for i in range(len(wte))]
-    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
+    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
     x = wte.astype(np.float64)
     unit = x / np.sqrt((x * x).sum(axis=1))[:, None]
     expected = []
@@ -234,7 +237,7 @@ def test_3cosadd_answers_where_the_fast_steps_round_apart() -> None:
         scores = unit @ unit[b] - unit @ unit[a] + unit @ unit[c]
         scores[[a, b, c]] = -np.inf
         expected.append(int(np.argmax(scores)))
-    got = evaluate.analogy_answers(wte, words, abc, Method.cosadd, False)
+    got = evaluate_scoring.analogy_answers(wte, words, abc, Method.cosadd, False)
     assert got.tolist() == expected
 
 
@@ -246,7 +249,7 @@ def test_an_exact_line_correlates_at_most_one(sign: float) -> None:
 
     x = np.array([-1.3204309700132935, -0.6615280218152191, 0.9350499881140221, 0.049054613825311656])
     y = sign * (x * 5.024484685327428 + 0.18851919251246557)
-    r = evaluate.pearson(x, y)
+    r = evaluate_scoring.pearson(x, y)
     assert r is not None and -1.0 <= r <= 1.0
     assert r == pytest.approx(float(stats.pearsonr(x, y)[0]), abs=1e-15)
     assert abs(r) == 1.0
@@ -258,7 +261,7 @@ def test_more_pairs_than_words_in_ten_dimensions() -> None:
     rng = np.random.default_rng(59)
     wte = rng.standard_normal((25, 10)).astype(np.float32)
     names = [f"w{i}" for i in range(len(wte))]
-    words = evaluate.Words.build(names, names, Rule.bare, ignore_case=False)
+    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
     pairs = [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1), (3, 4), (4, 3)]
     abc = np.array([(a, b, next(c for c in range(5) if c not in (a, b))) for a, b in pairs])
     x = wte.astype(np.float64)
@@ -268,7 +271,7 @@ def test_more_pairs_than_words_in_ten_dimensions() -> None:
         scores = unit @ unit[b] - unit @ unit[a] + unit @ unit[c]
         scores[[a, b, c]] = -np.inf
         expected.append(int(np.argmax(scores)))
-    assert evaluate.analogy_answers(wte, words, abc, Method.cosadd, False).tolist() == expected
+    assert evaluate_scoring.analogy_answers(wte, words, abc, Method.cosadd, False).tolist() == expected
 
 
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
@@ -277,5 +280,5 @@ def test_a_score_that_is_not_finite_leaves_r_undefined_without_a_warning(bad: fl
     are errors here, as none may reach a user)."""
     x = np.array([1.0, bad, 2.0, 4.0])
     y = np.array([1.0, 2.0, 3.0, 5.0])
-    assert evaluate.pearson(x, y) is None and evaluate.pearson(y, x) is None
-    assert evaluate.pearson(np.array([3.0]), np.array([2.0])) is None  # one pair: no direction
+    assert evaluate_scoring.pearson(x, y) is None and evaluate_scoring.pearson(y, x) is None
+    assert evaluate_scoring.pearson(np.array([3.0]), np.array([2.0])) is None  # one pair: no direction

@@ -13,7 +13,7 @@ import pytest
 from gensim.models import KeyedVectors
 from scipy.spatial import distance
 
-from gpt2emb import ops
+from gpt2emb import measures, ops
 from gpt2emb.choices import Method, Pool
 from gpt2emb.tokens import Query
 
@@ -70,12 +70,12 @@ def test_the_mean_cosine_of_two_rows_is_their_cosine() -> None:
     rng = np.random.default_rng(3)
     rows = np.zeros((5, 8), dtype=np.float32)
     rows[1], rows[3] = rng.standard_normal((2, 8))
-    shape = ops.table_shape(rows)
+    shape = measures.table_shape(rows)
     assert shape.zero_rows == 3
     r1, r3 = rows[1].astype(np.float64), rows[3].astype(np.float64)  # scipy computes in its inputs' dtype
     assert shape.mean_cosine == pytest.approx(1 - distance.cosine(r1, r3), rel=REL)
     rows[3] = 0.0  # one direction left: no pair
-    assert ops.table_shape(rows).mean_cosine is None
+    assert measures.table_shape(rows).mean_cosine is None
 
 
 def brute_cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -132,7 +132,7 @@ def cos64(x: np.ndarray, y: np.ndarray) -> float:
 @pytest.mark.parametrize(("d", "expected"), [(2, 2 / np.pi), (3, 0.5), (4, 4 / (3 * np.pi)), (5, 3 / 8)])
 def test_random_mean_abs_cosine_closed_forms(d: int, expected: float) -> None:
     """E|cos| = Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)): 2/pi, 1/2, 4/(3 pi), 3/8 for d = 2 to 5."""
-    assert ops.random_mean_abs_cosine(d) == pytest.approx(expected, rel=1e-12)
+    assert measures.random_mean_abs_cosine(d) == pytest.approx(expected, rel=1e-12)
 
 
 def test_block_means_by_loops() -> None:
@@ -141,21 +141,23 @@ def test_block_means_by_loops() -> None:
     expected = [
         [m[a:b, c:e].mean() for c, e in itertools.pairwise(edges)] for a, b in itertools.pairwise(edges)
     ]
-    assert ops.block_means(m, 3) == pytest.approx(np.array(expected), rel=REL)
+    assert measures.block_means(m, 3) == pytest.approx(np.array(expected), rel=REL)
 
 
 def test_principal_components_are_the_covariance_eigenvectors() -> None:
     rng = np.random.default_rng(4)
     rows = rng.standard_normal((30, 5)) * [5.0, 3.0, 2.0, 1.0, 0.5]
     rows[7] = np.nan
-    got = ops.principal_components(rows, 3)
+    got = measures.principal_components(rows, 3)
     assert np.isnan(got[7]).all() and np.isfinite(np.delete(got, 7, axis=0)).all()
     x = np.delete(rows, 7, axis=0)
     centred = x - x.mean(axis=0)
     _, vectors = np.linalg.eigh(centred.T @ centred)
     expected = centred @ vectors[:, ::-1][:, :3]
     assert np.abs(np.delete(got, 7, axis=0)) == pytest.approx(np.abs(expected), rel=1e-9, abs=1e-9)
-    few = ops.principal_components(rows[:3], 5)  # three rows: three singular values (one 0), the rest NaN
+    few = measures.principal_components(
+        rows[:3], 5
+    )  # three rows: three singular values (one 0), the rest NaN
     assert np.isfinite(few[:, :3]).all() and np.isnan(few[:, 3:]).all()
     assert few[:, 2] == pytest.approx(0.0, abs=1e-9)
 
@@ -163,7 +165,7 @@ def test_principal_components_are_the_covariance_eigenvectors() -> None:
 def test_vector_stats_by_the_definitions() -> None:
     v = np.array([3.0, -4.0, 12.0, 0.5], dtype=np.float32)
     values = [float(x) for x in v]
-    got = ops.vector_stats(v)
+    got = measures.vector_stats(v)
     assert got["norm"] == pytest.approx(math.hypot(*values), rel=REL)
     assert got["mean"] == pytest.approx(statistics.fmean(values), rel=REL)
     assert got["std"] == pytest.approx(statistics.pstdev(values), rel=REL)
@@ -186,9 +188,9 @@ def test_input_rows_by_the_definitions(eps: float) -> None:
     norm = rng.standard_normal((2, 6)).astype(np.float32)
     ids = (3, 7, 3)
     got = (
-        ops.input_rows(wte, wpe, ids, type_row, norm, eps)
+        measures.input_rows(wte, wpe, ids, type_row, norm, eps)
         if eps != 1e-5
-        else ops.input_rows(wte, wpe, ids, type_row, norm)
+        else measures.input_rows(wte, wpe, ids, type_row, norm)
     )
     for pos, i in enumerate(ids):
         total = wte[i] + wpe[pos] + type_row  # float32, as the model adds
@@ -207,30 +209,30 @@ def test_input_rows_by_the_definitions(eps: float) -> None:
             assert np.isnan(got.cos_wte_wpe[pos])
         else:
             assert got.cos_wte_wpe[pos] == pytest.approx(cos64(wte[i], wpe[pos]), rel=REL)
-    bare = ops.input_rows(wte, None, ids)  # no position table, no norm: h0 is the token rows
+    bare = measures.input_rows(wte, None, ids)  # no position table, no norm: h0 is the token rows
     assert np.array_equal(bare.h0, wte[list(ids)]) and bare.wpe_norm is None and bare.cos_wte_wpe is None
     assert bare.sum_norm == pytest.approx(bare.wte_norm, rel=REL)
 
 
 def test_mean_defined_leaves_out_what_is_not_finite() -> None:
-    assert ops.mean_defined(np.array([1.0, np.nan, 2.0, np.inf, 6.0])) == pytest.approx(3.0)
-    assert ops.mean_defined(np.array([np.nan])) is None
+    assert measures.mean_defined(np.array([1.0, np.nan, 2.0, np.inf, 6.0])) == pytest.approx(3.0)
+    assert measures.mean_defined(np.array([np.nan])) is None
 
 
 def test_other_rows_are_other_rows_and_each_other_row_comes() -> None:
     ids = np.zeros(300, dtype=np.int64)
-    got = ops.other_rows(ids, 3, seed=1)
+    got = measures.other_rows(ids, 3, seed=1)
     assert set(got.tolist()) == {1, 2}  # never itself, and both others, in range
-    got = ops.other_rows(np.arange(300) % 7, 7, seed=2)
+    got = measures.other_rows(np.arange(300) % 7, 7, seed=2)
     assert (got != np.arange(300) % 7).all() and got.min() >= 0 and got.max() <= 6
 
 
 def test_sample_runs_are_runs_apart_in_order() -> None:
-    runs = ops.sample_runs(1000, 64, 8, seed=3)
+    runs = measures.sample_runs(1000, 64, 8, seed=3)
     assert len(runs) == 8 and all(len(r) == 8 and r.start % 8 == 0 for r in runs)
     starts = [r.start for r in runs]
     assert starts == sorted(starts) and len(set(starts)) == 8 and runs[-1].stop <= 1000
-    every = ops.sample_runs(24, 24, 4, seed=0)  # all the runs there are: the whole table
+    every = measures.sample_runs(24, 24, 4, seed=0)  # all the runs there are: the whole table
     assert [list(r) for r in every] == [list(range(s, s + 4)) for s in range(0, 24, 4)]
 
 
@@ -243,11 +245,11 @@ def pairs_mean_cosine(rows: np.ndarray) -> float:
 @pytest.mark.parametrize("block", [None, 12])
 def test_table_shape_by_pairs_and_singular_values(block: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
     if block:  # 12 values a block: two rows of 6 at a time
-        monkeypatch.setattr(ops, "_BLOCK_VALUES", block)
+        monkeypatch.setattr(measures, "_BLOCK_VALUES", block)
     rng = np.random.default_rng(12)
     rows = (rng.standard_normal((9, 6)) + np.array([2.0, 0, 0, 0, 0, 1.0])).astype(np.float32)
     rows[4] = 0.0
-    shape = ops.table_shape(rows, k=4)
+    shape = measures.table_shape(rows, k=4)
     assert shape.zero_rows == 1 and shape.broken_rows == 0
     assert shape.norms == pytest.approx([math.hypot(*map(float, r)) for r in rows], rel=REL)
     assert shape.mean_cosine == pytest.approx(pairs_mean_cosine(rows), rel=1e-9)
@@ -255,7 +257,7 @@ def test_table_shape_by_pairs_and_singular_values(block: int | None, monkeypatch
     s = np.linalg.svd(x - x.mean(axis=0), compute_uv=False)
     assert shape.pc_variance == pytest.approx((s**2 / (s**2).sum())[:4], rel=1e-9)
     rows[2, 1] = np.inf
-    broken = ops.table_shape(rows, k=4)
+    broken = measures.table_shape(rows, k=4)
     assert broken.broken_rows == 1 and broken.mean_cosine is None and np.isnan(broken.pc_variance).all()
 
 
@@ -274,7 +276,7 @@ def brute_cross(a: np.ndarray, b: np.ndarray) -> tuple[float, float, tuple[int, 
 @pytest.mark.parametrize("block", [None, 10])
 def test_cross_cosines_by_every_pair(block: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
     if block:
-        monkeypatch.setattr(ops, "_BLOCK_VALUES", block)
+        monkeypatch.setattr(measures, "_BLOCK_VALUES", block)
     rng = np.random.default_rng(13)
     a = rng.standard_normal((12, 5)).astype(np.float32)
     b = rng.standard_normal((7, 5)).astype(np.float32)
@@ -285,7 +287,7 @@ def test_cross_cosines_by_every_pair(block: int | None, monkeypatch: pytest.Monk
     a[10] = -b[4] * np.float32(2.0**-60)  # the largest |cosine|, -1, on a tiny row
     near_b0 = b[0] + 0.3 * b[1]
     a[11] = near_b0 / np.abs(near_b0).max() * np.float32(3e38)  # near float32's largest: products past it
-    got = ops.cross_cosines(a, b)
+    got = measures.cross_cosines(a, b)
     mean, top, where, signed = brute_cross(a, b)
     assert got.pairs == 11 * 6
     assert got.mean_abs == pytest.approx(mean, rel=1e-5)  # float32 products, summed in float64
@@ -294,8 +296,8 @@ def test_cross_cosines_by_every_pair(block: int | None, monkeypatch: pytest.Monk
     assert got.max_cosine == pytest.approx(signed, rel=REL)
     assert where == (10, 4)
     a[1, 0] = np.nan
-    assert ops.cross_cosines(a, b) == ops.CrossCosines(66, None, None, None, None)
-    assert ops.cross_cosines(np.zeros((3, 5), np.float32), b).pairs == 0
+    assert measures.cross_cosines(a, b) == measures.CrossCosines(66, None, None, None, None)
+    assert measures.cross_cosines(np.zeros((3, 5), np.float32), b).pairs == 0
 
 
 # ---------------------------------------------------------------- rankings and tops against every row scored
@@ -386,8 +388,8 @@ def test_cosine_cosines_and_matrices_are_scipys() -> None:
     for i in (0, 1, 3, 5):
         assert got[i] == pytest.approx(cos64(rows[i], v), rel=REL)
     assert got[2] == 0.0 and np.isnan(got[4])
-    matrix, norms = ops.cosine_matrix(rows)
-    whole, whole_norms = ops.all_cosines(rows)
+    matrix, norms = measures.cosine_matrix(rows)
+    whole, whole_norms = measures.all_cosines(rows)
     for i in (0, 1, 3, 5):
         assert norms[i] == pytest.approx(math.hypot(*map(float, rows[i])), rel=REL)
         assert whole_norms[i] == pytest.approx(norms[i], rel=REL)
@@ -466,7 +468,7 @@ def test_3cosmul_bounds_hold_every_exact_score(seed: int) -> None:
 def test_a_table_of_one_row_repeated_has_no_principal_direction() -> None:
     """Every row the same: cosine 1 for every pair, and no variance for a principal direction to share."""
     rows = np.tile(np.array([[0.5, -2.0, 3.0]], dtype=np.float32), (6, 1))
-    shape = ops.table_shape(rows, k=2)
+    shape = measures.table_shape(rows, k=2)
     assert shape.mean_cosine == pytest.approx(1.0, rel=REL)
     assert np.isnan(shape.pc_variance).all() and shape.pc_variance.shape == (2,)
 

@@ -7,9 +7,9 @@ import pytest
 import tiny_gpt_neo
 import tiny_roberta
 from gpt2emb import registry
+from gpt2emb.core.sizes import sizes
 from gpt2emb.families.gpt2 import param_counts
 from gpt2emb.registry import Shape
-from gpt2emb.sizes import sizes
 from tiny_gpt_neo import TinyGPTNeo
 from tiny_roberta import TinyRoberta
 

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import api, cache, registry
+from gpt2emb import cache, registry
+from gpt2emb.core.cache import cache_verify
 
 from conftest import COMMIT, run_cli
 from fakehub import FakeHub, Repo
@@ -283,11 +284,11 @@ def test_verify_one_model_reads_every_byte_with_progress(big: cache.Model, hub: 
             return Bar()
 
     seen = Progress()
-    result = api.cache_verify("gpt2", reporter=seen)
+    result = cache_verify("gpt2", reporter=seen)
     assert [e.name for e in result.entries] == ["gpt2"]
     assert seen.bars == [("verifying the cache", result.total_bytes)]
     assert seen.done == result.total_bytes
-    assert [e.name for e in api.cache_verify(None).entries] == ["gpt2", BIG]
+    assert [e.name for e in cache_verify(None).entries] == ["gpt2", BIG]
 
 
 def test_a_local_folder_entry_is_rebuilt_from_the_folder_or_removed_when_it_changed(

@@ -4,8 +4,9 @@
     m = gpt2emb.open("gpt2")
     m.neighbors("cat", k=5).to_dict()
 
-`open` imports api.py when called and `Embeddings` is reached lazily, so that `import gpt2emb` and the CLI's
---help load no numpy. Every failure the user can act on is a Gpt2embError (its `code` is the CLI's exit code).
+`open` imports handle.py when called and `Embeddings` is reached lazily, so that `import gpt2emb` and the
+CLI's --help load no numpy. Every failure the user can act on is a Gpt2embError (its `code` is the CLI's exit
+code).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from gpt2emb.registry import DEFAULT_MODEL as _DEFAULT_MODEL
 if TYPE_CHECKING:
     from os import PathLike
 
-    from gpt2emb.api import Embeddings
+    from gpt2emb.handle import Embeddings
     from gpt2emb.report import Reporter
 
 __all__ = ["Embeddings", "Gpt2embError", "open"]
@@ -27,7 +28,7 @@ __all__ = ["Embeddings", "Gpt2embError", "open"]
 def open(
     model: str | PathLike[str] = _DEFAULT_MODEL, revision: str | None = None, reporter: Reporter | None = None
 ) -> Embeddings:
-    """A handle on one model's embeddings: `api.open_embeddings`, with its notes and the fetch under way
+    """A handle on one model's embeddings: `handle.open_embeddings`, with its notes and the fetch under way
     shown on stderr unless another reporter is given. In IPython and Jupyter, its results display as the
     commands' tables.
 
@@ -37,18 +38,20 @@ def open(
     and progress()) raises a TypeError that names the parameter. That TypeError is gpt2emb.errors.WrongType,
     a UsageError too, so `except gpt2emb.Gpt2embError` catches every refusal. Nothing else comes out for
     what the caller gave."""
-    from gpt2emb import api, output
+    from gpt2emb import handle, output
 
-    handle = api.open_embeddings(model, revision, output.python_reporter() if reporter is None else reporter)
+    opened = handle.open_embeddings(
+        model, revision, output.python_reporter() if reporter is None else reporter
+    )
     output.show_in_notebooks()
-    return handle
+    return opened
 
 
 def __getattr__(name: str) -> Any:
     if name == "Embeddings":
-        from gpt2emb import api
+        from gpt2emb import handle
 
-        return api.Embeddings
+        return handle.Embeddings
     raise AttributeError(f"module 'gpt2emb' has no attribute {name!r}")
 
 

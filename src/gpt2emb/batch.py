@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from gpt2emb import limits
-from gpt2emb.errors import Gpt2embError, UsageError
+from gpt2emb.errors import DamagedEntry, Gpt2embError, UsageError
 from gpt2emb.tokens import listed
 
 MAX_LINE = 1 << 16  # bytes of one line kept: a word is at most 1,000 characters (tokens.MAX_WORD_CHARS)
@@ -61,6 +61,58 @@ class Answers(Generic[Item]):
 
     def __iter__(self) -> Iterator[Item | Failed]:
         return self.each
+
+
+# A stream's answers: what the cores' each_* give (core/words_stream.py).
+
+Prepared = TypeVar("Prepared")
+
+
+Answer = TypeVar("Answer")
+
+
+def each(
+    blocks: Iterable[list[Line]],
+    prepare: Callable[[str], Prepared],
+    answer: Callable[[list[Prepared]], list[Answer]],
+) -> Iterator[Answer | Failed]:
+    """Each line's answer, in the order of the lines: a block's good lines answered together, a line that
+    fails (its word, not the model) as a Failed in its place. A block's first failed line splits its pass:
+    the lines before it are answered and it is yielded before any line after it is looked at, so a consumer
+    that stops there (--strict) has had nothing computed in vain; the rest of the block is one more pass (at
+    most two a block however many of its lines fail: a split at each would cost a pass over wte each)."""
+    for block in blocks:
+        lines = iter(block)
+        yield from _answered(lines, prepare, answer, until_failure=True)
+        yield from _answered(lines, prepare, answer, until_failure=False)
+
+
+def _answered(
+    lines: Iterator[Line],
+    prepare: Callable[[str], Prepared],
+    answer: Callable[[list[Prepared]], list[Answer]],
+    until_failure: bool,
+) -> Iterator[Answer | Failed]:
+    """The answers of the lines taken from `lines` (up to and with the first failed one, until_failure),
+    in order, their good lines in one pass."""
+    taken: list[Line] = []
+    ready: dict[int, Prepared] = {}
+    failed: dict[int, Failed] = {}
+    for line in lines:
+        taken.append(line)
+        try:
+            if line.problem:
+                raise UsageError(line.problem)
+            ready[line.number] = prepare(line.text)
+        except DamagedEntry:
+            raise  # the cache entry, not the line: nothing else can be answered either
+        except Gpt2embError as e:
+            failed[line.number] = Failed(line, e)
+            if until_failure:
+                break
+    answers = dict(zip(ready, answer(list(ready.values())), strict=True)) if ready else {}
+    for line in taken:
+        yield failed[line.number] if line.number in failed else answers[line.number]
 
 
 UTF16 = (b"\xff\xfe", b"\xfe\xff")  # the byte order marks a UTF-16 stream starts with

@@ -32,7 +32,7 @@ from urllib.parse import quote, unquote
 
 import numpy as np
 
-from gpt2emb import bpe, checkpoint, families, hub, limits, ops, registry
+from gpt2emb import bpe, checkpoint, families, hub, limits, measures, registry
 from gpt2emb.checkpoint import CheckpointInfo
 from gpt2emb.errors import LONE_SURROGATE, BadModel, DamagedEntry, Gpt2embError, NotCached, UsageError
 from gpt2emb.families import Family
@@ -391,7 +391,7 @@ def _row_norms(wte: np.ndarray) -> np.ndarray:
     overflow). A norm past float32's range is stored as inf: such a row gets no fast bound, and is scored
     exactly."""
     with np.errstate(over="ignore"):
-        return ops.row_norms(wte).astype(np.float32)
+        return measures.row_norms(wte).astype(np.float32)
 
 
 def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter) -> Path:

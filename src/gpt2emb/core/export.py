@@ -1,6 +1,7 @@
 """Exports of one table to files other tools read: word2vec text and binary (gensim, the C tool) and the
-Embedding Projector's vectors.tsv + metadata.tsv. Rows go out in blocks read from the memory-mapped table,
-each block checked against its checksums first; targets.py checks each file's place and writes it there.
+Embedding Projector's vectors.tsv + metadata.tsv, for the export command over an opened model. Rows go out
+in blocks read from the memory-mapped table, each block checked against its checksums first; targets.py checks
+each file's place and writes it there.
 """
 
 from __future__ import annotations
@@ -13,9 +14,23 @@ from typing import BinaryIO
 
 import numpy as np
 
-from gpt2emb import cache, targets
+from gpt2emb import (
+    cache,
+    contract,
+    limits,
+    targets,
+)
 from gpt2emb.choices import Format, Table
-from gpt2emb.errors import BadModel, UsageError, option
+from gpt2emb.core.open import (
+    Opened,
+    check_position_table,
+    open_entry,
+)
+from gpt2emb.errors import (
+    BadModel,
+    UsageError,
+    option,
+)
 from gpt2emb.report import Reporter
 from gpt2emb.results.export import ExportedFile, ExportResult
 from gpt2emb.tokens import Vocab
@@ -277,3 +292,62 @@ def shown(raw: bytes) -> str:
         else:
             out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
     return '"' + "".join(out) + '"'
+
+
+def export(
+    model: str,
+    fmt: Format,
+    out: str,
+    table: Table = Table.wte,
+    limit: int | None = None,
+    whole_words: bool = False,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> ExportResult:
+    """One table's rows to word2vec files or the Embedding Projector's, in token-id (or position) order:
+    whole words only with whole_words, then the first `limit`."""
+    export_target(fmt, out, table, limit, whole_words)  # before the model is opened: a bad -o fetches nothing
+    return export_in(open_entry(model, revision, reporter), fmt, out, table, limit, whole_words, reporter)
+
+
+def export_target(fmt: Format, out: str | Path, table: Table, limit: int | None, whole_words: bool) -> Path:
+    """What an export can check before it reads a row; the path to write."""
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise UsageError(f"{option('limit')} must be a whole number, 1 or more, not {limit!r:.40}")
+    if whole_words and table is Table.wpe:
+        raise UsageError(
+            f"{option('whole_words', True)} picks tokens that start a word: it is for "
+            f"{option('table', 'wte')}, not wpe"
+        )
+    if not os.fspath(out).strip():
+        raise UsageError(f"{option('out')} needs a path, such as vectors.txt (or a folder, for projector)")
+    if str(out) == "-":  # elsewhere - is stdin: here it would be a file named "-"
+        raise UsageError(
+            f"{option('out', '-')} is not stdout here: export writes files; give a path, such as vectors.txt"
+        )
+    path = limits.user_path(out)
+    check_target(path, fmt)
+    return path
+
+
+def export_in(
+    o: Opened,
+    fmt: Format | str,
+    out: str | Path,
+    table: Table | str = Table.wte,
+    limit: int | None = None,
+    whole_words: bool = False,
+    reporter: Reporter | None = None,
+) -> ExportResult:
+    """One table's rows to word2vec files (fmt "word2vec", "word2vec-binary") or to a folder of the
+    Embedding Projector's files ("projector"), in token-id (or position) order: whole words only with
+    whole_words, then the first `limit`."""
+    fmt, table, limit = (
+        contract.choice(Format, fmt, "format"),
+        contract.choice(Table, table, "table"),
+        contract.whole(limit),
+    )
+    path = export_target(fmt, out, table, limit, whole_words)
+    if table is Table.wpe:
+        check_position_table(o.model, "export")
+    return write(o.model, o.vocab, fmt, table, path, limit, whole_words, reporter or o.reporter)

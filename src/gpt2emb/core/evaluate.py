@@ -1,0 +1,160 @@
+"""The benchmark evaluations: analogy --eval and similarity --eval, scored as gensim scores them."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gpt2emb import (
+    cache,
+    candidates,
+    limits,
+    ops,
+)
+from gpt2emb.choices import Method, Rule
+from gpt2emb.core import evaluate_files, evaluate_scoring
+from gpt2emb.core.open import (
+    known_facts,
+    load,
+)
+from gpt2emb.errors import (
+    UsageError,
+)
+from gpt2emb.report import Reporter
+from gpt2emb.results.evaluate import AnalogyEvalResult, Failure, PairsEvalResult, SectionScore
+from gpt2emb.tokens import Vocab
+
+
+def _words(
+    m: cache.Model, vocab: Vocab, rule: Rule, ignore_case: bool, restrict: int | None = None
+) -> evaluate_files.Words:
+    """The words of a rule, from the first `restrict` token ids only when given (gensim's restrict_vocab)."""
+    pieces, texts = vocab.texts()
+    rows = m.shape.vocab_size if restrict is None else restrict
+    return evaluate_files.Words.build(pieces[:rows], texts[:rows], rule, ignore_case)
+
+
+def analogy_eval(
+    model: str,
+    file: str,
+    method: Method = Method.add,
+    rule: Rule = Rule.space,
+    ignore_case: bool = False,
+    errors: bool = False,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+    restrict: int | None = None,
+) -> AnalogyEvalResult:
+    """Accuracy on an analogy file, per section, counted as gensim's evaluate_word_analogies counts; with
+    restrict, as its restrict_vocab: a question with a word past the first `restrict` token ids is skipped,
+    and only those words are candidate answers."""
+    started = time.perf_counter()
+    if restrict is not None:
+        candidates.check_restrict(restrict, known_facts(model)[1])
+    sections = evaluate_files.read_analogies(limits.user_path(file))
+    m, vocab = load(model, reporter, revision)
+    if restrict is not None:
+        candidates.check_restrict(restrict, m.shape.vocab_size)
+    words = _words(m, vocab, rule, ignore_case, restrict)
+    found = [[[words.find(w, ignore_case) for w in q] for q in section.questions] for section in sections]
+    known = [[i for i, f in enumerate(fs) if None not in f] for fs in found]
+    abcd = np.array([fs[i] for fs, ks in zip(found, known, strict=True) for i in ks], dtype=np.int64).reshape(
+        -1, 4
+    )
+    # every section in one pass: one matrix product with the file's words for all of them
+    m.check_rows(words.ids)  # every word's row is a candidate answer
+    predicted = evaluate_scoring.analogy_answers(m.wte, words, abcd[:, :3], method, ignore_case)
+    same = words.group if ignore_case else np.arange(len(words.words))
+    right = (predicted >= 0) & (same[np.maximum(predicted, 0)] == same[abcd[:, 3]])
+    scores, failures, start = [], [], 0
+    for section, ks in zip(sections, known, strict=True):
+        mine = slice(start, start + len(ks))
+        start += len(ks)
+        correct, answered = int(right[mine].sum()), len(ks)
+        scores.append(_score(section.name, correct, answered, len(section.questions) - answered))
+        if errors:
+            for i, ok, p in zip(ks, right[mine], predicted[mine], strict=True):
+                if not ok:
+                    a, b, c, d = section.questions[i]
+                    failures.append(Failure(section.name, (a, b, c), d, words.words[p] if p >= 0 else None))
+    correct = sum(s.correct for s in scores)
+    answered = correct + sum(s.incorrect for s in scores)
+    skipped = sum(s.skipped for s in scores)
+    total = _score("Total accuracy", correct, answered, skipped)
+    return AnalogyEvalResult(
+        m.name,
+        file,
+        method.value,
+        rule.value,
+        ignore_case,
+        tuple(scores),
+        total,
+        answered / (answered + skipped),
+        time.perf_counter() - started,
+        tuple(failures),
+        restrict,
+    )
+
+
+def _score(name: str, correct: int, answered: int, skipped: int) -> SectionScore:
+    return SectionScore(name, correct, answered - correct, skipped, correct / answered if answered else None)
+
+
+def similarity_eval(
+    model: str,
+    file: str,
+    rule: Rule = Rule.space,
+    ignore_case: bool = False,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> PairsEvalResult:
+    """Pearson and Spearman correlation of cosine with human scores, as gensim's evaluate_word_pairs; a line
+    that holds no pair (a score that is not a finite number among them) is skipped and counted."""
+    read = evaluate_files.read_pairs(limits.user_path(file))
+    m, vocab = load(model, reporter, revision)
+    words = _words(m, vocab, rule, ignore_case)
+    gold, ours, used, named = [], [], [], []
+    for a, b, score in read.pairs:
+        ia, ib = words.find(a, ignore_case), words.find(b, ignore_case)
+        if ia is not None and ib is not None:
+            used += [words.ids[ia], words.ids[ib]]
+            gold.append(score)
+            ours.append(float(ops.cosines(m.wte[words.ids[ia]], m.wte[words.ids[ib]])[0]))
+            named.append((a, b))
+    if len(gold) < 2:
+        raise UsageError(f"fewer than two pairs of {file} are single tokens under the {rule.value} rule")
+    m.check_rows(used)
+    g, o = np.array(gold), np.array(ours)
+    skipped = len(read.pairs) - len(gold)
+    notes = [read.note(Path(file))] if read.unreadable else []
+    broken = np.flatnonzero(np.isnan(o))  # a row holding NaN or inf has no cosine
+    if len(broken):
+        a, b = named[broken[0]]
+        more = (
+            f" and {len(broken) - 1:,} other pair{'s' if len(broken) > 2 else ''}" if len(broken) > 1 else ""
+        )
+        notes.append(
+            f"pearson and spearman are undefined: the cosine of {a!r} and {b!r}{more} is not a number (the "
+            "model's rows hold NaN or infinite values there)"
+        )
+    notes += [
+        f"pearson and spearman are undefined: every {what} is the same"
+        for what, values in (("human score", g), ("cosine", o))
+        if evaluate_scoring.constant(values)
+    ]
+    return PairsEvalResult(
+        m.name,
+        file,
+        rule.value,
+        ignore_case,
+        len(read.pairs),
+        len(gold),
+        skipped,
+        100 * skipped / len(read.pairs),
+        evaluate_scoring.pearson(g, o),
+        evaluate_scoring.spearman(g, o),
+        tuple(notes),
+        read.unreadable,
+    )
