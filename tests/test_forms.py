@@ -175,7 +175,7 @@ def test_the_folded_table_never_breaks_a_token_at_its_own_space(width: int) -> N
 
     from rich.console import Console
 
-    from gpt2emb.output import tables
+    from gpt2emb.output.views import view
     from gpt2emb.results.common import Token
     from gpt2emb.results.words import Form, Neighbor, NeighborsItem, NeighborsResult
 
@@ -185,7 +185,7 @@ def test_the_folded_table_never_breaks_a_token_at_its_own_space(width: int) -> N
         "king", (Token(5822, " king"),), "mean", "", (Neighbor(1, 0, " queen", 0.7, forms),), 6
     )
     console = Console(file=StringIO(), width=width, color_system=None)
-    console.print(tables.view(NeighborsResult("gpt2", 10, (item,), None, True, ()), None))
+    console.print(view(NeighborsResult("gpt2", 10, (item,), None, True, ()), None))
     shown = console.file.getvalue()  # type: ignore[attr-defined]
     assert all(f'"{w}"' in shown for w in words[1:])  # each on one line, its space inside the quotes
     assert "6 of the 10 nearest tokens are forms of king" in shown

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from gpt2emb.output.tables import MAX_PARTS, print_view
+from gpt2emb.output.console import print_view
+from gpt2emb.output.layout import MAX_PARTS
 from gpt2emb.results.positions import PositionsResult
 
 from conftest import run_cli, run_json, serve
@@ -103,7 +104,7 @@ def test_a_part_names_its_columns_as_a_range_only_where_they_are_one(hub: FakeHu
 
 
 def test_names_that_only_look_like_numbers_are_listed() -> None:
-    from gpt2emb.output.tables import _columns_named
+    from gpt2emb.output.layout import _columns_named
 
     assert _columns_named([0, 1], ["¹", "²"]) == "columns ¹, ²"  # isdigit() takes "²", int() does not
     assert _columns_named([0, 1, 2], ["7", "8", "9"]) == "columns 7 to 9"

@@ -1,4 +1,4 @@
-"""Everything a person or a script sees. JSON needs no rich, so tables.py (rich) is imported only for tables.
+"""Everything a person or a script sees. JSON needs no rich, so views/ (rich) is imported only for tables.
 
 A command's JSON document is `result.to_dict()`: the field names in results/ are the JSON interface.
 Any stream encoding works (a Windows pipe writes cp1252): what it cannot carry is written as an escape.
@@ -6,44 +6,28 @@ Any stream encoding works (a Windows pipe writes cp1252): what it cannot carry i
 
 from __future__ import annotations
 
-import codecs
-import contextlib
 import json
 import sys
-from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import Any
 
-from gpt2emb.report import QuietReporter, Reporter, Task
+from gpt2emb.output.progress import _PlainReporter, python_reporter, reporter
+from gpt2emb.output.streams import ESCAPE, carries_all, prepare_streams
 
-ESCAPE = "gpt2emb.escape"
+__all__ = [
+    "DIMS",
+    "ESCAPE",
+    "carries_all",
+    "error",
+    "hint",
+    "line",
+    "prepare_streams",
+    "python_reporter",
+    "render",
+    "reporter",
+    "show_in_notebooks",
+]
+
 DIMS = 12  # how many numbers of a vector its table shows, unless told (vector --dims)
-
-
-def _escape(error: UnicodeError) -> tuple[str, int]:
-    """A character the encoding lacks, as Python writes it in a string: \\u00fc, \\U0001f642. Never \\xfc,
-    which the tables use for a byte of a token that is not a whole character."""
-    if not isinstance(error, UnicodeEncodeError):
-        raise error
-    chars = error.object[error.start : error.end]
-    return "".join(f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}" for c in chars), error.end
-
-
-codecs.register_error(ESCAPE, _escape)
-
-
-def carries_all(stream: TextIO) -> bool:
-    """Whether the stream's encoding can write any character (UTF-8, -16, -32), not only a code page."""
-    return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name.startswith("utf")
-
-
-def prepare_streams() -> None:
-    """Write what stdout and stderr cannot encode as escapes instead of failing, for every writer: ours,
-    rich's, click's usage and help. Only the error handler changes: the encoding stays the one the reader
-    expects."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors=ESCAPE)
 
 
 def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = False) -> None:
@@ -63,9 +47,9 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
     if as_json:
         sys.stdout.write(_json(result, 2 if sys.stdout.isatty() else None) + "\n")
         return
-    from gpt2emb.output import tables
+    from gpt2emb.output import console
 
-    tables.print_view(result, dims)
+    console.print_view(result, dims)
 
 
 def line(result: Any) -> None:
@@ -106,45 +90,14 @@ def error(message: str, kind: str, code: int, as_json: bool, line: int | None = 
         sys.stderr.write(json.dumps({"error": doc}) + "\n")
         sys.stderr.flush()
         return
-    from gpt2emb.output import tables
+    from gpt2emb.output import console
 
-    tables.print_error(message)
+    console.print_error(message)
 
 
 def hint(message: str) -> None:
     """A word to the person at the terminal, on stderr."""
     sys.stderr.write(f"gpt2emb: {message}\n")
-
-
-class _PlainReporter(QuietReporter):
-    """Piped or --json: notes still reach stderr (as JSON with --json), progress bars do not. steps: each
-    long piece of work is named on stderr as it starts, with its size (for Python, where no bar shows)."""
-
-    def __init__(self, as_json: bool, steps: bool = False) -> None:
-        self.as_json, self.steps = as_json, steps
-
-    def note(self, message: str) -> None:
-        sys.stderr.write(
-            (json.dumps({"note": message}) if self.as_json else f"gpt2emb: note: {message}") + "\n"
-        )
-
-    @contextlib.contextmanager
-    def progress(self, label: str, total: int) -> Iterator[Task]:
-        if self.steps:
-            size = f"{total / 1e6:,.1f} MB" if total >= 1e6 else f"{total / 1e3:,.1f} kB"  # as the bars say
-            sys.stderr.write(f"gpt2emb: {label} ({size})\n")
-            sys.stderr.flush()
-        with super().progress(label, total) as task:
-            yield task
-
-
-def reporter(as_json: bool) -> Reporter:
-    """Notes go to stderr; progress bars only when a person watches (a terminal, no --json)."""
-    if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
-        return _PlainReporter(as_json)
-    from gpt2emb.output import tables
-
-    return tables.Reporter()
 
 
 def show_in_notebooks() -> None:
@@ -156,21 +109,9 @@ def show_in_notebooks() -> None:
     shell = ipython.get_ipython() if ipython is not None else None
     if shell is None:
         return
-    from gpt2emb.output import tables
+    from gpt2emb.output import notebook
 
     terminal = any(c.__name__ == "TerminalInteractiveShell" for c in type(shell).__mro__)
-    shown = tables.in_terminal if terminal else tables.bundle
-    for kind in tables.viewed():
+    shown = notebook.in_terminal if terminal else notebook.bundle
+    for kind in notebook.viewed():
         shell.display_formatter.mimebundle_formatter.for_type(kind, shown)
-
-
-def python_reporter() -> Reporter:
-    """For the Python handle (`gpt2emb.open`): notes on stderr, and the fetch or export under way shown as a
-    bar where stderr is a terminal, else named in a line (a notebook, a script's log)."""
-    if sys.stderr is None:  # pythonw: nowhere to say anything
-        return QuietReporter()
-    if not sys.stderr.isatty():
-        return _PlainReporter(False, steps=True)
-    from gpt2emb.output import tables
-
-    return tables.Reporter()

@@ -1,0 +1,33 @@
+"""A result's view: views/STEM.py registers the views of results/STEM.py, imported when one is first shown."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from functools import singledispatch
+from typing import Any
+
+from rich.console import RenderableType
+
+_RESULTS = "gpt2emb.results."
+
+
+@singledispatch
+def view(result: Any, dims: int | None) -> RenderableType:
+    if _imported(type(result)):
+        return view(result, dims)
+    raise TypeError(f"no view for {type(result).__name__}")
+
+
+def _imported(kind: type) -> bool:
+    """Whether importing the views of kind's stem gave it a view: found from the module of its class
+    (gpt2emb.results.words -> gpt2emb.output.views.words), so a command imports its own stem's views only,
+    and no list of them is kept."""
+    module = kind.__module__
+    if not module.startswith(_RESULTS):
+        return False
+    name = f"{__name__}.{module.removeprefix(_RESULTS)}"
+    if importlib.util.find_spec(name) is None:  # results.common: no view of its own
+        return False
+    importlib.import_module(name)
+    return view.dispatch(kind) is not view.registry[object]
