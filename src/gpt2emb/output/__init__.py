@@ -12,6 +12,7 @@ from typing import Any
 
 from gpt2emb.output.progress import _PlainReporter, python_reporter, reporter
 from gpt2emb.output.streams import ESCAPE, carries_all, prepare_streams
+from gpt2emb.output.views import DIMS
 
 __all__ = [
     "DIMS",
@@ -26,8 +27,6 @@ __all__ = [
     "reporter",
     "show_in_notebooks",
 ]
-
-DIMS = 12  # how many numbers of a vector its table shows, unless told (vector --dims)
 
 
 def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = False) -> None:

@@ -12,9 +12,9 @@ from rich.console import JUPYTER_DEFAULT_COLUMNS as JUPYTER_WIDTH
 from rich.console import Console
 from rich.jupyter import JUPYTER_HTML_FORMAT
 
-from gpt2emb.output import DIMS, views
+from gpt2emb.output import views
 from gpt2emb.output.console import AS_IS, _captured, _fitted, _unpadded
-from gpt2emb.output.views import view
+from gpt2emb.output.views import DIMS, view
 
 
 def viewed() -> list[type]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from functools import singledispatch
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import RenderableType
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
+DIMS = 12  # how many numbers of a vector its table shows, unless told (vector --dims)
 _RESULTS = "gpt2emb.results."
 
 
