@@ -56,12 +56,16 @@ EQUIVALENT = Path(__file__).resolve().with_name("mutants-equivalent.txt")
 # that executes its line. Kept small: the files about what the module does, not every file that passes
 # through it (every command opens a checkpoint; the slow process-level tests of test_hardening.py add
 # minutes to each surviving mutant and test no checkpoint arithmetic).
+_CHECKPOINT_TESTS = [
+    *("tests/test_checkpoint.py", "tests/test_damaged_files.py", "tests/test_cache.py"),
+    *("tests/test_sizes.py", "tests/test_verify.py", "tests/test_revision.py", "tests/test_redirect.py"),
+    "tests/test_pinned_checkpoint.py",
+]
 DEFAULT_TESTS: dict[str, list[str]] = {
-    "checkpoint.py": [
-        *("tests/test_checkpoint.py", "tests/test_damaged_files.py", "tests/test_cache.py"),
-        *("tests/test_sizes.py", "tests/test_verify.py", "tests/test_revision.py", "tests/test_redirect.py"),
-        "tests/test_pinned_checkpoint.py",
-    ],
+    # store/checkpoint.py, and the modules that hold the rest of what was checkpoint.py
+    "checkpoint.py": _CHECKPOINT_TESTS,
+    "formats.py": _CHECKPOINT_TESTS,
+    "tokenizer_files.py": _CHECKPOINT_TESTS,
     "ops.py": [
         *("tests/test_ops.py", "tests/test_invariance.py", "tests/test_cli.py", "tests/test_batch.py"),
         *("tests/test_chapter_input.py", "tests/test_correlation.py", "tests/test_candidates.py"),

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import bpe, cache
+from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
+from gpt2emb.store import build
 from gpt2emb.tokens import Vocab
 
 from conftest import SHARED_VOCAB
@@ -53,7 +54,7 @@ def encoder(text: str) -> Bpe:
 def write_entry(folder: Path, tokenizer: str, extra: dict[str, bytes | np.ndarray]) -> None:
     """The tokenizer files of a cache entry: tokenizer.json, pieces.txt and the given encoder files."""
     (folder / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
-    pieces = cache._pieces_text(json.loads(tokenizer)["model"]["vocab"])
+    pieces = build._pieces_text(json.loads(tokenizer)["model"]["vocab"])
     (folder / "pieces.txt").write_text(pieces, encoding="utf-8")
     for name, content in extra.items():
         if isinstance(content, np.ndarray):
@@ -137,7 +138,7 @@ def test_an_entry_uses_it_and_an_older_entry_still_answers(tiny: Tiny, tmp_path:
     without them (built by an earlier gpt2emb) answers the same through the library."""
     text = tiny.tokenizer.to_str()
     vocab_of = json.loads(text)["model"]["vocab"]
-    files = cache._encoder_files(text, json.loads(text))
+    files = build._encoder_files(text, json.loads(text))
     assert set(files) == {"added.json", "bpe.npy"}
     new, old = tmp_path / "new", tmp_path / "old"
     for folder, extra in ((new, files), (old, {})):
@@ -166,7 +167,7 @@ def test_the_whole_word_shortcut_is_taken_only_for_gpt2_s_splitter(tiny: Tiny, t
         folder = tmp_path / name
         folder.mkdir()
         raw = tok.to_str()
-        write_entry(folder, raw, cache._encoder_files(raw, json.loads(raw)))
+        write_entry(folder, raw, build._encoder_files(raw, json.loads(raw)))
         vocab = Vocab(folder, tok.get_vocab_size())
         assert vocab.tokenize("12") == tuple(tok.encode("12", add_special_tokens=False).ids)
     assert len(plain.encode("12").ids) == 1 and len(digits.encode("12").ids) == 2

@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import cache, registry
+from gpt2emb import registry
 from gpt2emb.errors import BadModel, NetworkError, NotCached, UnknownModel
 from gpt2emb.report import QuietReporter, Reporter
+from gpt2emb.store import build, manage, verify
+from gpt2emb.store import entries as store_entries
 
 from conftest import COMMIT, run_cli, run_json
 from fakehub import FakeHub, Repo, VirtualFile
@@ -35,8 +37,8 @@ class Notes:
         return self.quiet.progress(label, total)
 
 
-def open_gpt2(reporter: Reporter | None = None) -> cache.Model:
-    return cache.open_model(registry.resolve("gpt2"), reporter)
+def open_gpt2(reporter: Reporter | None = None) -> store_entries.Model:
+    return build.open_model(registry.resolve("gpt2"), reporter)
 
 
 def entries(cache: Path) -> list[Path]:
@@ -137,14 +139,14 @@ def test_server_errors_are_network_errors(hub: FakeHub, caches: dict[str, Path])
 @pytest.mark.parametrize("weights", ["safetensors", "bin"])
 def test_local_folder(tiny: Tiny, tmp_path: Path, weights: str) -> None:
     folder = save_local(tiny, tmp_path / "model", weights)
-    m = cache.open_model(registry.resolve(str(folder)))
+    m = build.open_model(registry.resolve(str(folder)))
     np.testing.assert_array_equal(m.wte, tiny.wte)
     np.testing.assert_array_equal(m.wpe, tiny.wpe)
 
 
 def test_hub_repo_with_only_a_pickle_and_no_tokenizer_json(hub: FakeHub, tiny: Tiny) -> None:
     hub.repos["someone/gpt2-bin"] = Repo(COMMIT, hub_files(tiny, tokenizer_json=False, weights="bin"))
-    m = cache.open_model(registry.resolve("someone/gpt2-bin"))
+    m = build.open_model(registry.resolve("someone/gpt2-bin"))
     np.testing.assert_array_equal(m.wte, tiny.wte)
     built = json.loads((m.path / "tokenizer.json").read_text())
     assert built["model"]["vocab"] == tiny.vocab
@@ -176,7 +178,7 @@ def test_models_gpt2emb_cannot_read(
     with pytest.raises(
         BadModel, match=r"does not read .*model_type='t5'.*supported model types: gpt2, "
     ) as e:
-        cache.open_model(registry.resolve("someone/bad"))
+        build.open_model(registry.resolve("someone/bad"))
     supported = str(e.value).rpartition(": ")[2].split(", ")
     # the families' modules are found, none twice (qwen2.py builds on llama.py's record); a new family's
     # own tests fail when it is not found
@@ -185,14 +187,14 @@ def test_models_gpt2emb_cannot_read(
     bad_repo(hub, tiny, n_embd=64)
     hub.repos["someone/bad"].commit = "f" * 40
     with pytest.raises(BadModel, match="disagrees with its config"):
-        cache.open_model(registry.resolve("someone/bad"))
+        build.open_model(registry.resolve("someone/bad"))
     with pytest.raises(UnknownModel, match="no Hub repo someone/missing"):
-        cache.open_model(registry.resolve("someone/missing"))
+        build.open_model(registry.resolve("someone/missing"))
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "config.json").write_text(json.dumps(tiny.config))
     with pytest.raises(BadModel, match=r"no model\.safetensors or pytorch_model\.bin"):
-        cache.open_model(registry.resolve(str(empty)))
+        build.open_model(registry.resolve(str(empty)))
     assert entries(caches["cache"]) == []
 
 
@@ -201,7 +203,7 @@ def test_checkpoint_without_wte(hub: FakeHub, tiny: Tiny) -> None:
     files["model.safetensors"] = safetensors_bytes({"foo.weight": tiny.wte})
     hub.repos["someone/nowte"] = Repo(COMMIT, files)
     with pytest.raises(BadModel, match=r"no wte\.weight tensor"):
-        cache.open_model(registry.resolve("someone/nowte"))
+        build.open_model(registry.resolve("someone/nowte"))
 
 
 def test_first_use_of_an_xl_shaped_checkpoint_downloads_only_the_embeddings(hub: FakeHub, tiny: Tiny) -> None:
@@ -212,7 +214,7 @@ def test_first_use_of_an_xl_shaped_checkpoint_downloads_only_the_embeddings(hub:
     assert isinstance(checkpoint, VirtualFile)
     hub.repos["openai-community/gpt2-xl"] = Repo("a" * 40, files)
     hub.bytes_served = 0
-    m = cache.open_model(registry.resolve("xl"))
+    m = build.open_model(registry.resolve("xl"))
     assert m.wte.shape == (50257, 1600)
     np.testing.assert_array_equal(m.wte[:10], rows)
     assert not m.wte[10:].any()
@@ -252,18 +254,18 @@ def test_a_folder_whose_weights_change_with_the_same_size_and_time_is_rebuilt(
     tiny: Tiny, tmp_path: Path, caches: dict[str, Path], how: str
 ) -> None:
     folder = save_local(tiny, tmp_path / "model")
-    old = cache.open_model(registry.resolve(str(folder)))
+    old = build.open_model(registry.resolve(str(folder)))
     np.testing.assert_array_equal(old.wte, tiny.wte)
     old_path = old.path
     del old
     changed = rewrite_weights(folder, tiny, how)
 
-    m = cache.open_model(registry.resolve(str(folder)))
+    m = build.open_model(registry.resolve(str(folder)))
     np.testing.assert_array_equal(m.wte, changed.wte)
     np.testing.assert_array_equal(m.wte[tiny.id("cat")], -tiny.wte[tiny.id("cat")])
     # the old entry stays, whole, beside it: a process may still be reading it (cache clear removes it)
     assert m.path != old_path and (old_path / "pieces.txt").is_file()
-    assert sorted(e.commit for e in cache.entries()) == sorted([m.commit, old_path.name])
+    assert sorted(e.commit for e in manage.entries()) == sorted([m.commit, old_path.name])
 
 
 def test_the_entries_of_a_folder_s_earlier_files_are_outdated_and_cleared_on_request(
@@ -272,19 +274,19 @@ def test_the_entries_of_a_folder_s_earlier_files_are_outdated_and_cleared_on_req
     gpt2 = open_gpt2().path
     folder = save_local(tiny, tmp_path / "model")
     other = save_local(tiny, tmp_path / "other")
-    first = cache.open_model(registry.resolve(str(folder))).path
+    first = build.open_model(registry.resolve(str(folder))).path
     notes = Notes()
-    gone = cache.open_model(registry.resolve(str(other)), notes).path  # another folder's first: nothing said
-    assert notes.notes == [] and not any(e.outdated for e in cache.entries())
+    gone = build.open_model(registry.resolve(str(other)), notes).path  # another folder's first: nothing said
+    assert notes.notes == [] and not any(e.outdated for e in manage.entries())
     rewrite_weights(folder, tiny, "in place")
-    m = cache.open_model(registry.resolve(str(folder)), notes)
+    m = build.open_model(registry.resolve(str(folder)), notes)
     assert notes.notes == [
         f"{folder} is cached anew; its outdated entry stays until gpt2emb cache clear --outdated"
     ]
-    cache.open_model(registry.resolve(str(folder)), notes)  # once: not on every use
+    build.open_model(registry.resolve(str(folder)), notes)  # once: not on every use
     assert len(notes.notes) == 1
     shutil.rmtree(other)  # a folder that is gone: its entry can no longer be rebuilt or used
-    outdated = {e.path: e.outdated for e in cache.entries()}
+    outdated = {e.path: e.outdated for e in manage.entries()}
     assert outdated == {gpt2: False, first: True, m.path: False, gone: True}
     listed = run_json("cache", "list")
     assert sorted(e["path"] for e in listed["entries"] if e["outdated"]) == sorted(
@@ -309,8 +311,8 @@ def test_the_entries_of_a_folder_s_earlier_files_are_outdated_and_cleared_on_req
     )
     assert not first.exists() and gpt2.is_dir() and m.path.is_dir()
     assert not any(r.exists() for r in records[first]) and all(r.is_file() for r in records[m.path])
-    assert sorted(e.path for e in cache.entries()) == sorted([gpt2, m.path])
-    again = cache.open_model(registry.resolve(str(folder)), notes)  # the current entry, as it was: no rebuild
+    assert sorted(e.path for e in manage.entries()) == sorted([gpt2, m.path])
+    again = build.open_model(registry.resolve(str(folder)), notes)  # the current entry, as it was: no rebuild
     assert again.path == m.path and len(notes.notes) == 1
     np.testing.assert_array_equal(again.wte[tiny.id("cat")], -tiny.wte[tiny.id("cat")])
 
@@ -319,8 +321,8 @@ def test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated(
     tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = save_local(tiny, tmp_path / "model")
-    built = cache.open_model(registry.resolve(str(folder))).path
-    real = cache._folder_fingerprint
+    built = build.open_model(registry.resolve(str(folder))).path
+    real = store_entries._folder_fingerprint
 
     def unreadable(path: Path) -> str:
         if path == folder:
@@ -330,16 +332,16 @@ def test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated(
     with (
         monkeypatch.context() as patched
     ):  # a folder this user may no longer read: whether it changed is unknown
-        patched.setattr(cache, "_folder_fingerprint", unreadable)
-        assert [(e.path, e.outdated) for e in cache.entries()] == [(built, False)]
-        assert cache.clear(None, outdated=True) == ([], []) and built.is_dir()
-        assert [v.ok for v in cache.verify(None)] == [True]
+        patched.setattr(store_entries, "_folder_fingerprint", unreadable)
+        assert [(e.path, e.outdated) for e in manage.entries()] == [(built, False)]
+        assert manage.clear(None, outdated=True) == ([], []) and built.is_dir()
+        assert [v.ok for v in verify.verify(None)] == [True]
     # an entry of a gpt2emb from before manifests named their folder: never opened again, so outdated
     manifest = json.loads((built / "manifest.json").read_text())
     del manifest["folder"]
-    manifest["sha256_self"] = cache._manifest_digest(manifest)
+    manifest["sha256_self"] = store_entries._manifest_digest(manifest)
     (built / "manifest.json").write_text(json.dumps(manifest))
-    assert [(e.path, e.outdated) for e in cache.entries()] == [(built, True)]
+    assert [(e.path, e.outdated) for e in manage.entries()] == [(built, True)]
 
 
 @pytest.mark.parametrize(("how", "noticed"), [("in place", False), ("replaced", True)])
@@ -363,7 +365,7 @@ def test_where_the_change_time_is_the_creation_time_a_replaced_file_is_noticed_b
     def fingerprint(folder: Path) -> str:
         with monkeypatch.context() as patched:
             patched.setattr(Path, "stat", windows_stat)
-            return cache._folder_fingerprint(folder)
+            return store_entries._folder_fingerprint(folder)
 
     folder = save_local(tiny, tmp_path / "model")
     before = fingerprint(folder)
@@ -382,23 +384,23 @@ def old_fingerprint(folder: Path) -> str:
 
 def test_an_entry_keyed_as_before_is_rebuilt(tiny: Tiny, tmp_path: Path, caches: dict[str, Path]) -> None:
     folder = save_local(tiny, tmp_path / "model")
-    built = cache.open_model(registry.resolve(str(folder))).path
+    built = build.open_model(registry.resolve(str(folder))).path
     old = built.with_name(old_fingerprint(folder))  # as the previous version left it
     built.rename(old)
     manifest = json.loads((old / "manifest.json").read_text())
     manifest["commit"] = old.name
-    manifest["sha256_self"] = cache._manifest_digest(manifest)
+    manifest["sha256_self"] = store_entries._manifest_digest(manifest)
     (old / "manifest.json").write_text(json.dumps(manifest))
-    assert [e.commit for e in cache.entries()] == [old.name]
+    assert [e.commit for e in manage.entries()] == [old.name]
 
     notes = Notes()
-    m = cache.open_model(registry.resolve(str(folder)), notes)
+    m = build.open_model(registry.resolve(str(folder)), notes)
     assert m.commit != old.name
     assert notes.notes == [
         f"{folder} is cached anew; its outdated entry stays until gpt2emb cache clear --outdated"
     ]
     np.testing.assert_array_equal(m.wte, tiny.wte)
-    assert sorted(e.commit for e in cache.entries()) == sorted([m.commit, old.name])
+    assert sorted(e.commit for e in manage.entries()) == sorted([m.commit, old.name])
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import cache, registry
+from gpt2emb import registry
+from gpt2emb.store import build
 from test_sizes import serve_real_shapes
 
 from conftest import COMMIT, run_cli, run_json
@@ -229,7 +230,7 @@ def test_f16_and_bf16_embeddings_are_widened_beside_an_i64_buffer(
     else:
         serve(hub, tiny, "someone/half", {"model.safetensors": checkpoint})
         model = "someone/half"
-    m = cache.open_model(registry.resolve(model))
+    m = build.open_model(registry.resolve(model))
     assert m.wte.dtype == m.wpe.dtype == np.float32
     np.testing.assert_array_equal(m.wte, wte16.astype(np.float32))  # widening is exact
     np.testing.assert_array_equal(m.wpe, (wpe_bf16.astype(np.uint32) << 16).view(np.float32))
@@ -273,7 +274,7 @@ def test_a_sharded_hub_repo_fetches_headers_and_the_embedding_ranges_only(hub: F
     files, header_sizes = sharded(tiny)
     serve(hub, tiny, "someone/sharded", dict(files))
     hub.bytes_served = 0
-    m = cache.open_model(registry.resolve("someone/sharded"))
+    m = build.open_model(registry.resolve("someone/sharded"))
     np.testing.assert_array_equal(m.wte, tiny.wte)
     np.testing.assert_array_equal(m.wpe, tiny.wpe)
     got: dict[str, int] = {}  # bytes fetched from each shard, from the Range of every GET
@@ -306,13 +307,13 @@ def test_a_sharded_hub_repo_fetches_headers_and_the_embedding_ranges_only(hub: F
 def test_a_sharded_folder(tiny: Tiny, tmp_path: Path) -> None:
     files, _ = sharded(tiny)
     folder = folder_of(tiny, tmp_path / "sharded", files)
-    m = cache.open_model(registry.resolve(str(folder)))
+    m = build.open_model(registry.resolve(str(folder)))
     np.testing.assert_array_equal(m.wte, tiny.wte)
     np.testing.assert_array_equal(m.wpe, tiny.wpe)
     assert run_json("neighbors", "cat", "-m", str(folder))["items"][0]["neighbors"][0]["token"] == " cats"
     files, _ = sharded(Tiny(tiny.tokenizer, tiny.config, -tiny.wte, tiny.wpe, tiny.blocks))
     (folder / shard_name(1)).write_bytes(files[shard_name(1)])  # a new first shard: a new entry
-    np.testing.assert_array_equal(cache.open_model(registry.resolve(str(folder))).wte, -tiny.wte)
+    np.testing.assert_array_equal(build.open_model(registry.resolve(str(folder))).wte, -tiny.wte)
 
 
 def test_shards_in_the_hf_cache_are_read_offline(
@@ -327,7 +328,7 @@ def test_shards_in_the_hf_cache_are_read_offline(
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     hub.requests.clear()
-    m = cache.open_model(registry.resolve("someone/sharded"))
+    m = build.open_model(registry.resolve("someone/sharded"))
     np.testing.assert_array_equal(m.wpe, tiny.wpe)
     assert hub.requests == []
 

@@ -21,8 +21,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gpt2emb
-from gpt2emb import checkpoint, limits
+from gpt2emb import limits
 from gpt2emb.errors import UnknownModel
+from gpt2emb.store import checkpoint
 
 from conftest import FUZZ, run_cli, run_process
 from fakehub import FakeHub

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import checkpoint, heavy
+from gpt2emb import heavy
 from gpt2emb.errors import BadModel
+from gpt2emb.store import checkpoint
 
 from conftest import COMMIT, run_cli, run_json, run_process
 from fakehub import FakeHub, Repo

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from gpt2emb import cache
 from gpt2emb.core import export
+from gpt2emb.store import entries
 from gpt2emb.tokens import display, quote
 from test_verify import BIG, POS, TWIN, big, big_files, flip_byte  # noqa: F401  (two fixtures)
 from tiny_llama import TinyLlama
@@ -335,7 +335,7 @@ def test_unwritable_output(hub: FakeHub, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("table", "row"), [("wte", TWIN), ("wpe", POS)])
 def test_a_damaged_row_is_refused_and_nothing_is_replaced(
-    big: cache.Model,  # noqa: F811  (test_verify's fixture: rows outside the checksum sampled on open)
+    big: entries.Model,  # noqa: F811  (test_verify's fixture: rows outside the checksum sampled on open)
     tmp_path: Path,
     table: str,
     row: int,

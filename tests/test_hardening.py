@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpt2emb import cache, registry
+from gpt2emb import registry
+from gpt2emb.store import build
 
 from conftest import FUZZ, hang_guard, run_cli
 from fakehub import FakeHub, Repo
@@ -219,7 +220,7 @@ ENTRY_FILES = [
 @pytest.mark.parametrize("name", ENTRY_FILES)
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "swap"])
 def test_damaged_files_are_noticed_and_rebuilt(hub: FakeHub, tiny: Tiny, name: str, damage: str) -> None:
-    m = cache.open_model(registry.resolve("gpt2"))
+    m = build.open_model(registry.resolve("gpt2"))
     target = m.path / name
     if damage == "truncate":
         os.truncate(target, target.stat().st_size // 2)
@@ -238,7 +239,7 @@ def test_damaged_files_are_noticed_and_rebuilt(hub: FakeHub, tiny: Tiny, name: s
     assert json.loads(result.stdout)["items"][0]["neighbors"][0]["token"] == " cats"
     note = json.loads(result.stderr.splitlines()[0])["note"]
     assert "cannot be trusted" in note and len(result.stderr.splitlines()) == 1
-    np.testing.assert_array_equal(cache.open_model(registry.resolve("gpt2")).wte, tiny.wte)
+    np.testing.assert_array_equal(build.open_model(registry.resolve("gpt2")).wte, tiny.wte)
 
 
 def test_unwritable_cache_folder_still_answers(

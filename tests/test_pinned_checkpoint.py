@@ -18,12 +18,13 @@ import numpy as np
 import pytest
 from tokenizers import AddedToken, Tokenizer
 
-from gpt2emb import checkpoint, registry
-from gpt2emb import hub as hub_module
+from gpt2emb import registry
 from gpt2emb.errors import BadModel, NotCached
-from gpt2emb.hub import ReadRange
 from gpt2emb.registry import Shape
 from gpt2emb.report import QuietReporter
+from gpt2emb.store import checkpoint, formats, tokenizer_files
+from gpt2emb.store import hub as hub_module
+from gpt2emb.store.hub import ReadRange
 from test_checkpoint import FIX, folder_of, refused, serve, shard_name, sharded, st_file
 
 from conftest import COMMIT
@@ -60,8 +61,8 @@ def header_of(entries: dict[str, Any], data: bytes = b"") -> bytes:
     return st_file(json.dumps(entries).encode(), data)
 
 
-def parsed(raw: bytes) -> dict[str, checkpoint.TensorInfo]:
-    return checkpoint.parse_header(reader(raw), len(raw), "model.safetensors", "x.safetensors")
+def parsed(raw: bytes) -> dict[str, formats.TensorInfo]:
+    return formats.parse_header(reader(raw), len(raw), "model.safetensors", "x.safetensors")
 
 
 def refusal(raw: bytes) -> str:
@@ -233,7 +234,7 @@ def test_a_config_that_cannot_be_read(
 
     monkeypatch.setattr(Path, "read_bytes", failing)
     with pytest.raises(BadModel) as e:
-        checkpoint.read_json(path, "the config")
+        formats.read_json(path, "the config")
     assert e.value.message == f"cannot read the config: {said}"
 
 
@@ -261,9 +262,9 @@ def test_the_longest_header_safetensors_allows() -> None:
     with pytest.raises(
         BadModel, match=f"its header length says {limit:,} bytes, but only {limit - 1:,} follow"
     ):
-        checkpoint.parse_header(length_only(limit, 8 + limit - 1), 8 + limit - 1, "m", "x.safetensors")
+        formats.parse_header(length_only(limit, 8 + limit - 1), 8 + limit - 1, "m", "x.safetensors")
     with pytest.raises(BadModel, match=rf"its header length \({limit + 1:,} bytes\) is not one safetensors"):
-        checkpoint.parse_header(length_only(limit + 1, 8 + limit + 1), 8 + limit + 1, "m", "x.safetensors")
+        formats.parse_header(length_only(limit + 1, 8 + limit + 1), 8 + limit + 1, "m", "x.safetensors")
 
 
 METADATA = "__metadata__ is not a JSON object of strings"
@@ -356,7 +357,7 @@ class Counted:
 def test_a_local_read_counts_its_bytes_and_refuses_a_short_file(tmp_path: Path) -> None:
     path = tmp_path / "model.safetensors"
     path.write_bytes(bytes(range(100)))
-    read = checkpoint.local_reader(path)
+    read = formats.local_reader(path)
     task = Counted()
     assert read(10, 20, task) == bytes(range(10, 30)) and read(90, 10, task) == bytes(range(90, 100))
     assert task.done == 30
@@ -574,9 +575,9 @@ def test_an_added_token_must_name_a_row(tiny: Tiny, tmp_path: Path) -> None:
     folder = folder_of(tiny, tmp_path / "model", {})
     x = with_added_token(tiny, folder)
     ref = registry.resolve(str(folder))
-    assert checkpoint.tokenizer(ref, "local", x + 1)[1]["added_tokens"][-1]["id"] == x  # the last row
+    assert tokenizer_files.tokenizer(ref, "local", x + 1)[1]["added_tokens"][-1]["id"] == x  # the last row
     with pytest.raises(BadModel) as e:
-        checkpoint.tokenizer(ref, "local", x)
+        tokenizer_files.tokenizer(ref, "local", x)
     assert e.value.message == (
         f"{folder}/tokenizer.json gives the token <|x|> the id {x}, but wte has rows 0 to {x - 1}: the "
         "tokenizer and the table disagree; save the model and its tokenizer again"
@@ -590,7 +591,7 @@ def test_a_tokenizer_that_cannot_be_read(tiny: Tiny, tmp_path: Path, monkeypatch
     cut = text.index(b'"vocab"')
     (folder / "tokenizer.json").write_bytes(text[:cut] + b"\xe9" + text[cut:])
     with pytest.raises(BadModel) as e:
-        checkpoint.tokenizer(ref, "local", 1000)
+        tokenizer_files.tokenizer(ref, "local", 1000)
     assert (
         e.value.message == f"{folder}/tokenizer.json is damaged: it is not UTF-8 text (byte {cut + 1}){FIX}"
     )
@@ -603,7 +604,7 @@ def test_a_tokenizer_that_cannot_be_read(tiny: Tiny, tmp_path: Path, monkeypatch
 
     monkeypatch.setattr(Path, "read_bytes", failing)
     with pytest.raises(BadModel) as e:
-        checkpoint.tokenizer(ref, "local", 1000)
+        tokenizer_files.tokenizer(ref, "local", 1000)
     assert e.value.message == f"cannot read {folder}/tokenizer.json: Input/output error"
 
 
@@ -614,19 +615,19 @@ def test_a_tokenizer_from_vocab_and_merges_is_gpt2s(tiny: Tiny, tmp_path: Path) 
     folder = folder_of(tiny, tmp_path / "model", {"vocab.json": vocab, "merges.txt": merges})
     (folder / "tokenizer.json").unlink()
     ref = registry.resolve(str(folder))
-    made = Tokenizer.from_str(checkpoint.tokenizer(ref, "local", len(tiny.vocab))[0])
+    made = Tokenizer.from_str(tokenizer_files.tokenizer(ref, "local", len(tiny.vocab))[0])
     for text in ("king", " king", "kingdom of cats", "é"):
         assert made.encode(text).ids == tiny.tokenizer.encode(text).ids, text
     (folder / "vocab.json").write_bytes(b"{")
     with pytest.raises(BadModel) as e:
-        checkpoint.tokenizer(ref, "local", len(tiny.vocab))
+        tokenizer_files.tokenizer(ref, "local", len(tiny.vocab))
     assert e.value.message.startswith(
         f"{folder}/vocab.json with {folder}/merges.txt is damaged: the tokenizers library cannot read them ("
     )
     for alone in ("vocab.json", "merges.txt"):
         (folder / alone).rename(tmp_path / alone)
         with pytest.raises(BadModel) as e:
-            checkpoint.tokenizer(ref, "local", len(tiny.vocab))
+            tokenizer_files.tokenizer(ref, "local", len(tiny.vocab))
         assert e.value.message == f"{folder} has no tokenizer (tokenizer.json, or vocab.json with merges.txt)"
         (tmp_path / alone).rename(folder / alone)
 

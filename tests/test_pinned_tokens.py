@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tokenizers import AddedToken, Tokenizer
 
-from gpt2emb import cache
+from gpt2emb.store import build
 from gpt2emb.tokens import Vocab
 
 from tinymodel import Tiny
@@ -24,7 +24,7 @@ def entry_with_added(tiny: Tiny, folder: Path, added: list[str], extra_rows: int
     folder.mkdir(parents=True)
     (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
     vocab = json.loads(tok.to_str())["model"]["vocab"]
-    (folder / "pieces.txt").write_text(cache._pieces_text(vocab), encoding="utf-8")
+    (folder / "pieces.txt").write_text(build._pieces_text(vocab), encoding="utf-8")
     return Vocab(folder, first + len(added) + extra_rows), first
 
 

@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from gpt2emb import cache
 from gpt2emb.bpe import to_byte_level
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
+from gpt2emb.store import build
 from gpt2emb.tokens import Vocab, display
 
 from conftest import SHARED_VOCAB, run_cli
@@ -17,7 +17,7 @@ def make_vocab(folder: Path, tokenizer_json: str) -> Vocab:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
     vocab = json.loads(tokenizer_json)["model"]["vocab"]
-    (folder / "pieces.txt").write_text(cache._pieces_text(vocab), encoding="utf-8")
+    (folder / "pieces.txt").write_text(build._pieces_text(vocab), encoding="utf-8")
     return Vocab(folder, len(vocab) + 1)
 
 

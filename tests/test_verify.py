@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import cache, registry
+from gpt2emb import registry
 from gpt2emb.core.cache import cache_verify
+from gpt2emb.store import build, entries
 
 from conftest import COMMIT, run_cli
 from fakehub import FakeHub, Repo
@@ -42,9 +43,9 @@ def big_files(tiny: Tiny) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def big(hub: FakeHub, big_files: dict[str, bytes]) -> Iterator[cache.Model]:
+def big(hub: FakeHub, big_files: dict[str, bytes]) -> Iterator[entries.Model]:
     hub.repos[BIG] = Repo(COMMIT, dict(big_files))
-    yield cache.open_model(registry.resolve(BIG))
+    yield build.open_model(registry.resolve(BIG))
 
 
 def cli(*args: str) -> Any:
@@ -74,7 +75,7 @@ def verify(*args: str, code: int = 0) -> dict[str, Any]:
     return doc
 
 
-def overwrite(m: cache.Model, name: str, offset: int, data: bytes) -> None:
+def overwrite(m: entries.Model, name: str, offset: int, data: bytes) -> None:
     """Change bytes of an entry's file in place, and check that the sampled checksum cannot see it."""
     path = m.path / name
     size = path.stat().st_size
@@ -88,26 +89,26 @@ def overwrite(m: cache.Model, name: str, offset: int, data: bytes) -> None:
         f.seek(offset)
         f.write(data)
     manifest = json.loads((m.path / "manifest.json").read_text())
-    assert cache._fingerprint(path) == manifest["files"][name]
+    assert entries._fingerprint(path) == manifest["files"][name]
 
 
-def row_offset(m: cache.Model, array: str, row: int) -> int:
+def row_offset(m: entries.Model, array: str, row: int) -> int:
     a = getattr(m, array)
     row_bytes = a.itemsize * (a.shape[1] if a.ndim == 2 else 1)
     header = (m.path / f"{array}.npy").stat().st_size - row_bytes * a.shape[0]
     return int(header + row * row_bytes)
 
 
-def flip_byte(m: cache.Model, array: str, row: int) -> None:
+def flip_byte(m: entries.Model, array: str, row: int) -> None:
     """One byte in the middle of a row: the lowest byte of a float32, so the value moves by ~1e-7."""
     offset = row_offset(m, array, row) + 4 * (getattr(m, array).shape[-1] // 2)
     old = (m.path / f"{array}.npy").read_bytes()[offset]
     overwrite(m, f"{array}.npy", offset, bytes([old ^ 0x01]))
 
 
-def test_checksums_are_those_of_the_bytes_written(big: cache.Model) -> None:
+def test_checksums_are_those_of_the_bytes_written(big: entries.Model) -> None:
     manifest = json.loads((big.path / "manifest.json").read_text())
-    assert manifest["format"] == cache.FORMAT
+    assert manifest["format"] == entries.FORMAT
     files = sorted(p.name for p in big.path.iterdir() if p.name != "manifest.json")
     assert sorted(manifest["sha256"]) == files
     for name, digest in manifest["sha256"].items():
@@ -118,7 +119,7 @@ def test_checksums_are_those_of_the_bytes_written(big: cache.Model) -> None:
             assert int(table[i]) == zlib.crc32(np.ascontiguousarray(rows[i]).tobytes())
 
 
-def test_a_sound_cache_verifies(big: cache.Model) -> None:
+def test_a_sound_cache_verifies(big: entries.Model) -> None:
     doc = verify()
     assert [(e["name"], e["commit"], e["ok"], e["damaged"]) for e in doc["entries"]] == [
         (BIG, COMMIT, True, [])
@@ -150,23 +151,23 @@ WPE_SHOWN = [
 WPE_NOT_SHOWN = [("positions", "0", "1", "2"), ("input", " king" * POS)]
 
 
-def damage_wte_byte(m: cache.Model) -> None:
+def damage_wte_byte(m: entries.Model) -> None:
     flip_byte(m, "wte", TWIN)
 
 
-def damage_wte_row(m: cache.Model) -> None:  # the issue's case: a row negated in place
+def damage_wte_row(m: entries.Model) -> None:  # the issue's case: a row negated in place
     overwrite(m, "wte.npy", row_offset(m, "wte", TWIN), (-np.asarray(m.wte[TWIN])).tobytes())
 
 
-def damage_wpe_byte(m: cache.Model) -> None:
+def damage_wpe_byte(m: entries.Model) -> None:
     flip_byte(m, "wpe", POS)
 
 
-def damage_wpe_row(m: cache.Model) -> None:  # another position's row in its place
+def damage_wpe_row(m: entries.Model) -> None:  # another position's row in its place
     overwrite(m, "wpe.npy", row_offset(m, "wpe", POS), np.asarray(m.wpe[0]).tobytes())
 
 
-def damage_norm(m: cache.Model) -> None:  # half the norm: the twin's cosines double, so it is shown
+def damage_norm(m: entries.Model) -> None:  # half the norm: the twin's cosines double, so it is shown
     half = np.float32(m.wte_norm[TWIN] / 2).tobytes()
     overwrite(m, "wte_norm.npy", row_offset(m, "wte_norm", TWIN), half)
 
@@ -182,7 +183,7 @@ def damage_norm(m: cache.Model) -> None:  # half the norm: the twin's cosines do
     ],
 )
 def test_damage_is_found_refused_and_repaired(
-    big: cache.Model, damage: Any, file: str, shown: list[tuple[str, ...]], not_shown: list[tuple[str, ...]]
+    big: entries.Model, damage: Any, file: str, shown: list[tuple[str, ...]], not_shown: list[tuple[str, ...]]
 ) -> None:
     damage(big)
     for args in shown:
@@ -212,14 +213,14 @@ def test_damage_is_found_refused_and_repaired(
     assert answer("neighbors", "cat", "-k", "1")["items"][0]["neighbors"][0]["id"] == TWIN
 
 
-def test_a_row_neither_used_nor_shown_is_left_to_cache_verify(big: cache.Model) -> None:
+def test_a_row_neither_used_nor_shown_is_left_to_cache_verify(big: entries.Model) -> None:
     """The twin negated is no longer near cat: cat's answer does not show it, so it answers (without it)."""
     damage_wte_row(big)
     assert answer("neighbors", "cat", "-k", "1")["items"][0]["neighbors"][0]["token"] == " cats"
     assert verify(code=6)["entries"][0]["damaged"] == ["wte.npy"]
 
 
-def test_a_changed_manifest_is_noticed_on_open(big: cache.Model) -> None:
+def test_a_changed_manifest_is_noticed_on_open(big: entries.Model) -> None:
     text = (big.path / "manifest.json").read_text()
     assert '"tied": true' in text
     (big.path / "manifest.json").write_text(text.replace('"tied": true', '"tied": false'))
@@ -230,9 +231,9 @@ def test_a_changed_manifest_is_noticed_on_open(big: cache.Model) -> None:
     assert verify()["entries"][0]["ok"]
 
 
-def test_an_entry_of_an_older_version_is_rebuilt(big: cache.Model) -> None:
+def test_an_entry_of_an_older_version_is_rebuilt(big: entries.Model) -> None:
     manifest = json.loads((big.path / "manifest.json").read_text())
-    (big.path / "manifest.json").write_text(json.dumps({**manifest, "format": cache.FORMAT - 1}))
+    (big.path / "manifest.json").write_text(json.dumps({**manifest, "format": entries.FORMAT - 1}))
     entry = verify(code=6)["entries"][0]
     assert (entry["ok"], entry["damaged"], entry["problem"]) == (
         False,
@@ -240,10 +241,10 @@ def test_an_entry_of_an_older_version_is_rebuilt(big: cache.Model) -> None:
         "it was written by another version of gpt2emb",
     )
     assert verify("--repair")["entries"][0]["repaired"] == "rebuilt"
-    assert json.loads((big.path / "manifest.json").read_text())["format"] == cache.FORMAT
+    assert json.loads((big.path / "manifest.json").read_text())["format"] == entries.FORMAT
 
 
-def test_a_repair_that_cannot_fetch_keeps_the_damaged_entry(big: cache.Model, hub: FakeHub) -> None:
+def test_a_repair_that_cannot_fetch_keeps_the_damaged_entry(big: entries.Model, hub: FakeHub) -> None:
     damage_wpe_byte(big)
     hub.fault = lambda method, path: "drop"
     result = run_cli("cache", "verify", "--repair")
@@ -256,8 +257,10 @@ def test_a_repair_that_cannot_fetch_keeps_the_damaged_entry(big: cache.Model, hu
     assert verify("--repair")["entries"][0]["repaired"] == "rebuilt"
 
 
-def test_verify_one_model_reads_every_byte_with_progress(big: cache.Model, hub: FakeHub, tiny: Tiny) -> None:
-    cache.open_model(registry.resolve("gpt2"))
+def test_verify_one_model_reads_every_byte_with_progress(
+    big: entries.Model, hub: FakeHub, tiny: Tiny
+) -> None:
+    build.open_model(registry.resolve("gpt2"))
 
     class Progress:
         def __init__(self) -> None:
@@ -295,7 +298,7 @@ def test_a_local_folder_entry_is_rebuilt_from_the_folder_or_removed_when_it_chan
     tiny: Tiny, tmp_path: Path
 ) -> None:
     folder = save_local(tiny, tmp_path / "model")
-    m = cache.open_model(registry.resolve(str(folder)))
+    m = build.open_model(registry.resolve(str(folder)))
     damage_wpe_byte(m)
     assert run_cli("positions", str(POS), "-m", str(folder)).exit_code == 6
     assert verify("--repair")["entries"][0]["repaired"] == "rebuilt"

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import cache, registry
+from gpt2emb import registry
+from gpt2emb.store import build, entries
 
 from conftest import COMMIT, run_cli
 from fakehub import FakeHub, Repo
@@ -177,11 +178,11 @@ def live_folder(caches: dict[str, Path], name: str) -> str:
     return str(caches["cache"] / "hub" / "openai-community--gpt2" / name)
 
 
-def open_gpt2() -> cache.Model:
-    return cache.open_model(registry.resolve("gpt2"))
+def open_gpt2() -> entries.Model:
+    return build.open_model(registry.resolve("gpt2"))
 
 
-def damage(m: cache.Model) -> None:
+def damage(m: entries.Model) -> None:
     """Zeros over the end of wte.npy: found on the next open (a sampled block) and by cache verify."""
     with (m.path / "wte.npy").open("r+b") as f:
         f.seek(-256, os.SEEK_END)

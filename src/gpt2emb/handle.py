@@ -7,11 +7,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from gpt2emb import (
-    batch,
-    contract,
-    registry,
-)
+from gpt2emb import batch, contract, registry
 from gpt2emb.choices import Format, Method, Pool, Table
 from gpt2emb.core.export import export_in
 from gpt2emb.core.open import Opened, open_entry

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpt2emb import (
-    cache,
-    limits,
-    registry,
-)
+from gpt2emb import limits, registry
 from gpt2emb.errors import (
     NotCached,
     UnknownModel,
@@ -24,16 +20,17 @@ from gpt2emb.results.cache import (
     VerifiedEntry,
     VerifyResult,
 )
+from gpt2emb.store import entries, manage, verify
 
 
 def _cache_result(
-    action: str, found: list[cache.Entry], kept: Iterable[cache.Kept] = (), outdated: bool = False
+    action: str, found: list[entries.Entry], kept: Iterable[manage.Kept] = (), outdated: bool = False
 ) -> CacheResult:
     rows = tuple(CacheEntry(e.name, e.repo, e.commit, str(e.path), e.size, e.outdated) for e in found)
     held = tuple(
         KeptEntry(k.entry.name, k.entry.repo, k.entry.commit, str(k.entry.path), k.reason) for k in kept
     )
-    return CacheResult(action, str(cache.cache_root()), rows, sum(e.size for e in found), held, outdated)
+    return CacheResult(action, str(entries.cache_root()), rows, sum(e.size for e in found), held, outdated)
 
 
 def _cached(model: str) -> ModelRef:
@@ -43,30 +40,30 @@ def _cached(model: str) -> ModelRef:
     except UnknownModel:
         path = limits.user_path(model)
         gone = ModelRef(model, folder=path.resolve())
-        if cache.has_entries(gone):
+        if entries.has_entries(gone):
             return gone
         raise
 
 
 def cache_list() -> CacheResult:
-    return _cache_result("list", cache.entries())
+    return _cache_result("list", manage.entries())
 
 
 def cache_clear(model: str | None, outdated: bool = False) -> CacheResult:
     """Remove what can be removed; what cannot (in use) is in `kept`, whole. outdated: only the entries of
     local folders whose files have changed since, or are gone."""
-    return _cache_result("clear", *cache.clear(_cached(model) if model else None, outdated), outdated)
+    return _cache_result("clear", *manage.clear(_cached(model) if model else None, outdated), outdated)
 
 
 def cache_refresh(model: str | None, reporter: Reporter | None = None) -> RefreshResult:
-    done, failed = cache.refresh(registry.resolve(model) if model else None, reporter)
-    return RefreshResult(str(cache.cache_root()), tuple(done), tuple(failed))
+    done, failed = manage.refresh(registry.resolve(model) if model else None, reporter)
+    return RefreshResult(str(entries.cache_root()), tuple(done), tuple(failed))
 
 
 def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | None = None) -> VerifyResult:
     """Every byte of every cached entry (or one model's) against its checksums; with repair, rebuild."""
     ref = _cached(model) if model else None
-    found = cache.verify(ref, repair, reporter)
+    found = verify.verify(ref, repair, reporter)
     if ref is not None and not found:  # "nothing cached" would read as if the whole cache were empty
         raise NotCached(f"{ref.name} is not cached, so there is nothing of it to verify (gpt2emb cache list)")
     rows = tuple(
@@ -82,8 +79,8 @@ def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | N
         )
         for v in found
     )
-    return VerifyResult(str(cache.cache_root()), repair, rows, sum(v.entry.size for v in found))
+    return VerifyResult(str(entries.cache_root()), repair, rows, sum(v.entry.size for v in found))
 
 
 def cache_path() -> CachePath:
-    return CachePath(str(cache.cache_root()))
+    return CachePath(str(entries.cache_root()))

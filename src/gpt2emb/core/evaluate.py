@@ -7,12 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2emb import (
-    cache,
-    candidates,
-    limits,
-    ops,
-)
+from gpt2emb import candidates, limits, ops
 from gpt2emb.choices import Method, Rule
 from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.core.open import (
@@ -24,11 +19,12 @@ from gpt2emb.errors import (
 )
 from gpt2emb.report import Reporter
 from gpt2emb.results.evaluate import AnalogyEvalResult, Failure, PairsEvalResult, SectionScore
+from gpt2emb.store.entries import Model
 from gpt2emb.tokens import Vocab
 
 
 def _words(
-    m: cache.Model, vocab: Vocab, rule: Rule, ignore_case: bool, restrict: int | None = None
+    m: Model, vocab: Vocab, rule: Rule, ignore_case: bool, restrict: int | None = None
 ) -> evaluate_files.Words:
     """The words of a rule, from the first `restrict` token ids only when given (gensim's restrict_vocab)."""
     pieces, texts = vocab.texts()

@@ -8,13 +8,7 @@ import re
 
 import numpy as np
 
-from gpt2emb import (
-    cache,
-    candidates,
-    contract,
-    families,
-    registry,
-)
+from gpt2emb import candidates, contract, families, registry
 from gpt2emb.errors import (
     UsageError,
     WrongType,
@@ -22,17 +16,17 @@ from gpt2emb.errors import (
 )
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.common import Token
+from gpt2emb.store import build
+from gpt2emb.store.entries import Model
 from gpt2emb.tokens import Query, Vocab, check_word
 
 
-def load(
-    model: str, reporter: Reporter | None = None, revision: str | None = None
-) -> tuple[cache.Model, Vocab]:
-    m = cache.open_model(registry.resolve(model, revision), reporter)
+def load(model: str, reporter: Reporter | None = None, revision: str | None = None) -> tuple[Model, Vocab]:
+    m = build.open_model(registry.resolve(model, revision), reporter)
     return m, vocab_of(m)
 
 
-def vocab_of(m: cache.Model) -> Vocab:
+def vocab_of(m: Model) -> Vocab:
     """The tokenizer of a cache entry, with its family's special tokens (refused as words even where the
     entry's tokenizer does not list them)."""
     return Vocab(m.path, m.shape.vocab_size, m.words, m.family.specials)
@@ -74,7 +68,7 @@ class Opened:
     """A model's cache entry, opened and checked once, with its vocabulary and what reports on it: what
     every per-model core takes. The handle (handle.Embeddings) is one, with the public methods."""
 
-    def __init__(self, model: cache.Model, vocab: Vocab, reporter: Reporter | None = None) -> None:
+    def __init__(self, model: Model, vocab: Vocab, reporter: Reporter | None = None) -> None:
         self.model, self.vocab = model, vocab
         self.reporter = reporter or QuietReporter()  # what export shows unless given its own
 
@@ -135,7 +129,7 @@ def finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def positions_learned(m: cache.Model) -> str:
+def positions_learned(m: Model) -> str:
     """What a model learned, as the refusals of a position past it say."""
     n, offset = m.shape.n_positions, m.shape.position_offset
     said = f"{m.name} learned {n} positions, 0 to {n - 1}"
@@ -147,12 +141,12 @@ def positions_learned(m: cache.Model) -> str:
     return said
 
 
-def no_position_table(m: cache.Model) -> str:
+def no_position_table(m: Model) -> str:
     """Why a model has no position rows, as messages say it."""
     return f"{m.name} has no position table: in a {m.family.title} model, {m.family.no_position_table}"
 
 
-def check_position_table(m: cache.Model, doing: str = "compare") -> None:
+def check_position_table(m: Model, doing: str = "compare") -> None:
     """Refuse a command about position rows for a model that learned none (exit 2)."""
     if not m.shape.position_table:
         raise UsageError(
@@ -161,14 +155,14 @@ def check_position_table(m: cache.Model, doing: str = "compare") -> None:
         )
 
 
-def length_limit(m: cache.Model) -> int | None:
+def length_limit(m: Model) -> int | None:
     """The most tokens a text may have: one per learned position, less the special tokens the model's
     tokenizer adds around a text in use (<s> and </s>: a text as typed must fit as it is used), None without
     a position table."""
     return m.shape.n_positions - len(m.wraps[0]) - len(m.wraps[1]) if m.shape.position_table else None
 
 
-def past_limit(m: cache.Model) -> str:
+def past_limit(m: Model) -> str:
     """Why no more tokens than length_limit fit, as the refusals of a longer text say it."""
     limit, added = length_limit(m), len(m.wraps[0]) + len(m.wraps[1])
     if not added:

@@ -10,12 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from gpt2emb import (
-    cache,
-    contract,
-    limits,
-    measures,
-)
+from gpt2emb import contract, limits, measures
 from gpt2emb.core.open import (
     Opened,
     check_position_table,
@@ -31,6 +26,7 @@ from gpt2emb.errors import (
 )
 from gpt2emb.report import Reporter
 from gpt2emb.results.positions import HeatmapResult, PositionsResult
+from gpt2emb.store.entries import Model
 
 _RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
 
@@ -56,7 +52,7 @@ def spans_of(specs: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def parse_positions(spans: list[tuple[int, int]], m: cache.Model) -> list[int]:
+def parse_positions(spans: list[tuple[int, int]], m: Model) -> list[int]:
     """Positions and ranges; every one must be a row the model learned."""
     n_positions = m.shape.n_positions
     for lo, hi in spans:

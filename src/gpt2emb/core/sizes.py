@@ -13,7 +13,8 @@ from gpt2emb.registry import Shape
 from gpt2emb.results.sizes import ModelRow, ModelSizes, ModelsResult, SizesResult
 
 if TYPE_CHECKING:
-    from gpt2emb.checkpoint import CheckpointInfo, TensorInfo
+    from gpt2emb.store.checkpoint import CheckpointInfo
+    from gpt2emb.store.formats import TensorInfo
 
 BYTES_PER_PARAM = {"fp32": 4, "fp16": 2}
 # Tensors that some checkpoints carry and that are no parameters: the causal masks of GPT-2
@@ -49,7 +50,8 @@ def header_counts(info: CheckpointInfo) -> dict[str, int]:
         return next((k for k in keys if k in params), None)
 
     wte, wpe = first(family.token_table), first(family.position_table)
-    from gpt2emb import checkpoint
+
+    from gpt2emb.store import checkpoint
 
     output = checkpoint.output_key(info, family)  # GPT-NeoX's embed_out as well as lm_head
     output = output if output in params and output != wte else None
@@ -67,9 +69,9 @@ def header_counts(info: CheckpointInfo) -> dict[str, int]:
 
 def _verify(spec: registry.ModelSpec, total: int) -> bool:
     """Check the registry's figures against the config and checkpoint header on the Hub (no weights read)."""
-    from gpt2emb import cache, checkpoint
+    from gpt2emb.store import checkpoint, revisions
 
-    info = cache.checkpoint_info(registry.resolve(spec.name))
+    info = revisions.checkpoint_info(registry.resolve(spec.name))
     stored = header_counts(info)["total_params"]
     return checkpoint.shape_of(info.config, spec.name) == spec.shape and stored == total
 
@@ -104,12 +106,13 @@ def sizes(dtype: str = "fp32", verify: bool = False) -> SizesResult:
 
 def of_models(names: list[str], dtype: str = "fp32", revision: str | None = None) -> SizesResult:
     """Any models' exact parameter counts, from their config and checkpoint headers."""
-    from gpt2emb import cache, checkpoint, families
+    from gpt2emb import families
+    from gpt2emb.store import checkpoint, revisions
 
     out = []
     for name in names:
         ref = registry.resolve(name, revision)
-        info = cache.checkpoint_info(ref)
+        info = revisions.checkpoint_info(ref)
         s = families.shape_of(info.config, ref.name)
         layers = checkpoint.layers_in(info.tensors) or s.n_layer  # what the weights hold, when they say
         counts = header_counts(info)
@@ -143,9 +146,9 @@ def of_models(names: list[str], dtype: str = "fp32", revision: str | None = None
 
 def models() -> ModelsResult:
     """The registry, and which of its models are cached."""
-    from gpt2emb import cache  # here: `sizes` reads no cache
+    from gpt2emb.store import manage  # here: `sizes` reads no cache
 
-    cached = {e.repo for e in cache.entries()}
+    cached = {e.repo for e in manage.entries()}
     rows = tuple(
         ModelRow(
             m.name,

@@ -6,13 +6,7 @@ import itertools
 
 import numpy as np
 
-from gpt2emb import (
-    cache,
-    checkpoint,
-    measures,
-    ops,
-    registry,
-)
+from gpt2emb import measures, ops, registry
 from gpt2emb.choices import Pool
 from gpt2emb.core.open import (
     Opened,
@@ -39,6 +33,8 @@ from gpt2emb.results.text import (
     InputResult,
     InputToken,
 )
+from gpt2emb.store import checkpoint, revisions
+from gpt2emb.store.entries import Model
 from gpt2emb.tokens import Query, Vocab, check_word, quote
 
 
@@ -77,7 +73,7 @@ def _overflowed(rows: measures.InputRows) -> list[str]:
     ]
 
 
-def _wrapped(m: cache.Model, vocab: Vocab, how: str) -> list[str]:
+def _wrapped(m: Model, vocab: Vocab, how: str) -> list[str]:
     """A note where the model's tokenizer, called as usual, adds special tokens around a text, saying `how`
     the command takes them."""
     before, after = m.wraps
@@ -91,14 +87,14 @@ def _wrapped(m: cache.Model, vocab: Vocab, how: str) -> list[str]:
     return [f"{m.name}'s tokenizer, called as usual, adds {shown} the text; {how}"]
 
 
-def _as_typed(m: cache.Model) -> str:
+def _as_typed(m: Model) -> str:
     """How `input` takes the special tokens a tokenizer adds (see _wrapped): it shows a text as typed."""
     before = len(m.wraps[0])
     later = f": in use each token sits {before} position{'s' if before > 1 else ''} later" if before else ""
     return f"shown here as typed, without them{later}"
 
 
-def _h0_formula(m: cache.Model) -> str:
+def _h0_formula(m: Model) -> str:
     total = "wte[token]" + (" + wpe[position]" if m.shape.position_table else "")
     total += " + type[0]" if m.types is not None else ""
     return f"LayerNorm({total})" if m.norm is not None else total
@@ -127,7 +123,7 @@ def context(
             raise UsageError(f"sentence {n} is empty; give a sentence that holds {word!r}")
     reporter = reporter or QuietReporter()
     ref = registry.resolve(model, revision)
-    info = cache.checkpoint_info(ref)
+    info = revisions.checkpoint_info(ref)
     m, vocab = open_for_whole(ref, info, reporter)
     q = vocab.query(word, False, pool)
     found = [_find(vocab, q, s, n, m) for n, s in enumerate(sentences, 1)]
@@ -185,7 +181,7 @@ def _pieces(vocab: Vocab, ids: tuple[int, ...]) -> str:
     return " + ".join(quote(vocab.token(i)) for i in ids)
 
 
-def _find(vocab: Vocab, q: Query, sentence: str, n: int, m: cache.Model) -> ContextSentence:
+def _find(vocab: Vocab, q: Query, sentence: str, n: int, m: Model) -> ContextSentence:
     """Where the word's tokens stand in a sentence: whole tokens, not the start of a longer word."""
     tokens = encode(vocab, sentence, m, f"sentence {n}")
     ids, k = [t.id for t in tokens], len(q.ids)

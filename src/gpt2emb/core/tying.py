@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpt2emb import (
-    cache,
-    checkpoint,
-    families,
-    measures,
-    ops,
-    registry,
-)
-from gpt2emb.checkpoint import CheckpointInfo
+from gpt2emb import families, measures, ops, registry
 from gpt2emb.core.whole import encode, open_for_whole, weights_folder
 from gpt2emb.errors import (
     BadModel,
@@ -21,6 +13,8 @@ from gpt2emb.errors import (
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.tying import Check, Comparison, GradientResult, PathGradient, TyingResult
+from gpt2emb.store import build, checkpoint, revisions
+from gpt2emb.store.checkpoint import CheckpointInfo
 from gpt2emb.tokens import quote
 
 
@@ -41,7 +35,7 @@ def tying(
         raise UsageError("--grad needs a text of at least two tokens, as in: tying --grad 'the cat sat'")
     reporter = reporter or QuietReporter()
     ref = registry.resolve(model, revision)
-    info = cache.checkpoint_info(ref)
+    info = revisions.checkpoint_info(ref)
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
     tie = family.tied(info.config)
@@ -133,7 +127,7 @@ COMPARE_SAMPLE, COMPARE_RUN, COMPARE_SEED = 4096, 64, 0  # rows of the sample, i
 def _compare(ref: ModelRef, info: CheckpointInfo, key: str, reporter: Reporter) -> Comparison:
     """An untied output layer's rows, fetched by byte ranges (all, or a seeded sample of a large one), each
     against its own row of wte and against a seeded random other row of wte."""
-    m = cache.open_model(ref, reporter, info.commit)
+    m = build.open_model(ref, reporter, info.commit)
     t = info.tensors[key]
     if t.shape != m.wte.shape:
         raise BadModel(

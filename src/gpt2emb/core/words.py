@@ -9,15 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2emb import (
-    batch,
-    candidates,
-    contract,
-    forms,
-    measures,
-    ops,
-    registry,
-)
+from gpt2emb import batch, candidates, contract, forms, measures, ops, registry
 from gpt2emb.choices import Method, Pool
 from gpt2emb.core.open import (
     Opened,

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpt2emb import (
-    batch,
-    candidates,
-)
+from gpt2emb import batch, candidates
 from gpt2emb.choices import Method, Pool
 from gpt2emb.core import words as one_by_one  # its MAX_MATRIX read at each use, as a test lowers it
 from gpt2emb.core.open import (

@@ -5,16 +5,14 @@ table (wpe, kept from the row of position 0 on; 0 rows for a family without one)
 them, token-type rows and the layer norm applied before the first block. Rows of any other table (an untied
 output layer) are read by byte ranges too.
 
-A checkpoint is a local folder or a Hub repo at one commit; nothing here caches anything (cache.py does).
+A checkpoint is a local folder or a Hub repo at one commit; nothing here caches anything (build.py and
+revisions.py do). Its tokenizer is read by tokenizer_files.py, the bytes of its files by formats.py.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,25 +20,28 @@ from typing import Any
 
 import numpy as np
 
-from gpt2emb import families, hub
+from gpt2emb import families
 from gpt2emb.errors import BadModel, NotCached
 from gpt2emb.families import Family
-from gpt2emb.hub import ReadRange
 from gpt2emb.registry import ModelRef, Shape
-from gpt2emb.report import Reporter, Task
-from gpt2emb.tokens import LibraryFault, library_faults
+from gpt2emb.report import Reporter
+from gpt2emb.store import hub
+from gpt2emb.store.formats import (
+    _EMBEDDING_DTYPES,
+    TensorInfo,
+    _shown,
+    _widened,
+    damaged,
+    find_key,
+    local_reader,
+    parse_header,
+    read_json,
+    read_tensor,
+)
+from gpt2emb.store.hub import ReadRange
 
 SINGLE, INDEX, PICKLE = "model.safetensors", "model.safetensors.index.json", "pytorch_model.bin"
 WEIGHT_FILES = (SINGLE, PICKLE)
-
-
-@dataclass(frozen=True)
-class TensorInfo:
-    dtype: str
-    shape: tuple[int, ...]
-    start: int  # absolute byte offsets in its file
-    end: int
-    file: str  # model.safetensors, or the shard that holds it
 
 
 @dataclass(frozen=True)
@@ -60,32 +61,6 @@ class CheckpointInfo:
 
 def shape_of(config: dict[str, Any], name: str) -> Shape:
     return families.shape_of(config, name)
-
-
-def _no_constant(constant: str) -> Any:
-    raise ValueError(f"{constant} is not a JSON number")
-
-
-def parse_json(text: str | bytes, label: str) -> Any:
-    """A JSON file a model ships, parsed strictly (no NaN or Infinity, which Python's json would take); a
-    file that is not JSON is damaged, named with what is wrong."""
-    try:
-        return json.loads(text, parse_constant=_no_constant)
-    except UnicodeDecodeError as e:
-        raise damaged(label, f"it is not UTF-8 text (byte {e.start + 1})") from None
-    except RecursionError:
-        raise damaged(label, "it nests deeper than any JSON a model ships") from None
-    except ValueError as e:  # JSONDecodeError, and the constants refused above
-        reason = str(e) if len(str(e)) <= 80 else str(e)[:80] + "..."
-        raise damaged(label, f"it is not valid JSON ({reason})") from None
-
-
-def read_json(path: Path, label: str) -> Any:
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise BadModel(f"cannot read {label}: {e.strerror or e}") from None
-    return parse_json(data, label)
 
 
 @dataclass(frozen=True)
@@ -109,133 +84,6 @@ def wanted(family: Family) -> dict[str, tuple[str, ...]]:
         found["norm_weight"] = tuple(w for w, _ in family.norm)
         found["norm_bias"] = tuple(b for _, b in family.norm)
     return found
-
-
-# ---------------------------------------------------------------- reading safetensors over any byte source
-
-# Every dtype safetensors (0.8) defines, with its width in bits: F4 and F6 pack several values in a byte.
-_BITS = {
-    "BOOL": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8,
-    "F8_E8M0": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
-    "I32": 32, "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
-}  # fmt: skip
-_EMBEDDING_DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": "<u2"}  # BF16 is widened by hand below
-_MAX_HEADER = 100_000_000  # safetensors' own limit
-
-
-def damaged(label: str, what: str) -> BadModel:
-    return BadModel(f"{label} is damaged: {what}; save the checkpoint again or use another model")
-
-
-def _shown(key: str) -> str:
-    """A tensor name from a header as a message shows it: a lying header may hold any text there."""
-    return key if key.isprintable() and len(key) <= 100 else repr(key[:100])
-
-
-def _is_count(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
-
-
-def parse_header(read: ReadRange, size: int, filename: str, label: str) -> dict[str, TensorInfo]:
-    """The tensors of a safetensors file of `size` bytes, each checked against the file before any is read."""
-    if size < 8:
-        raise damaged(label, f"it is {size} bytes long, too short for a safetensors header")
-    (n,) = struct.unpack("<Q", read(0, 8, None))
-    if not 2 <= n <= _MAX_HEADER:
-        raise damaged(label, f"its header length ({n:,} bytes) is not one safetensors allows (2 to 100 MB)")
-    if n > size - 8:
-        raise damaged(label, f"its header length says {n:,} bytes, but only {size - 8:,} follow it")
-    try:
-        header = json.loads(read(8, n, None))
-    except (ValueError, RecursionError):  # RecursionError: a header of a million nested brackets
-        raise damaged(label, "its header is not JSON") from None
-    if not isinstance(header, dict):
-        raise damaged(label, "its header is not a JSON object")
-    base, tensors = 8 + n, {}
-    for key, v in header.items():
-        if key == "__metadata__":
-            if not (isinstance(v, dict) and all(isinstance(x, str) for x in v.values())):
-                raise damaged(label, "its header's __metadata__ is not a JSON object of strings")
-            continue
-        name = f"tensor {_shown(key)}"
-        v = v if isinstance(v, dict) else {}
-        dtype, shape, offsets = v.get("dtype"), v.get("shape"), v.get("data_offsets")
-        if dtype is None:
-            raise damaged(label, f"its header gives {name} no dtype")
-        if not isinstance(dtype, str) or dtype not in _BITS:
-            raise damaged(
-                label, f"its header gives {name} the dtype {dtype!r}, which safetensors does not define"
-            )
-        if not isinstance(shape, list) or not all(_is_count(d) for d in shape):
-            raise damaged(label, f"its header gives {name} no shape (a list of sizes)")
-        if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(o) for o in offsets)):
-            raise damaged(label, f"its header gives {name} no data_offsets (two byte offsets)")
-        a, b = offsets
-        if a > b or base + b > size:
-            raise damaged(
-                label,
-                f"{name}'s data_offsets [{a}, {b}] are not a byte range inside the file "
-                f"({size - base:,} bytes of data after the header)",
-            )
-        bits = math.prod(shape) * _BITS[dtype]
-        if bits != 8 * (b - a):
-            need = bits // 8 if bits % 8 == 0 else bits / 8
-            raise damaged(
-                label,
-                f"{name} is {dtype} {shape}, which takes {need:,} bytes, but its data_offsets [{a}, {b}] "
-                f"hold {b - a:,}",
-            )
-        tensors[key] = TensorInfo(dtype, tuple(shape), base + a, base + b, filename)
-    spans = sorted(((t.start, t.end, k) for k, t in tensors.items() if t.end > t.start), key=lambda s: s[:2])
-    for (_, end, first), (start, _, second) in itertools.pairwise(spans):
-        if start < end:  # two tensors on the same bytes: writing one would change the other
-            ranges = [tensors[first].start - base, tensors[first].end - base]
-            raise damaged(label, f"tensors {_shown(first)} and {_shown(second)} share bytes {ranges}")
-    # the format leaves no byte outside a tensor (as the safetensors library checks): data shifted by a
-    # byte, or bytes added, would otherwise be read as numbers
-    covered = sum(end - start for start, end, _ in spans)
-    if covered != size - base:
-        raise damaged(
-            label,
-            f"its tensors hold {covered:,} bytes of the {size - base:,} after its header; a safetensors file "
-            "has no bytes outside its tensors",
-        )
-    return tensors
-
-
-def find_key(tensors: dict[str, TensorInfo], keys: tuple[str, ...], name: str) -> str:
-    for key in keys:
-        if key in tensors:
-            return key
-    raise BadModel(f"{name}'s checkpoint has no {keys[0]} tensor: it is not a checkpoint of its model type")
-
-
-def read_tensor(read: ReadRange, info: TensorInfo, task: Task | None) -> np.ndarray:
-    return _widened(read(info.start, info.end - info.start, task), info.dtype).reshape(info.shape)
-
-
-def _widened(data: bytearray, dtype: str) -> np.ndarray:
-    """Stored numbers as float32 (F32: the downloaded buffer itself)."""
-    raw = np.frombuffer(data, dtype=_EMBEDDING_DTYPES[dtype])
-    if dtype == "BF16":
-        raw = (raw.astype(np.uint32) << 16).view(np.float32)
-    with np.errstate(invalid="ignore"):  # a signalling NaN stays a NaN, which the rows' checks report
-        return raw.astype(np.float32, copy=False)
-
-
-def local_reader(path: Path) -> ReadRange:
-    def read(start: int, length: int, task: Task | None) -> bytearray:
-        data = bytearray(length)
-        with path.open("rb") as f:
-            f.seek(start)
-            got = f.readinto(data)
-        if got != length:
-            raise BadModel(f"{path} is shorter than its header says; the file is truncated")
-        if task:
-            task.advance(length)
-        return data
-
-    return read
 
 
 # ---------------------------------------------------------------- where the weights are: a folder or the Hub
@@ -359,8 +207,8 @@ def _tensors(
 # ---------------------------------------------------------------- checkpoint info (config + headers)
 
 
-# The version of an info file (cache.checkpoint_info's record of read_info): bump it whenever read_info checks
-# more, so that an info file an older gpt2emb wrote, which may hold what is refused now, is read again.
+# The version of an info file (revisions.checkpoint_info's record of read_info): bump it whenever read_info
+# checks more, so that an info file an older gpt2emb wrote, which may hold what is refused now, is read again.
 INFO_FORMAT = 2
 
 
@@ -480,84 +328,6 @@ def check_shape(where: str, name: str, key: str, got: tuple[int, ...], shape: Sh
 
 
 # ---------------------------------------------------------------- building an entry
-
-
-def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any]]:
-    """The model's tokenizer.json (built from vocab.json and merges.txt where it has none) and its parse,
-    once the `tokenizers` library has read it and every id it gives names one of wte's rows."""
-    path = source_file(ref, commit, "tokenizer.json")
-    label = _label(ref, "tokenizer.json")
-    if path is not None:
-        text = _tokenizer_text(path, label)
-    else:
-        text, label = _from_vocab_and_merges(ref, commit), _label(ref, "vocab.json")
-    parsed = parse_json(text, label)
-    from tokenizers import Tokenizer
-
-    try:
-        with library_faults():
-            library = Tokenizer.from_str(text)
-            library.encode("a sample text, tokenized once: 1,024 tokens")
-    except LibraryFault as e:
-        raise damaged(label, f"the tokenizers library cannot read it ({_shown(str(e))})") from None
-    # the kind the library made of it (a model without a "type" is whichever its fields fit)
-    kind = type(library.model).__name__
-    vocab = parsed["model"].get("vocab")
-    if kind not in READABLE or not isinstance(vocab, dict):
-        raise BadModel(
-            f"{label} holds a {kind} tokenizer; gpt2emb reads {', '.join(READABLE[:-1])} and {READABLE[-1]} "
-            "tokenizers, whose vocabulary maps each piece to its id: use a model with one of those"
-        )
-    ids = [(str(p), i) for p, i in vocab.items()]
-    ids += [(str(t.get("content")), t.get("id")) for t in parsed.get("added_tokens") or []]
-    _check_ids(label, ids, rows)
-    return text, parsed
-
-
-READABLE = ("BPE", "WordPiece", "WordLevel")  # the tokenizer models whose vocab is a JSON object of ids
-
-
-def _check_ids(label: str, ids: list[tuple[str, Any]], rows: int) -> None:
-    """Each id names one of wte's rows, and no two pieces the same one (a lookup of either would show the
-    other's row; an added token is its vocabulary piece again, or has an id of its own)."""
-    seen: dict[int, str] = {}
-    for piece, i in ids:
-        if not isinstance(i, int) or not 0 <= i < rows:
-            raise BadModel(
-                f"{label} gives the token {_shown(piece)} the id {i!r:.20}, but wte has rows 0 to "
-                f"{rows - 1}: the tokenizer and the table disagree; save the model and its tokenizer again"
-            )
-        if seen.setdefault(i, piece) != piece:
-            raise BadModel(
-                f"{label} gives the id {i} to two tokens, {_shown(seen[i])} and {_shown(piece)}: an id names "
-                "one row of wte; save the model's tokenizer again"
-            )
-
-
-def _tokenizer_text(path: Path, label: str) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except OSError as e:
-        raise BadModel(f"cannot read {label}: {e.strerror or e}") from None
-    except UnicodeDecodeError as e:
-        raise damaged(label, f"it is not UTF-8 text (byte {e.start + 1})") from None
-
-
-def _from_vocab_and_merges(ref: ModelRef, commit: str) -> str:
-    vocab, merges = source_file(ref, commit, "vocab.json"), source_file(ref, commit, "merges.txt")
-    if vocab is None or merges is None:
-        raise BadModel(f"{ref.name} has no tokenizer (tokenizer.json, or vocab.json with merges.txt)")
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-
-    try:
-        tok = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
-    except Exception as e:  # the library's own error type, for a vocab.json or merges.txt it cannot read
-        where = f"{_label(ref, 'vocab.json')} with {_label(ref, 'merges.txt')}"
-        raise damaged(where, f"the tokenizers library cannot read them ({_shown(str(e))})") from None
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    text: str = tok.to_str()
-    return text
 
 
 def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Tables:

@@ -1,0 +1,271 @@
+"""Building an entry under its commit's lock (in a temporary folder, then moved into place), and
+open_model: an entry opened, or built first when it is absent or cannot be trusted."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from gpt2emb import bpe, families
+from gpt2emb.registry import ModelRef
+from gpt2emb.report import QuietReporter, Reporter
+from gpt2emb.store import checkpoint, tokenizer_files
+from gpt2emb.store.checkpoint import CheckpointInfo
+from gpt2emb.store.entries import (
+    _UNTRUSTED,
+    EXTRA,
+    FORMAT,
+    GENERATION,
+    Model,
+    _commit_of,
+    _fingerprint,
+    _generations,
+    _live,
+    _lives,
+    _manifest_digest,
+    _open_entry,
+    _remove,
+    _repo_dir,
+    _row_norms,
+    cache_root,
+)
+from gpt2emb.store.revisions import _record_commit, _resolve_commit, checkpoint_info
+from gpt2emb.tokens import ADDED_FILE
+
+# a cache folder that cannot be written, for whatever reason (/proc/cache cannot be made: ENOENT; a name past
+# the system's limit: ENAMETOOLONG; a symbolic link to nothing: EEXIST): gpt2emb answers without it
+_CANNOT_WRITE = {
+    errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.ENOENT,
+    errno.ENAMETOOLONG, errno.EINVAL, errno.ELOOP, errno.EEXIST,
+}  # fmt: skip
+
+
+def _pieces_text(vocab: dict[str, int]) -> str:
+    """Line i holds the vocabulary entry of token i: a warm lookup reads it without parsing JSON."""
+    lines = [""] * (max(vocab.values(), default=-1) + 1)
+    for piece, i in vocab.items():
+        if "\n" not in piece:  # byte-level entries never hold one; a plain-text added token might
+            lines[i] = piece
+    return "\n".join(lines)
+
+
+def _encoder_files(tokenizer: str, parsed: dict[str, Any]) -> dict[str, bytes | np.ndarray]:
+    """added.json (the added tokens, so a warm command need not parse tokenizer.json for them) and, for a
+    tokenizer that gpt2emb's plain-Python BPE reproduces (checked here on a sample), bpe.npy."""
+    from tokenizers import Tokenizer
+
+    added = [
+        {"content": t["content"], "id": t["id"], "special": bool(t.get("special"))}
+        for t in parsed.get("added_tokens") or []
+    ]
+    files: dict[str, bytes | np.ndarray] = {ADDED_FILE: json.dumps(added).encode()}
+    rows = bpe.table(parsed)
+    if rows is not None and bpe.agrees(rows, Tokenizer.from_str(tokenizer), [t["content"] for t in added]):
+        files[bpe.FILE] = rows
+    return files
+
+
+def _wraps(tokenizer: str) -> list[list[int]]:
+    """The ids a tokenizer called as usual (special tokens on) puts before and after a text: RoBERTa's <s>
+    and </s>, BERT's [CLS] and [SEP], Llama's <s>; GPT-2's none. gpt2emb shows texts as typed, without
+    them, and says so where they would move the positions."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_str(tokenizer)
+    bare = tok.encode("a", add_special_tokens=False).ids
+    full = tok.encode("a", add_special_tokens=True).ids
+    for i in range(len(full) - len(bare) + 1):
+        if full[i : i + len(bare)] == bare:
+            return [full[:i], full[i + len(bare) :]]
+    return [[], []]
+
+
+class _HashingFile:
+    """A file being written that hashes the bytes on their way to disk: the full checksum needs no re-read."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self._f, self.sha256 = f, hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.sha256.update(data)
+        return self._f.write(data)
+
+
+def _write(path: Path, content: bytes | np.ndarray) -> str:
+    """Write one file of an entry; returns the SHA-256 of what was written."""
+    with path.open("wb") as raw:
+        f = _HashingFile(raw)
+        if isinstance(content, np.ndarray):
+            np.save(f, content, allow_pickle=False)  # any object with write() will do
+        else:
+            f.write(content)
+    return f.sha256.hexdigest()
+
+
+def _row_crcs(rows: np.ndarray) -> np.ndarray:
+    return np.fromiter((zlib.crc32(r) for r in rows), dtype=np.uint32, count=len(rows))
+
+
+def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter) -> Path:
+    """Build the entry of info.commit in a temporary folder and move it into place; returns where it went.
+
+    Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
+    family = families.of_config(info.config, ref.name)
+    shape = family.shape(info.config, ref.name)
+    tokenizer, parsed = tokenizer_files.tokenizer(ref, info.commit, shape.vocab_size)
+    vocab = parsed["model"]["vocab"]
+    tables = checkpoint.embeddings(ref, info, reporter)
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{info.commit}.tmp-"))
+    try:
+        wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (tables.wte, tables.wpe))
+        extra = {
+            f"{k}.npy": np.ascontiguousarray(a, dtype=np.float32)
+            for k in EXTRA
+            if (a := getattr(tables, k)) is not None
+        }
+        contents: dict[str, bytes | np.ndarray] = {
+            "wte.npy": wte,
+            "wpe.npy": wpe,
+            "wte_norm.npy": _row_norms(wte),
+            "wte_crc.npy": _row_crcs(wte),
+            "wpe_crc.npy": _row_crcs(wpe),
+            "config.json": json.dumps(info.config).encode(),
+            "tokenizer.json": tokenizer.encode(),
+            "pieces.txt": _pieces_text(vocab).encode(),
+            **_encoder_files(tokenizer, parsed),
+            **extra,
+        }
+        sha256 = {f: _write(tmp / f, content) for f, content in contents.items()}
+        manifest: dict[str, Any] = {
+            "format": FORMAT,
+            "name": ref.name,
+            "repo": ref.repo,
+            "folder": None if ref.folder is None else str(ref.folder),
+            "commit": info.commit,
+            "shape": shape.__dict__,
+            "tied": family.tied(info.config),
+            "norm_eps": float(info.config.get(family.norm_eps, 1e-12)),
+            "words": families.words_for(family, parsed).name,
+            "wraps": _wraps(tokenizer),
+            "files": {f: _fingerprint(tmp / f) for f in contents},
+            "sha256": sha256,
+        }
+        manifest["sha256_self"] = _manifest_digest(manifest)
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+        return _install(tmp, parent, info.commit)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # nothing is left of it once it is in place
+
+
+def _install(tmp: Path, parent: Path, commit: str) -> Path:
+    """Put a complete entry in place of the commit's folders: each is removed first where it can be, and
+    the new one takes the next name after those that stay (in use on Windows), which makes it the live one."""
+    for leftover in parent.glob(f".{commit}.tmp-*"):  # builds that were killed: never mapped, never reported
+        if leftover != tmp:
+            shutil.rmtree(leftover, ignore_errors=True)
+    staying = [f for f in _generations(parent).get(commit, []) if _remove(f, whole=False)]
+    n = int(staying[-1].name.partition(GENERATION)[2] or 0) + 1 if staying else 0
+    dest = parent / (f"{commit}{GENERATION}{n}" if n else commit)
+    os.replace(tmp, dest)  # onto a name that is free: a folder never replaces another
+    return dest
+
+
+def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | None = None) -> Model:
+    """The model's cache entry, built on first use; afterwards no network and no torch.
+
+    commit: open that commit, and record it as what ref.revision names (cache refresh)."""
+    reporter = reporter or QuietReporter()
+    commit, known = _resolve_commit(ref) if commit is None else (commit, False)
+    parent = _repo_dir(ref)
+    folders = _generations(parent).get(commit, [])
+    entry = _live(folders)
+    if entry is not None:
+        try:
+            model = _open_entry(ref, entry)
+        except _UNTRUSTED as e:
+            reporter.note(f"the cache entry for {ref.name} cannot be trusted ({_problem(e)}); rebuilding it")
+        else:
+            if len(folders) > 1:
+                _sweep(parent, commit)
+            return model
+    try:
+        model = _build_locked(ref, commit, reporter)
+    except OSError as e:
+        if e.errno not in _CANNOT_WRITE:
+            raise
+        # a read-only or full cache folder: answer from a temporary entry, removed when the process ends
+        root = cache_root()
+        why = e.strerror
+        with contextlib.suppress(OSError):  # a name too long to look up, say
+            if root.is_symlink() and not root.exists():
+                why = f"a symbolic link to {os.readlink(root)}, which does not exist"
+        reporter.note(f"cannot write the cache in {root} ({why}); working without it this time")
+        parent = Path(tempfile.mkdtemp(prefix="gpt2emb-"))
+        atexit.register(shutil.rmtree, parent, True)
+        return _open_entry(ref, _build(ref, checkpoint.read_info(ref, commit), parent, reporter))
+    if not known:
+        _record_commit(ref, commit)
+    older = [f for f in _lives(parent) if _commit_of(f) != commit] if ref.folder is not None else []
+    if entry is None and older:  # its files changed (or how they are keyed): the earlier entries are outdated
+        what = "outdated entry stays" if len(older) == 1 else f"{len(older)} outdated entries stay"
+        reporter.note(f"{ref.name} is cached anew; its {what} until gpt2emb cache clear --outdated")
+    return model
+
+
+def _problem(e: Exception) -> str:
+    """Why an entry cannot be trusted, in words: our errors say it already; an OSError names its file."""
+    if not isinstance(e, OSError) or not isinstance(e.filename, str | bytes) or not e.filename:
+        return str(e)
+    name = Path(os.fsdecode(e.filename)).name
+    if isinstance(e, FileNotFoundError):
+        return f"{name} is missing"
+    return f"{name} cannot be read ({e.strerror or e})"
+
+
+@contextlib.contextmanager
+def _locked(parent: Path, commit: str, blocking: bool = True) -> Iterator[None]:
+    """Hold a commit's file lock: processes started together build its entry once, and never during a repair.
+    Not blocking: filelock.Timeout when another process holds it."""
+    from filelock import FileLock
+
+    parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(parent / f"{commit}.lock"), blocking=blocking):
+        yield
+
+
+def _build_locked(ref: ModelRef, commit: str, reporter: Reporter) -> Model:
+    """Build the entry under its file lock, unless another process built it while we waited."""
+    parent = _repo_dir(ref)
+    with _locked(parent, commit):
+        entry = _live(_generations(parent).get(commit, []))
+        if entry is not None:  # another process may have built it while we waited
+            with contextlib.suppress(*_UNTRUSTED):
+                return _open_entry(ref, entry)
+        entry = _build(ref, checkpoint_info(ref, commit), parent, reporter)
+    return _open_entry(ref, entry)
+
+
+def _sweep(parent: Path, commit: str) -> None:
+    """Remove the replaced copies of an entry that were in use when it was rebuilt, if they are not now;
+    skipped while another process holds the lock (it may be putting a new entry in place)."""
+    from filelock import Timeout
+
+    with contextlib.suppress(Timeout), _locked(parent, commit, blocking=False):
+        folders = _generations(parent).get(commit, [])
+        live = _live(folders)
+        for folder in folders:
+            if folder != live:
+                _remove(folder, whole=False)

@@ -1,0 +1,396 @@
+"""gpt2emb's cache entries: where each lives, its files and manifest, opening one memory-mapped, and the
+checks of its rows.
+
+An entry is one folder per repo and commit (or local folder and file fingerprint) holding wte.npy, wpe.npy,
+the row norms of wte, a CRC-32 of every row of wte and wpe, the config and the tokenizer (with its added
+tokens and, when bpe.py reproduces it, its merges apart: a warm command parses no tokenizer.json). It is
+built in a temporary folder under a file lock and renamed into place, so an entry that exists is complete.
+An entry is never changed, renamed or written over once in place: on Windows a file that a process has
+mapped can be neither removed nor replaced, so a rebuilt entry goes beside an old one that cannot be
+removed (`<commit>+1`, ...), and the newest is the one used; the old one is removed when no process holds
+it any more.
+manifest.json records, per file, a sampled checksum (checked on every open: cheap, catches a truncated or
+swapped file) and a full SHA-256 (checked by `cache verify`); the row checksums let a command check the
+rows it shows before it prints them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+
+from gpt2emb import families, limits, measures, registry
+from gpt2emb.errors import LONE_SURROGATE, DamagedEntry, UsageError
+from gpt2emb.families import Family
+from gpt2emb.registry import ModelRef, Shape
+from gpt2emb.store import checkpoint
+
+CACHE_ENV = "GPT2EMB_CACHE_DIR"
+_UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
+GENERATION = "+"  # `<commit>+1`: a commit id never holds one
+FORMAT = 3  # bump whenever the files of an entry change: older entries are then rebuilt
+ARRAYS = ("wte", "wpe", "wte_norm", "wte_crc", "wpe_crc")
+EXTRA = ("types", "norm")  # token-type rows and the layer norm before the first block, for families with them
+TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
+# A stored norm may differ from the norm recomputed in float64 by float32 rounding: about 1e-7 relative per
+# step of a sum of at most a few thousand squares, far below this; a damaged norm that is off by less than
+# this changes no digit a command prints (cache verify still finds it).
+NORM_RTOL = 1e-5
+
+
+@dataclass(frozen=True)
+class Model:
+    """An opened cache entry: read-only, memory-mapped arrays and where they came from."""
+
+    name: str
+    repo: str | None
+    commit: str
+    shape: Shape
+    tied: bool
+    path: Path
+    wte: np.ndarray
+    wpe: np.ndarray
+    wte_norm: np.ndarray
+    wte_crc: np.ndarray  # CRC-32 of each row's bytes, written with the entry
+    wpe_crc: np.ndarray
+    types: np.ndarray | None = None  # token-type rows (RoBERTa, BERT); checked on open, as is norm
+    norm: np.ndarray | None = None  # the weight and bias of the layer norm applied to the sum of the rows
+    norm_eps: float = 0.0  # that layer norm's epsilon
+    words_name: str = ""  # how its vocabulary spells words (families.Words.name), as its tokenizer says
+    wraps: tuple[tuple[int, ...], ...] = ((), ())  # the ids its tokenizer adds before and after a text
+    # rows found sound so far, by table: a handle (a notebook, a batch of words) checks each row once
+    sound: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # a mask over the table's rows
+
+    @property
+    def family(self) -> Family:
+        return families.by_name(self.shape.family)
+
+    @property
+    def words(self) -> families.Words:
+        return families.words_named(self.words_name, self.family)
+
+    def check_rows(self, tokens: Iterable[int] = (), positions: Iterable[int] = ()) -> None:
+        """Refuse (DamagedEntry) unless these rows of wte, with their stored norms, and of wpe are as built.
+
+        A command calls this with every row it used or shows, before anything is printed: damage to other
+        rows is left to `cache verify`, which reads every byte.
+        """
+        tables = (
+            ("wte", self.wte, self.wte_crc, self.wte_norm, tokens),
+            ("wpe", self.wpe, self.wpe_crc, None, positions),
+        )
+        for name, array, crcs, norms, ids in tables:
+            if name not in self.sound:
+                self.sound[name] = np.zeros(len(array), dtype=bool)
+            asked = np.unique(np.fromiter(ids, dtype=np.int64))
+            unchecked = asked[~self.sound[name][asked]]
+            self._check(name, array, crcs, unchecked.tolist(), norms)
+            self.sound[name][unchecked] = True
+
+    def _check(
+        self, name: str, array: np.ndarray, crcs: np.ndarray, ids: list[int], norms: np.ndarray | None
+    ) -> None:
+        for start in range(0, len(ids), 1024):  # a bounded copy at a time, however many rows an --eval uses
+            chunk = ids[start : start + 1024]
+            rows = np.asarray(array[chunk])
+            found = np.fromiter((zlib.crc32(row) for row in rows), dtype=np.uint32, count=len(chunk))
+            bad = np.flatnonzero(found != crcs[chunk])
+            if len(bad):
+                self._damaged(f"row {chunk[bad[0]]} of {name}.npy does not match its checksum")
+            if norms is not None:
+                fresh = _row_norms(rows)  # as built: a norm past float32's range (3e38 rows) is inf there
+                # a NaN stored for a finite row is damage; a row that holds NaN has a NaN norm, as built
+                same = np.isclose(norms[chunk], fresh, rtol=NORM_RTOL, atol=0.0, equal_nan=True)
+                bad = np.flatnonzero(~same)
+                if len(bad):
+                    self._damaged(f"the norm of row {chunk[bad[0]]} in wte_norm.npy does not match the row")
+
+    def _damaged(self, problem: str) -> NoReturn:
+        raise DamagedEntry(
+            f"the cache entry of {self.name} ({self.commit[:12]}) is damaged: {problem}; "
+            "run gpt2emb cache verify --repair"
+        )
+
+
+def cache_root() -> Path:
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        found = LONE_SURROGATE.search(env)
+        if found:  # a name that is not UTF-8 (os.environ holds its bytes as lone surrogates)
+            byte = len(env[: found.start()].encode("utf-8")) + 1
+            raise UsageError(
+                f"{CACHE_ENV} is not UTF-8 text (byte {byte}), and the cache folder is written into the "
+                f"results, which are UTF-8: rename the folder, or link it under a UTF-8 name (ln -s) and set "
+                f"{CACHE_ENV} to that"
+            )
+        return limits.user_path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("gpt2emb", appauthor=False))
+
+
+# ---------------------------------------------------------------- where things live
+
+
+def _repo_dir(ref: ModelRef) -> Path:
+    root = cache_root()
+    if ref.folder is not None:
+        digest = hashlib.sha256(str(ref.folder).encode()).hexdigest()[:16]
+        return root / "local" / digest
+    assert ref.repo is not None
+    return root / "hub" / ref.repo.replace("/", "--")
+
+
+def _parents(ref: ModelRef | None) -> list[Path]:
+    """The folders that hold entries: one model's, or every model's."""
+    if ref is not None:
+        return [_repo_dir(ref)]
+    root, found = cache_root(), []
+    for sub in ("hub", "local"):
+        with contextlib.suppress(OSError):  # no such folder, or a name no folder can have: no entries there
+            found += [p for p in (root / sub).glob("*") if p.is_dir()]
+    return sorted(found)
+
+
+def _generations(parent: Path) -> dict[str, list[Path]]:
+    """The entry folders of a model by commit, oldest first: `<commit>`, then `<commit>+1`, `<commit>+2`, ...
+
+    A later one is made only when a rebuild could not remove the earlier ones (on Windows, while mapped)."""
+    found: dict[str, list[tuple[int, Path]]] = {}
+    with contextlib.suppress(OSError), os.scandir(parent) as children:
+        for child in children:
+            commit, plus, n = child.name.partition(GENERATION)
+            if child.name.startswith(".") or child.name in ("refs", "info") or (plus and not n.isdecimal()):
+                continue  # a build in progress, our records, or not ours
+            if child.is_dir():
+                found.setdefault(commit, []).append((int(n or 0), Path(child.path)))
+    return {commit: [path for _, path in sorted(found[commit])] for commit in sorted(found)}
+
+
+def _live(folders: list[Path]) -> Path | None:
+    """The folder in use among a commit's: the newest that holds a manifest (without one, it is no entry)."""
+    return next((f for f in reversed(folders) if (f / "manifest.json").is_file()), None)
+
+
+def _lives(parent: Path) -> list[Path]:
+    """The live entry folder of each commit of a model."""
+    return sorted(f for folders in _generations(parent).values() if (f := _live(folders)) is not None)
+
+
+def _commit_of(folder: Path) -> str:
+    return folder.name.partition(GENERATION)[0]
+
+
+def _size(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+
+
+def _folder_fingerprint(folder: Path) -> str:
+    """What a local folder's entry is keyed by: the size, times and inode of each file it is built from.
+
+    Size and modification time alone miss a file rewritten in place whose time was set back (`touch -r`) or
+    replaced by one with the same size and time (`cp -p`, `mv`). The kernel sets the change time on every
+    write and nothing sets it back; a replacing file is another inode. The change time also moves on a chmod,
+    a rename or a new hard link, and a network or FUSE mount may number inodes anew when mounted again: each
+    costs one rebuild from the folder, never a download. On Windows st_ctime is (for now) the creation time:
+    a file rewritten in place with its modification time set back is not noticed there; one replaced by
+    another file is, by its file index (st_ino), even when NTFS hands it the old creation time. The entry of
+    the folder's earlier files stays, outdated, until `cache clear --outdated`: a process may still be reading
+    it."""
+    parts = []
+    for name in (
+        "config.json",
+        "tokenizer.json",
+        "vocab.json",
+        "merges.txt",
+        *checkpoint.local_files(folder),
+    ):
+        p = folder / name
+        if p.is_file():
+            st = p.stat()
+            parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def _fingerprint(path: Path) -> str:
+    """A cheap checksum: the size and 16 sampled 4 KiB blocks, enough to tell damage or a swapped file."""
+    size = path.stat().st_size
+    h = hashlib.sha256(str(size).encode())
+    with path.open("rb") as f:
+        for i in range(16):
+            f.seek(max(0, (size - 4096) * i // 15))
+            h.update(f.read(4096))
+    return h.hexdigest()[:32]
+
+
+def _manifest_digest(manifest: dict[str, Any]) -> str:
+    """The SHA-256 of the manifest's own fields (all but this one): a damaged manifest is noticed too."""
+    body = {k: v for k, v in manifest.items() if k != "sha256_self"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _row_norms(wte: np.ndarray) -> np.ndarray:
+    """Each row's norm as stored: summed in float64 (in float32 the squares of tiny or huge rows under- or
+    overflow). A norm past float32's range is stored as inf: such a row gets no fast bound, and is scored
+    exactly."""
+    with np.errstate(over="ignore"):
+        return measures.row_norms(wte).astype(np.float32)
+
+
+def _remove(folder: Path, whole: bool) -> str:
+    """Remove an entry folder; returns why it could not be ("" once it is gone).
+
+    Windows refuses to remove a file that a process has mapped or open. whole (a live entry): the arrays go
+    first, in the order an open maps them, so an entry in use stays whole and goes on answering. Otherwise
+    (a copy that was replaced) the manifest goes first: what stays is no entry any more, and a process
+    still using it keeps its files."""
+    manifest = folder / "manifest.json"
+    arrays = [folder / f"{a}.npy" for a in ARRAYS]
+    try:
+        rest = sorted(set(folder.iterdir()) - {manifest, *arrays})
+        for f in [*arrays, *rest, manifest] if whole else [manifest, *arrays, *rest]:
+            f.unlink(missing_ok=True)
+        folder.rmdir()
+    except FileNotFoundError:
+        return ""  # removed by another process meanwhile
+    except OSError as e:
+        return _why(e)
+    return ""
+
+
+def _why(e: OSError) -> str:
+    """Why a file could not be removed, in words."""
+    # Windows: ERROR_ACCESS_DENIED (5) for a mapped file or a folder holding one, ERROR_SHARING_VIOLATION (32)
+    # for an open one; a POSIX system removes both, so a PermissionError there has another cause
+    return "in use" if getattr(e, "winerror", None) in (5, 32) else e.strerror or str(e)
+
+
+class _OtherVersion(ValueError):
+    pass
+
+
+def _read_manifest(entry: Path) -> dict[str, Any]:
+    """The manifest of an entry of this version; raises ValueError or OSError when it cannot be trusted."""
+    text = (entry / "manifest.json").read_bytes()
+    try:
+        manifest: dict[str, Any] = json.loads(text)
+    except ValueError as e:  # the parser's own message says where, not what: say which file
+        raise ValueError("manifest.json is damaged: it is not JSON") from e
+    if not isinstance(manifest, dict):
+        raise ValueError("manifest.json is damaged: it is not a JSON object")
+    if manifest.get("format") != FORMAT:
+        raise _OtherVersion("it was written by another version of gpt2emb")
+    if manifest.get("sha256_self") != _manifest_digest(manifest):
+        raise ValueError("manifest.json is damaged: it does not match its checksum")
+    return manifest
+
+
+def _open_entry(ref: ModelRef, entry: Path) -> Model:
+    """Open an entry, checking it against its manifest; raises ValueError or OSError when it is damaged."""
+    manifest = _read_manifest(entry)
+    for f, fp in manifest["files"].items():
+        if _fingerprint(entry / f) != fp:
+            raise ValueError(f"{f} is damaged: it does not match its checksum")
+    shape = Shape(**manifest["shape"])
+    # plain ndarray views of the mappings: np.memmap's indexing costs 30 us a call in Python, and a batch of
+    # words indexes wte thousands of times
+    arrays = {
+        a: np.load(entry / f"{a}.npy", mmap_mode="r", allow_pickle=False).view(np.ndarray) for a in ARRAYS
+    }
+    expected = {
+        "wte": ((shape.vocab_size, shape.d_model), np.float32),
+        "wpe": ((shape.n_positions, shape.d_model), np.float32),
+        "wte_norm": ((shape.vocab_size,), np.float32),
+        "wte_crc": ((shape.vocab_size,), np.uint32),
+        "wpe_crc": ((shape.n_positions,), np.uint32),
+    }
+    for a, (want, dtype) in expected.items():
+        if arrays[a].shape != want or arrays[a].dtype != dtype:
+            raise ValueError(f"{a}.npy is damaged: its shape is {arrays[a].shape}, not {want}")
+    extra = {}
+    for a in EXTRA:  # small: read whole, and checked whole by their fingerprint on every open
+        if f"{a}.npy" in manifest["files"]:
+            extra[a] = np.load(entry / f"{a}.npy", allow_pickle=False)
+            if extra[a].ndim != 2 or extra[a].shape[1] != shape.d_model or extra[a].dtype != np.float32:
+                raise ValueError(f"{a}.npy is damaged: its shape is {extra[a].shape}")
+    return Model(
+        ref.name,
+        ref.repo,
+        manifest["commit"],
+        shape,
+        bool(manifest["tied"]),
+        entry,
+        arrays["wte"],
+        arrays["wpe"],
+        arrays["wte_norm"],
+        arrays["wte_crc"],
+        arrays["wpe_crc"],
+        extra.get("types"),
+        extra.get("norm"),
+        float(manifest.get("norm_eps", 0.0)),
+        str(manifest.get("words", "")),
+        tuple(tuple(int(i) for i in ids) for ids in manifest.get("wraps", [[], []])),
+    )
+
+
+def has_entries(ref: ModelRef) -> bool:
+    """Whether the cache holds anything of a model (of a local folder: of that path, even when it is gone)."""
+    return _repo_dir(ref).is_dir()
+
+
+def has_entry(ref: ModelRef, commit: str) -> bool:
+    """Whether the entry of a commit is built (opening it still checks it)."""
+    return (_repo_dir(ref) / commit).is_dir()
+
+
+# ---------------------------------------------------------------- an entry as the cache commands show it
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    repo: str | None
+    commit: str
+    path: Path
+    size: int  # bytes on disk
+    outdated: bool = False  # a local folder's entry whose files have changed since it was built, or are gone
+
+
+def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> Entry:
+    """What an entry folder holds, from its manifest or, when that is damaged, from where it lies."""
+    if manifest is not None:
+        return Entry(manifest["name"], manifest["repo"], manifest["commit"], path, size, _outdated(manifest))
+    repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
+    spec = registry.find(repo) if repo is not None else None
+    name = spec.name if spec else repo or f"a local folder ({path.parent.name})"
+    return Entry(name, repo, _commit_of(path), path, size)
+
+
+def _unchanged_folder(manifest: dict[str, Any]) -> Path | None:
+    """The local folder an entry was built from, while its files are those it was built from (else None:
+    the entry is outdated; so is one of a gpt2emb from before manifests named their folder, never used now).
+    OSError where the folder cannot be read."""
+    if not manifest.get("folder"):
+        return None
+    folder = Path(manifest["folder"])
+    return folder if folder.is_dir() and _folder_fingerprint(folder) == manifest["commit"] else None
+
+
+def _outdated(manifest: dict[str, Any]) -> bool:
+    """Whether an entry is outdated: a local folder's whose files have changed or are gone (a Hub entry
+    never is); not where that cannot be told (a folder that cannot be read): never removed on a guess."""
+    if manifest["repo"] is not None:
+        return False
+    try:
+        return _unchanged_folder(manifest) is None
+    except OSError:
+        return False

@@ -1,0 +1,152 @@
+"""Looking after the cache: its entries listed, cleared (all, one model's, or the outdated), and
+refreshed (each recorded branch or tag asked of the Hub again)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from gpt2emb import registry
+from gpt2emb.errors import Gpt2embError, UsageError
+from gpt2emb.registry import ModelRef
+from gpt2emb.report import QuietReporter, Reporter
+from gpt2emb.results.cache import RefreshedRevision, RefreshFailure
+from gpt2emb.store import hub
+from gpt2emb.store.build import open_model
+from gpt2emb.store.entries import (
+    _UNTRUSTED,
+    Entry,
+    _entry_of,
+    _generations,
+    _live,
+    _lives,
+    _parents,
+    _remove,
+    _repo_dir,
+    _size,
+    cache_root,
+)
+from gpt2emb.store.revisions import _record_commit
+
+
+@dataclass(frozen=True)
+class Kept:
+    """An entry folder `cache clear` could not remove, and why ("in use": on Windows, a process maps it)."""
+
+    entry: Entry
+    reason: str
+
+
+def entries() -> list[Entry]:
+    """Every live entry in the cache, as its manifest describes it."""
+    found = []
+    for entry in (e for parent in _parents(None) for e in _lives(parent)):
+        try:
+            found.append(_entry_of(entry, json.loads((entry / "manifest.json").read_text()), _size(entry)))
+        except _UNTRUSTED:
+            continue  # being removed right now, or not ours
+    return found
+
+
+def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[Entry], list[Kept]]:
+    """Remove the entries of one model (every commit of it), or the whole cache: returns the entry folders
+    removed, and those that stay with the reason (an entry in use stays whole, and goes on answering).
+    outdated: only the entries of local folders whose files have changed or are gone (and nothing else)."""
+    removed, kept = [], []
+    for parent in _parents(ref):
+        for commit, folders in _generations(parent).items():
+            live = _live(folders)
+            if outdated and (live is None or not _describe(live).outdated):
+                continue  # a commit's replaced copies go with its live entry, or with `cache clear`
+            stays = False
+            for folder in folders:  # replaced copies first: one that stays must not become the live one
+                entry = _describe(folder)
+                reason = _remove(folder, whole=folder == live)
+                if reason:
+                    kept.append(Kept(entry, reason))
+                    stays = True
+                else:
+                    removed.append(entry)
+            if outdated and not stays:  # its own records: the header read for it, the lock of its build
+                for record in (parent / "info" / f"{commit}.json", parent / f"{commit}.lock"):
+                    with contextlib.suppress(OSError):
+                        record.unlink()
+        if outdated and _generations(parent):
+            continue  # the model's other records (refs, locks) serve the entries that stay
+        for child in parent.glob("*"):  # its refs, checkpoint headers, locks, killed builds: never mapped
+            if child.is_dir() and (child.name in ("refs", "info") or child.name.startswith(".")):
+                shutil.rmtree(child, ignore_errors=True)
+            elif child.is_file():
+                with contextlib.suppress(OSError):
+                    child.unlink()
+        with contextlib.suppress(OSError):
+            parent.rmdir()  # not while it holds an entry that stays
+    if ref is None and not outdated:
+        for sub in ("hub", "local"):
+            with contextlib.suppress(OSError):
+                (cache_root() / sub).rmdir()
+    return removed, kept
+
+
+def _describe(folder: Path) -> Entry:
+    """An entry folder as its manifest describes it or, when it cannot, as where it lies does."""
+    size = _size(folder)
+    with contextlib.suppress(*_UNTRUSTED):
+        return _entry_of(folder, json.loads((folder / "manifest.json").read_text()), size)
+    return _entry_of(folder, None, size)
+
+
+def refresh(
+    ref: ModelRef | None, reporter: Reporter | None = None
+) -> tuple[list[RefreshedRevision], list[RefreshFailure]]:
+    """Ask the Hub again what each recorded branch or tag of a model (or of every cached model) names.
+
+    Where it moved, the new commit is recorded, and its entry built when the old commit had one; entries of
+    old commits stay (a commit id asked with --revision still opens them) until `cache clear`. A repo that
+    cannot be asked (gone, private, the Hub failing) is a failure of its own: the others are still asked."""
+    if ref is not None and ref.repo is None:
+        raise UsageError(f"{ref.name} is a local folder: its entry follows its files, nothing to refresh")
+    folders = [_repo_dir(ref)] if ref is not None else [p for p in _parents(None) if p.parent.name == "hub"]
+    done: list[RefreshedRevision] = []
+    failed: list[RefreshFailure] = []
+    for folder in folders:
+        repo = folder.name.replace("--", "/", 1)
+        spec = registry.find(repo)
+        model = ModelRef(spec.name if spec else repo, repo=repo, spec=spec)
+        try:
+            done += _refresh_repo(folder, model, reporter)
+        except Gpt2embError as e:
+            failed.append(RefreshFailure(model.name, e.message, e.code))
+    return done, failed
+
+
+def _refresh_repo(folder: Path, model: ModelRef, reporter: Reporter | None) -> list[RefreshedRevision]:
+    repo, done = folder.name.replace("--", "/", 1), []
+    try:
+        ref_files = sorted((folder / "refs").glob("[!.]*"))  # not a write in progress
+    except OSError:  # a cache folder that cannot exist (its name too long): nothing recorded
+        ref_files = []
+    for ref_file in ref_files:
+        at = registry.at_revision(model, unquote(ref_file.name))
+        try:
+            old = ref_file.read_text().strip()
+        except OSError:
+            continue  # removed by a `cache clear` running now
+        try:
+            new = hub.remote_commit(repo, at.revision)
+        except UsageError:  # the branch or tag is gone from the Hub; its commit still opens
+            note = f"{repo} has no {at.revision} any more: {at.name} stays at commit {old[:12]}"
+            (reporter or QuietReporter()).note(note)
+            continue
+        built = {commit for commit, folders in _generations(folder).items() if _live(folders)}
+        rebuild = new != old and old in built and new not in built
+        if rebuild:
+            open_model(at, reporter, commit=new)  # records the new commit once its entry is built
+        elif new != old:
+            _record_commit(at, new)
+        done.append(RefreshedRevision(model.name, repo, at.revision, old, new, rebuild))
+    return done

@@ -1,0 +1,86 @@
+"""Which commit a model's revision names: resolved once and recorded in refs/ (a local folder's: the
+fingerprint of its files), and each commit's config and checkpoint headers recorded in info/."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from urllib.parse import quote
+
+from gpt2emb.errors import BadModel, NotCached
+from gpt2emb.registry import ModelRef
+from gpt2emb.store import checkpoint, hub
+from gpt2emb.store.checkpoint import CheckpointInfo
+from gpt2emb.store.entries import _UNTRUSTED, _folder_fingerprint, _generations, _live, _repo_dir
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _resolve_commit(ref: ModelRef) -> tuple[str, bool]:
+    """The commit to use and whether it came from our own record (True: no network was needed).
+
+    A branch or tag is looked up on first use and recorded in refs/; it is looked up again only by
+    `cache refresh`. A whole commit id is itself."""
+    if ref.folder is not None:
+        if not (ref.folder / "config.json").is_file():
+            raise BadModel(
+                f"{ref.folder} has no config.json: a local model is a folder saved by save_pretrained"
+            )
+        return _folder_fingerprint(ref.folder), True
+    assert ref.repo is not None
+    if hub.is_full_commit(ref.revision):
+        absent = _live(_generations(_repo_dir(ref)).get(ref.revision, [])) is None
+        # offline, the HF cache may still hold that commit's files: only when it does not, say so now
+        if absent and hub.offline() and hub.cached(ref.repo, "config.json", ref.revision) is None:
+            raise NotCached(hub.not_cached(f"{ref.repo} at commit {ref.revision}"))
+        return ref.revision, True
+    with contextlib.suppress(OSError):
+        commit = _ref_file(ref, ref.revision).read_text().strip()
+        if hub.is_commit_name(commit):
+            return commit, True
+    return hub.commit_of(ref.repo, ref.revision), False
+
+
+def _ref_file(ref: ModelRef, revision: str) -> Path:
+    """refs/<revision>, quoted: a branch such as refs/pr/1 is one file, never a folder."""
+    return _repo_dir(ref) / "refs" / quote(revision, safe="")
+
+
+def _record_commit(ref: ModelRef, commit: str) -> None:
+    if ref.repo is not None and not hub.is_full_commit(ref.revision):
+        with contextlib.suppress(OSError):
+            _write_atomic(_ref_file(ref, ref.revision), commit.encode())
+
+
+def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
+    """Config and tensor header of a model, cached as one small JSON file per commit.
+
+    Without a commit, the one ref.revision names, recorded once the header is read; with one, whoever
+    resolved it records it (open_model, after building the entry)."""
+    known = True
+    if commit is None:
+        commit, known = _resolve_commit(ref)
+    info_file = _repo_dir(ref) / "info" / f"{commit}.json"
+    try:
+        info = checkpoint.info_from_json(ref, json.loads(info_file.read_text()))
+    except _UNTRUSTED:
+        info = checkpoint.read_info(ref, commit)
+        with contextlib.suppress(OSError):
+            _write_atomic(info_file, json.dumps(checkpoint.info_to_json(info)).encode())
+    if not known:
+        _record_commit(ref, commit)
+    return info

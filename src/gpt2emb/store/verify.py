@@ -1,0 +1,115 @@
+"""cache verify: every file of an entry read against the SHA-256 recorded when it was built, and with
+--repair, a damaged entry rebuilt from its source (or removed when that is gone)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from gpt2emb import registry
+from gpt2emb.errors import Gpt2embError
+from gpt2emb.registry import ModelRef
+from gpt2emb.report import QuietReporter, Reporter, Task
+from gpt2emb.store import checkpoint
+from gpt2emb.store.build import _build, _locked
+from gpt2emb.store.entries import (
+    _UNTRUSTED,
+    Entry,
+    _entry_of,
+    _lives,
+    _OtherVersion,
+    _parents,
+    _read_manifest,
+    _remove,
+    _size,
+    _unchanged_folder,
+)
+
+
+@dataclass(frozen=True)
+class Verified:
+    """One entry read in full against its checksums by `cache verify`."""
+
+    entry: Entry
+    damaged: tuple[str, ...]  # files that do not match their SHA-256
+    problem: str  # what is wrong, in words; "" when the entry is sound
+    repaired: str = ""  # "rebuilt", or "removed" when its source is gone (the next use builds it anew)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem or bool(self.repaired)
+
+
+def verify(ref: ModelRef | None, repair: bool = False, reporter: Reporter | None = None) -> list[Verified]:
+    """Read every file of every entry (or of one model's) against the SHA-256 recorded when it was built;
+    with repair, rebuild each entry that is damaged or was written by another version."""
+    reporter = reporter or QuietReporter()
+    folders = [entry for parent in _parents(ref) for entry in _lives(parent)]
+    sizes = {f: _size(f) for f in folders}
+    with reporter.progress("verifying the cache", sum(sizes.values())) as task:
+        checked = [_verify_entry(f, sizes[f], task) for f in folders]
+    if repair:
+        checked = [_repair(v, reporter) if v.problem else v for v in checked]
+    return checked
+
+
+def _verify_entry(path: Path, size: int, task: Task) -> Verified:
+    try:
+        manifest = _read_manifest(path)
+        task.advance((path / "manifest.json").stat().st_size)
+    except _OtherVersion as e:
+        return Verified(_entry_of(path, None, size), (), str(e))
+    except _UNTRUSTED:
+        return Verified(_entry_of(path, None, size), ("manifest.json",), "manifest.json is damaged")
+    damaged = tuple(f for f, digest in manifest["sha256"].items() if _sha256(path / f, task) != digest)
+    verb = "does not match its checksum" if len(damaged) == 1 else "do not match their checksums"
+    problem = f"{', '.join(damaged)} {verb}"
+    return Verified(_entry_of(path, manifest, size), damaged, problem if damaged else "")
+
+
+def _sha256(path: Path, task: Task) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+                task.advance(len(chunk))
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _repair(damaged: Verified, reporter: Reporter) -> Verified:
+    """Rebuild a damaged entry from its source at the same commit, beside it; the damaged one is kept if that
+    fails (offline, it still answers from its sound rows), and removed once the new one is in place."""
+    entry = damaged.entry
+    source = _source(entry)
+    if source is None:
+        reason = _remove(entry.path, whole=False)
+        if reason:
+            reporter.note(f"could not remove the cache entry of {entry.name} ({entry.commit[:12]}): {reason}")
+            return damaged
+        return replace(damaged, repaired="removed")
+    with _locked(entry.path.parent, entry.commit):
+        try:
+            # not checkpoint_info: it records the commit as the one "main" means, and this may be an older one
+            _build(source, checkpoint.read_info(source, entry.commit), entry.path.parent, reporter)
+        except (Gpt2embError, OSError) as e:
+            reporter.note(f"could not rebuild the cache entry of {entry.name} ({entry.commit[:12]}): {e}")
+            return damaged
+    return replace(damaged, repaired="rebuilt")
+
+
+def _source(entry: Entry) -> ModelRef | None:
+    """Where an entry can be rebuilt from: its Hub repo at its commit, or its local folder if unchanged."""
+    if entry.repo is not None:
+        spec = registry.find(entry.repo)
+        return ModelRef(spec.name if spec else entry.repo, repo=entry.repo, spec=spec)
+    with contextlib.suppress(*_UNTRUSTED):
+        folder = _unchanged_folder(json.loads((entry.path / "manifest.json").read_text()))
+        if folder is not None:
+            return ModelRef(entry.name, folder=folder)
+    return None
