@@ -1,4 +1,5 @@
-"""The command line: `gpt2emb` (the Typer app in app.py, each stem's commands in a module of its name)."""
+"""The command line `gpt2emb`: app.py assembles the app, a module per stem holds its commands (each imports
+the heavy modules inside its body, so --help stays instant)."""
 
 from gpt2emb.cli.app import app, main
 

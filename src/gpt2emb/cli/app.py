@@ -1,7 +1,5 @@
-"""The Typer app: its root options, the stems' commands added, the hook into Typer's per-parameter slot,
-and the one error boundary (App.main): every failure becomes a one-line message (JSON with --json) and an
-exit code, never a traceback. Heavy modules are imported inside the commands, so --help stays instant.
-"""
+"""The Typer app: root options, each stem's commands added, the hook into Typer's per-parameter slot, and the
+one error boundary (App.main: any failure becomes a one-line message and an exit code, never a traceback)."""
 
 from __future__ import annotations
 
