@@ -17,17 +17,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import typer
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-COMMANDS = (
-    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying"),
-    *("input", "geometry", "context"),
-    *("models", "cache list", "cache verify", "cache clear", "cache refresh", "cache path"),
-    "export",
-)
 EXAMPLES = (
     "gpt2emb analogy king man woman -k 5",
     "gpt2emb analogy king man woman -k 3 --method 3cosmul",
@@ -80,8 +76,20 @@ def run(args: list[str], env: dict[str, str] | None = None, cwd: str | None = No
     return "\n".join(line.rstrip() for line in out.splitlines()).strip("\n")
 
 
+def commands() -> list[str]:
+    """Every command, read from the app in the order --help lists them; a group's as `cache list`, ..."""
+    from gpt2emb.cli import app
+
+    def names(command: Any, path: list[str]) -> list[str]:
+        if not hasattr(command, "commands"):  # a command, not a group of them
+            return [" ".join(path)]
+        return [n for name, sub in command.commands.items() for n in names(sub, [*path, name])]
+
+    return names(typer.main.get_command(app), [])
+
+
 def reference() -> str:
-    parts = [f"### `gpt2emb {c}`\n\n```\n{run([*c.split(), '--help'])}\n```" for c in COMMANDS]
+    parts = [f"### `gpt2emb {c}`\n\n```\n{run([*c.split(), '--help'])}\n```" for c in commands()]
     return "\n\n".join(parts)
 
 

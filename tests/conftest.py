@@ -161,7 +161,7 @@ def stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[
     def set_input(data: bytes) -> None:
         source.write_bytes(data)
 
-    monkeypatch.setattr("gpt2emb.cli._stdin", descriptor)
+    monkeypatch.setattr("gpt2emb.cli.stdin._stdin", descriptor)
     yield set_input
     for fd in opened:
         os.close(fd)

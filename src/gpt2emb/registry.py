@@ -6,9 +6,13 @@ import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpt2emb import limits
 from gpt2emb.errors import UnknownModel, UsageError, option
+
+if TYPE_CHECKING:
+    from gpt2emb.report import Reporter
 
 
 @dataclass(frozen=True)
@@ -147,3 +151,19 @@ def at_revision(ref: ModelRef, revision: str | None) -> ModelRef:
     if revision is None or revision == "main":
         return ref
     return ModelRef(f"{ref.name}@{revision}", ref.repo, ref.folder, ref.spec, revision)
+
+
+def distinct_models(
+    names: list[str], revision: str | None = None, reporter: Reporter | None = None
+) -> list[str]:
+    """The models asked for with -m, each once (gpt2, small and openai-community/gpt2 are one model), all
+    checked before the first is fetched: a name that is no model, a folder given --revision."""
+    seen: dict[tuple[str | None, Path | None], str] = {}
+    for name in names:
+        ref = resolve(name, revision)
+        if (ref.repo, ref.folder) in seen:
+            if reporter is not None:
+                reporter.note(f"{name} is {seen[ref.repo, ref.folder]} again: each model is answered once")
+            continue
+        seen[ref.repo, ref.folder] = name
+    return list(seen.values())

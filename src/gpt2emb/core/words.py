@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2emb import batch, candidates, contract, forms, measures, ops, registry
+from gpt2emb import batch, candidates, contract, forms, measures, ops
 from gpt2emb.choices import Method, Pool
 from gpt2emb.core.open import (
     Opened,
@@ -373,22 +373,6 @@ def similarity(
 ) -> SimilarityResult:
     check_matrix(len(words))
     return similarity_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
-
-
-def distinct_models(
-    names: list[str], revision: str | None = None, reporter: Reporter | None = None
-) -> list[str]:
-    """The models asked for with -m, each once (gpt2, small and openai-community/gpt2 are one model), all
-    checked before the first is fetched: a name that is no model, a folder given --revision."""
-    seen: dict[tuple[str | None, Path | None], str] = {}
-    for name in names:
-        ref = registry.resolve(name, revision)
-        if (ref.repo, ref.folder) in seen:
-            if reporter is not None:
-                reporter.note(f"{name} is {seen[ref.repo, ref.folder]} again: each model is answered once")
-            continue
-        seen[ref.repo, ref.folder] = name
-    return list(seen.values())
 
 
 def compare(results: list[NeighborsResult] | list[AnalogyResult]) -> CompareResult:

@@ -1,0 +1,245 @@
+"""The Typer app: root options, each stem's commands added, the hook into Typer's per-parameter slot, and the
+one error boundary (App.main: any failure becomes a one-line message and an exit code, never a traceback)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sys
+from collections.abc import Sequence
+from enum import Enum
+from typing import Annotated, Any, get_args, get_origin
+
+import typer
+from typer.core import TyperGroup
+
+from gpt2emb import output
+from gpt2emb.cli import cache, export, geometry, positions, sizes, text, tying, words
+from gpt2emb.errors import COMMAND_LINE, LONE_SURROGATE, ExitCode, Gpt2embError, UsageError
+
+
+class App(TyperGroup):
+    # every parameter a run parses passes here (the group's own, then the chosen command's): see _PlainValue
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _PlainValue.install(super().get_params(ctx))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            _PlainValue.install(command.get_params(ctx))
+        return name, command, rest
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise _ReaderGone() from None  # past Typer, which would make it exit 1
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        as_json = "--json" in argv or "--jsonl" in argv
+        output.prepare_streams()  # a cp1252 or ascii stdout shows escapes, never fails
+        if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        code: int
+        spelling = COMMAND_LINE.set(True)  # messages name options as typed here: -k/--top, not k
+        try:
+            _check_utf8(argv)
+            rv = super().main(argv, prog_name or "gpt2emb", complete_var, standalone_mode=False, **extra)
+            code = rv if isinstance(rv, int) else 0
+        except Gpt2embError as e:
+            output.error(e.message, e.kind, e.code, as_json)
+            code = e.code
+        except typer.TyperException as e:  # click's usage errors: bad option, missing argument
+            if type(e).__name__ != "NoArgsIsHelpError":  # that one has shown the help: nothing to add
+                command = next((a for a in argv if a in self.commands), "")
+                hint = " (see: " + " ".join(filter(None, ["gpt2emb", command, "--help"])) + ")"
+                output.error(e.format_message() + hint, "usage", ExitCode.USAGE, as_json)
+            code = getattr(e, "exit_code", ExitCode.USAGE)
+        except typer.Abort:
+            code = ExitCode.INTERRUPTED
+        except (BrokenPipeError, _ReaderGone):
+            # the reader went away (| head): say nothing, and keep Python from complaining at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            code = ExitCode.OK
+        except KeyboardInterrupt:
+            code = ExitCode.INTERRUPTED
+        except Exception as e:  # a bug: one line, not a traceback (GPT2EMB_DEBUG=1 shows it)
+            if isinstance(e, OSError) and e.errno == errno.ENAMETOOLONG:
+                # a path given too long for this system (-o, -m, --eval): the user's to shorten, not a bug
+                output.error(_too_long(e), "usage", ExitCode.USAGE, as_json)
+                code = ExitCode.USAGE
+            elif os.environ.get("GPT2EMB_DEBUG"):
+                raise
+            else:
+                output.error(
+                    f"internal error: {type(e).__name__}: {e} (please report it)",
+                    "internal",
+                    ExitCode.ERROR,
+                    as_json,
+                )
+                code = ExitCode.ERROR
+        finally:
+            COMMAND_LINE.reset(spelling)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _check_utf8(argv: list[str]) -> None:
+    """Refuse an argument that is not UTF-8 text, in the words stdin's lines get (exit 2), before anything
+    reads it: no tokenizer takes such text, and no JSON holds it. Paths too, though POSIX allows any bytes
+    in a file name: every path given is written into the output (-o's files, an --among file, a folder
+    model's name in every result), which is UTF-8 text, so such a name could not be shown as it is, nor read
+    back from the JSON; linking the file under a UTF-8 name (ln -s) is the way round. A NUL, which no real
+    command line can hold, is refused here too."""
+    for arg in argv:
+        if "\0" in arg:
+            raise UsageError(
+                f"the argument {_escaped(arg)} holds a NUL character, which no argument can hold"
+            )
+        found = LONE_SURROGATE.search(arg)
+        if found:
+            byte = len(arg[: found.start()].encode("utf-8")) + 1  # the bytes before it are whole characters
+            raise UsageError(
+                f"the argument {_escaped(arg)} is not UTF-8 text (byte {byte}); give it in UTF-8 (iconv -t "
+                "UTF-8 converts a text; a file or folder whose name is not UTF-8: rename it, or link it "
+                "under a UTF-8 name with ln -s)"
+            )
+
+
+def _escaped(arg: str, n: int = 60) -> str:
+    """An argument as a message quotes it: a byte that is not UTF-8 as \\xff (as typed: $'\\xff'), other
+    characters that do not print escaped, cut at n characters."""
+
+    def shown(ch: str) -> str:
+        cp = ord(ch)
+        if 0xDC80 <= cp <= 0xDCFF:
+            return f"\\x{cp - 0xDC00:02x}"
+        return ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+
+    return '"' + "".join(map(shown, arg[:n])) + '"' + ("..." if len(arg) > n else "")
+
+
+def _too_long(e: OSError) -> str:
+    """The message for a path too long for this system, naming the path as given."""
+    name = os.fsdecode(e.filename) if e.filename is not None else "a path given"
+    return f"{_escaped(name)} is too long a path for this system ({e.strerror}); give a shorter one"
+
+
+class _ReaderGone(Exception):
+    """stdout's reader has closed the pipe (`| head`): the run ends quietly, with success."""
+
+
+class _PlainValue:
+    """Turns one command-line value into a str, an int, a bool or an Enum member, as Typer would.
+
+    Typer 0.29 builds a pydantic TypeAdapter for every parameter of a run: about 90 ms of imports and schema
+    building, a third of a warm `neighbors`. The parameters here are plain str, int, bool, Enum and lists of
+    str, so this gives the same values with clearer messages and no pydantic.
+    It plugs into Typer's per-parameter coercion slot; a parameter of any other type, or a Typer whose slot
+    differs, keeps Typer's own path (tests/test_cli.py checks that a warm query imports no pydantic).
+    """
+
+    def __init__(self, kind: type, minimum: int | None) -> None:
+        self.kind, self.minimum = kind, minimum
+
+    @classmethod
+    def install(cls, params: list[Any]) -> list[Any]:
+        for param in params:
+            described = getattr(param, "type_descriptor", None)
+            if described is None or getattr(param, "_runtime_param", False) is not None:
+                continue  # not a Typer parameter, or already set up
+            kind, info = described.annotation, described.parameter_info
+            if get_origin(kind) is list and get_args(kind) == (str,):
+                kind = str
+            plain = kind in (str, int, bool) or (isinstance(kind, type) and issubclass(kind, Enum))
+            if plain and info.parser is None and info.max is None and (info.min is None or kind is int):
+                param._runtime_param = cls(kind, info.min)
+        return params
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        """The value of one parameter: None when absent, a list for a repeated one."""
+        many = param.multiple or param.nargs == -1
+        if value is None:
+            return () if many else None
+        if many:
+            return [self.one(v, param, ctx) for v in value]
+        return self.one(value, param, ctx)
+
+    def one(self, value: Any, param: Any, ctx: Any) -> Any:
+        def bad(problem: str) -> typer.BadParameter:
+            return typer.BadParameter(problem, ctx=ctx, param=param)
+
+        if isinstance(value, self.kind):
+            return value
+        if issubclass(self.kind, Enum):
+            member = next((m for m in self.kind if m.value == value), None)
+            if member is None:
+                raise bad(f"{value!r} is not one of {', '.join(repr(m.value) for m in self.kind)}.")
+            return member
+        if self.kind is int:
+            if not re.fullmatch(r"\s*[-+]?[0-9]+\s*", str(value), re.ASCII):  # not 1_0 (as int() takes)
+                raise bad(f"{value!r} is not a whole number.")
+            number = int(value)
+            if self.minimum is not None and number < self.minimum:
+                raise bad(f"{number} is less than {self.minimum}.")
+            return number
+        if self.kind is bool:
+            raise bad(f"{value!r} is not true or false.")
+        return str(value)
+
+
+app = typer.Typer(
+    cls=App,
+    help="Look inside GPT-2's embeddings (and RoBERTa's, BERT's, GPT-Neo's, Llama's...): token rows (wte), "
+    "position rows (wpe), sizes and weight tying.\n\n"
+    "A word means the word inside running text: king is the token ' king'. The first use of a model "
+    "fetches its embeddings once; after that every command works offline.",
+    epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb neighbors cat -k 5 --json\n\n  "
+    "gpt2emb positions 0 1 2 500\n\n  gpt2emb sizes\n\n  gpt2emb tying -m xl",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version  # 40 ms of imports: only when asked
+
+        typer.echo(f"gpt2emb {version('gpt2emb')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", help="Show the version and exit.", is_eager=True, callback=_version)
+    ] = False,
+) -> None:
+    pass
+
+
+# each stem's commands, at the top level in this order (--help lists them so); cache is a group of its own
+app.add_typer(words.app)
+app.add_typer(positions.app)
+app.add_typer(sizes.app)
+app.add_typer(tying.app)
+app.add_typer(text.app)
+app.add_typer(geometry.app)
+app.add_typer(export.app)
+app.add_typer(cache.app, cls=App)
+
+
+def main() -> None:
+    app(prog_name="gpt2emb")

@@ -1,0 +1,130 @@
+"""The options several commands share (-m, --json, --revision, ...) as Annotated types; model completion."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gpt2emb.choices import Pool, Rule
+from gpt2emb.errors import UsageError
+from gpt2emb.registry import MODELS
+
+
+def _complete_model(incomplete: str) -> list[str]:
+    names = [n for m in MODELS for n in (m.name, *m.aliases)]
+    return [n for n in names if n.startswith(incomplete)]
+
+
+Model = Annotated[
+    str,
+    typer.Option(
+        "-m",
+        "--model",
+        help="gpt2, medium, large, xl, roberta, ... (gpt2emb models), a Hub repo id or a folder.",
+        autocompletion=_complete_model,
+    ),
+]
+Models = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-m",
+        "--model",
+        help="gpt2 (the default), medium, large, xl, a Hub repo id or a folder; "
+        "give it more than once to compare models side by side.",
+        autocompletion=_complete_model,
+        show_default=False,
+    ),
+]
+Json = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")]
+Revision = Annotated[
+    str | None,
+    typer.Option(
+        "--revision",
+        help="A branch, tag or commit id of the Hub model (main when left out); not for a local folder.",
+        metavar="REV",
+        show_default=False,
+    ),
+]
+Exact = Annotated[
+    bool,
+    typer.Option(
+        "--exact", help="Take each word as typed, not starting a word: no leading space (BERT: ing is ##ing)."
+    ),
+]
+PoolOpt = Annotated[
+    Pool, typer.Option("--pool", help="How a word split into several tokens becomes one vector.")
+]
+EvalFile = Annotated[
+    str | None,
+    typer.Option(
+        "--eval", help="Score a benchmark file instead (see the README for its format).", metavar="FILE"
+    ),
+]
+RuleOpt = Annotated[
+    Rule,
+    typer.Option(
+        "--rule", help="With --eval, how a word becomes a token: space (' king', as in text) or bare."
+    ),
+]
+IgnoreCase = Annotated[
+    bool, typer.Option("--ignore-case", help="With --eval, match words whatever their case, as gensim does.")
+]
+Top = Annotated[int, typer.Option("-k", "--top", help="How many results.")]
+Jsonl = Annotated[
+    bool,
+    typer.Option(
+        "--jsonl", help="One JSON object per line: per word (per input line with -), printed once answered."
+    ),
+]
+Strict = Annotated[
+    bool,
+    typer.Option(
+        "--strict", help="With -: stop at the first line that fails (exit with its code) instead of going on."
+    ),
+]
+Among = Annotated[
+    str | None,
+    typer.Option(
+        "--among",
+        help="Rank only the tokens of the words listed in FILE (UTF-8, one a line, # comments); a word that "
+        "is not one token is left out, with a note.",
+        metavar="FILE",
+        show_default=False,
+    ),
+]
+Restrict = Annotated[
+    int | None,
+    typer.Option(
+        "--restrict",
+        help="Rank only token ids 0 to N-1 (gensim's restrict_vocab; GPT-2's ids follow its merges, roughly "
+        "the commonest first).",
+        metavar="N",
+        show_default=False,
+    ),
+]
+WholeWords = Annotated[
+    bool,
+    typer.Option(
+        "--whole-words", help="Rank only tokens that start a word (leading space) and hold whole characters."
+    ),
+]
+Words = Annotated[
+    list[str],
+    typer.Argument(
+        help="Words (king), or token ids (id:5822); - alone reads them from stdin, one per line.",
+        metavar="WORD",
+        show_default=False,
+    ),
+]
+
+
+def _refuse_unused(ctx: typer.Context, names: tuple[str, ...], why: str) -> None:
+    """Refuse the options among names given on the command line: where they stand they would do nothing."""
+    given = [
+        "/".join(p.opts)
+        for p in ctx.command.params
+        if p.name in names and getattr(ctx.get_parameter_source(p.name or ""), "name", "DEFAULT") != "DEFAULT"
+    ]
+    if given:
+        raise UsageError(f"{', '.join(given)} {why}")

@@ -1,0 +1,49 @@
+"""The positions command: rows of the position embedding wpe, compared; the heatmap and the figure."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gpt2emb import output
+from gpt2emb.cli.options import Json, Model, Revision
+from gpt2emb.errors import UsageError
+from gpt2emb.registry import DEFAULT_MODEL
+
+app = typer.Typer()
+
+
+@app.command(
+    epilog="Examples:\n\n  gpt2emb positions 0 1 2 500\n\n  gpt2emb positions 0-5 1023 --json\n\n"
+    "  gpt2emb positions --heatmap\n\n  gpt2emb positions --png wpe.png"
+)
+def positions(
+    positions: Annotated[
+        list[str] | None, typer.Argument(help="Positions 0..1023, or ranges like 0-5.", show_default=False)
+    ] = None,
+    model: Model = DEFAULT_MODEL,
+    heatmap: Annotated[
+        bool, typer.Option("--heatmap", help="Draw the whole cosine matrix of all positions, in blocks.")
+    ] = False,
+    cells: Annotated[int, typer.Option("--cells", help="Cells per side of the heatmap, 2 to 256.")] = 32,
+    png: Annotated[
+        str | None,
+        typer.Option(
+            "--png",
+            help='Write a figure: heatmap, norms, principal components (needs "gpt2emb\\[plot]").',
+            metavar="FILE",
+        ),
+    ] = None,
+    revision: Revision = None,
+    json: Json = False,
+) -> None:
+    """Cosine similarity between rows of the position embedding wpe, with each row's norm."""
+    from gpt2emb.core import positions as core
+
+    if heatmap or png is not None:
+        if positions:
+            raise UsageError("give positions, or --heatmap/--png for all of them, not both")
+        output.render(core.position_map(model, cells, png, output.reporter(json), revision), json)
+    else:
+        output.render(core.positions(model, positions or [], output.reporter(json), revision), json)
