@@ -710,3 +710,44 @@ def test_weights_the_hub_no_longer_serves(hub: FakeHub, tiny: Tiny) -> None:
     with pytest.raises(BadModel) as e:
         checkpoint.weights_folder(ref, info)
     assert e.value.message == said
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shape"),
+    [("F64", None), ("I32", None), ("F32", "3-D")],
+    ids=["float64", "int32", "three-dimensional"],
+)
+def test_rows_are_read_only_from_a_table_of_float_rows(
+    tiny: Tiny, tmp_path: Path, dtype: str, shape: str | None
+) -> None:
+    """An output layer stored otherwise than as a 2-D table of F32, F16 or BF16 rows is refused by name before
+    a byte of it is read: either fault alone is enough."""
+    rows = tiny.wte.astype({"F64": np.float64, "I32": np.int32, "F32": np.float32}[dtype])
+    if shape == "3-D":
+        rows = rows.reshape(len(rows), 2, -1)
+    state = {**tiny.state(), "lm_head.weight": rows}
+    folder = folder_of(tiny, tmp_path / "model", {"model.safetensors": safetensors_bytes(state)})
+    ref = registry.resolve(str(folder))
+    info = checkpoint.read_info(ref, "local")
+    with pytest.raises(BadModel) as e:
+        next(checkpoint.read_rows(ref, info, "lm_head.weight", [range(2)], QuietReporter()))
+    assert e.value.message == (
+        f"{folder}/model.safetensors stores lm_head.weight as {dtype} {list(rows.shape)}; gpt2emb reads a "
+        "table of rows stored as F32, F16 or BF16"
+    )
+
+
+def test_a_tokenizer_without_ids_names_every_kind_that_has_them(tiny: Tiny, tmp_path: Path) -> None:
+    """The kinds of the tokenizers library whose vocabulary is a JSON object of piece -> id: BPE, WordPiece
+    and WordLevel (Unigram's is a list of [piece, score])."""
+    folder = folder_of(tiny, tmp_path / "model", {"model.safetensors": safetensors_bytes(tiny.state())})
+    parsed = json.loads((folder / "tokenizer.json").read_text())
+    pieces = sorted(parsed["model"]["vocab"].items(), key=lambda p: p[1])
+    parsed["model"] = {"type": "Unigram", "unk_id": 0, "vocab": [[piece, -float(i)] for piece, i in pieces]}
+    (folder / "tokenizer.json").write_text(json.dumps(parsed))
+    with pytest.raises(BadModel) as e:
+        tokenizer_files.tokenizer(registry.resolve(str(folder)), "local", tiny.config["vocab_size"])
+    assert e.value.message == (
+        f"{folder}/tokenizer.json holds a Unigram tokenizer; gpt2emb reads BPE, WordPiece and WordLevel "
+        "tokenizers, whose vocabulary maps each piece to its id: use a model with one of those"
+    )
