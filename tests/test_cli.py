@@ -287,6 +287,55 @@ def test_warm_lookup_never_imports_torch(hub: FakeHub) -> None:
     assert imported("neighbors", "猫") == {"numpy", "tokenizers"}  # a script bpe.py leaves to the library
 
 
+STEM_PROBE = """
+import atexit, sys
+def report():
+    ours = sorted(m for m in sys.modules if m.startswith("gpt2emb."))
+    third = {m.split(".")[0] for m in sys.modules} - set(sys.stdlib_module_names) - {"gpt2emb"}
+    third = sorted(m for m in third if m[0] != "_")  # not _distutils_hack, which a .pth file loads
+    sys.stderr.write("OURS=" + ",".join(ours) + "\\nTHIRD=" + ",".join(third) + "\\n")
+atexit.register(report)
+sys.argv = ["gpt2emb"] + sys.argv[1:]
+from gpt2emb.cli import main
+main()
+"""
+# What a warm word command imports: its own stem (cli.words, core.words, results.words, output.views.words)
+# and what every command shares, never another stem's core, results or views (each cli/ module is imported
+# to build the app: they import their stem's modules only when run). A new import fails here.
+WARM_WORDS = {
+    *("batch", "bpe", "candidates", "choices", "contract", "errors", "forms", "limits", "measures", "ops"),
+    *("registry", "report", "tokens", "core", "core.open", "core.words", "results", "results.common"),
+    *("results.words", "output", "output.console", "output.layout", "output.progress", "output.streams"),
+    *("output.views", "output.views.words", "cli", "cli.app", "cli.options", "cli.stdin"),
+    *(
+        f"cli.{stem}"
+        for stem in ("cache", "export", "geometry", "positions", "sizes", "text", "tying", "words")
+    ),
+    *("store", "store.build", "store.checkpoint", "store.entries", "store.formats", "store.hub"),
+    *("store.revisions", "store.tokenizer_files", "families"),
+    *(
+        f"families.{f}"
+        for f in ("bert", "distilbert", "gpt2", "gpt_neo", "llama", "neox", "qwen2", "roberta")
+    ),
+}
+WARM_THIRD_PARTY = {"annotated_doc", "numpy", "rich", "shellingham", "typer"}
+
+
+@pytest.mark.parametrize(
+    "args", [["neighbors", "cat"], ["vector", "cat"], ["analogy", "king", "man", "woman"]]
+)
+def test_a_warm_word_command_imports_its_own_stem_only(hub: FakeHub, args: list[str]) -> None:
+    assert run_cli("neighbors", "cat").exit_code == 0  # builds the cache
+    proc = subprocess.run([sys.executable, "-c", STEM_PROBE, *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    found = dict(
+        line.split("=", 1) for line in proc.stderr.splitlines() if line.startswith(("OURS=", "THIRD="))
+    )
+    ours = {m.removeprefix("gpt2emb.") for m in found["OURS"].split(",")}
+    assert ours == WARM_WORDS, f"imported beyond the expected: {ours - WARM_WORDS}; not: {WARM_WORDS - ours}"
+    assert set(found["THIRD"].split(",")) == WARM_THIRD_PARTY
+
+
 def test_similarity(hub: FakeHub, tiny: Tiny) -> None:
     doc = run_json("similarity", "cat", "cats", "dog")
     assert [i["word"] for i in doc["items"]] == ["cat", "cats", "dog"]

@@ -746,7 +746,7 @@ def test_a_tokenizer_without_ids_names_every_kind_that_has_them(tiny: Tiny, tmp_
     parsed["model"] = {"type": "Unigram", "unk_id": 0, "vocab": [[piece, -float(i)] for piece, i in pieces]}
     (folder / "tokenizer.json").write_text(json.dumps(parsed))
     with pytest.raises(BadModel) as e:
-        tokenizer_files.tokenizer(registry.resolve(str(folder)), "local", tiny.config["vocab_size"])
+        tokenizer_files.tokenizer(registry.resolve(str(folder)), "local", len(tiny.wte))
     assert e.value.message == (
         f"{folder}/tokenizer.json holds a Unigram tokenizer; gpt2emb reads BPE, WordPiece and WordLevel "
         "tokenizers, whose vocabulary maps each piece to its id: use a model with one of those"

@@ -54,10 +54,11 @@ def vector(
 ) -> int:
     """The raw row of wte for each word: its first numbers, norm, mean, std, min and max."""
     from gpt2emb.core import words as core
-    from gpt2emb.core import words_stream as stream
 
     shown = None if full else dims
     if _from_stdin(words, json, jsonl, strict):
+        from gpt2emb.core import words_stream as stream
+
         answers = stream.each_vector(
             model, _stdin_blocks(), exact, pool, output.reporter(json or jsonl), revision
         )
@@ -102,10 +103,11 @@ def neighbors(
     """The nearest tokens to each word by cosine similarity over all of wte (or the candidates chosen)."""
     from gpt2emb import registry
     from gpt2emb.core import words as core
-    from gpt2emb.core import words_stream as stream
 
     if _from_stdin(words, json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
+        from gpt2emb.core import words_stream as stream
+
         answers = stream.each_neighbors(
             _one_model(model), _stdin_blocks(), top, exact, pool, keep_query, reporter, revision,
             among, restrict, whole_words, fold,
@@ -188,9 +190,7 @@ def analogy(
 
     With - in place of A B C, questions from stdin, one `A B C` per line. With --eval FILE, a whole benchmark file of analogies instead, scored per section (--restrict N: only questions whose words are among the first N token ids, as gensim's restrict_vocab)."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb import registry
-    from gpt2emb.core import evaluate as evaluation
     from gpt2emb.core import words as core
-    from gpt2emb.core import words_stream as stream
 
     models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if eval_file is not None:
@@ -206,6 +206,8 @@ def analogy(
         if jsonl or strict:
             raise UsageError("--eval prints one table or one --json document: --jsonl and --strict are for -")
         reporter = output.reporter(json or jsonl)
+        from gpt2emb.core import evaluate as evaluation
+
         result = evaluation.analogy_eval(
             models[0], eval_file, method, rule, ignore_case, errors, reporter, revision, restrict
         )
@@ -214,6 +216,8 @@ def analogy(
     _refuse_unused(ctx, ("rule", "ignore_case", "errors"), "would change nothing without --eval FILE")
     if _from_stdin([w for w in (a, b, c) if w is not None], json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
+        from gpt2emb.core import words_stream as stream
+
         answers = stream.each_analogy(
             _one_model(models), _stdin_blocks(), top, exact, pool, keep_inputs, method, reporter, revision,
             among, restrict, whole_words,
@@ -270,9 +274,7 @@ def similarity(
     """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
 
     With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""  # noqa: E501 (one paragraph: --help wraps it)
-    from gpt2emb.core import evaluate as evaluation
     from gpt2emb.core import words as core
-    from gpt2emb.core import words_stream as stream
 
     if eval_file is not None:
         if words:
@@ -282,14 +284,17 @@ def similarity(
         _refuse_unused(
             ctx, ("exact", "pool"), "would change nothing with --eval: its words are read by --rule"
         )
+        from gpt2emb.core import evaluate as evaluation
+
         reporter = output.reporter(json)
-        output.render(
-            evaluation.similarity_eval(model, eval_file, rule, ignore_case, reporter, revision), json
-        )
+        scores = evaluation.similarity_eval(model, eval_file, rule, ignore_case, reporter, revision)
+        output.render(scores, json)
         return ExitCode.OK
     _refuse_unused(ctx, ("rule", "ignore_case"), "would change nothing without --eval FILE")
     if _from_stdin(words or [], json, False, strict):
         reporter = output.reporter(json)
+        from gpt2emb.core import words_stream as stream
+
         result, failed = stream.each_similarity(model, _stdin_blocks(), exact, pool, reporter, revision)
         code = _failures(failed, json, strict)
         if result is None:
