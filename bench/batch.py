@@ -30,6 +30,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="gpt2emb-batch-"))
     os.environ["GPT2EMB_CACHE_DIR"] = str(work / "cache")
     from gpt2emb.core import words as core_words
+    from gpt2emb.core.open import RankOptions
 
     tok = tokenizer_json()
     words = [f"id:{i}" for i in range(1000, 1100)]  # 100 distinct single tokens
@@ -37,12 +38,12 @@ def main() -> None:
     for name in ("gpt2", "gpt2-xl"):
         folder = work / name
         make_checkpoint(folder, name, tok)
-        core_words.neighbors(str(folder), ["cat"])  # build the entry
+        core_words.neighbors(str(folder), ["cat"], RankOptions())  # build the entry
         times: dict[int, list[float]] = {1: [], 10: [], 100: []}
         for _ in range(args.runs):
             for n in times:
                 t0 = time.perf_counter()
-                core_words.neighbors(str(folder), words[:n])
+                core_words.neighbors(str(folder), words[:n], RankOptions())
                 times[n].append((time.perf_counter() - t0) * 1000)
         for n, ts in times.items():
             print(f"| {name} | {n} | {statistics.median(ts):.0f} | {min(ts):.0f}-{max(ts):.0f} |")

@@ -27,9 +27,10 @@ SIZES = (1, 2, 3, 7, 100)
 CHECK = """
 import json, sys
 from gpt2emb.core import words as core
+from gpt2emb.core.open import RankOptions
 words, sizes = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 def items(ws):
-    n = core.neighbors("gpt2", ws, k=8)
+    n = core.neighbors("gpt2", ws, RankOptions(k=8))
     v = core.vector("gpt2", ws)
     return {w: (a, b) for w, a, b in zip(ws, n.items, v.items, strict=True)}
 alone = {w: items([w])[w] for w in words[:8]}

@@ -10,7 +10,7 @@ from pathlib import Path
 from gpt2emb import batch, contract, registry
 from gpt2emb.choices import Format, Method, Pool, Table
 from gpt2emb.core.export import export_in
-from gpt2emb.core.open import Opened, open_entry
+from gpt2emb.core.open import Opened, RankOptions, open_entry
 from gpt2emb.core.positions import position_map_in, positions_in
 from gpt2emb.core.text import input_in
 from gpt2emb.core.words import analogy_in, neighbors_in, restriction_of, similarity_in, vector_in
@@ -79,17 +79,10 @@ class Embeddings(Opened):
     ) -> NeighborsResult:
         """The k nearest tokens to each word by cosine over all of wte (or over the candidates: among, a file
         of words; restrict, the first N ids; whole_words; fold: one row per word, its forms together)."""
-        restriction = restriction_of(self, among, restrict, whole_words, exact)
-        return neighbors_in(
-            self,
-            contract.words_of(words),
-            k,
-            exact,
-            contract.choice(Pool, pool, "pool"),
-            keep_query,
-            restriction,
-            fold,
-        )
+        chosen = contract.choice(Pool, pool, "pool")
+        options = RankOptions(k, exact, chosen, keep_query, among, restrict, whole_words, fold)
+        restriction = restriction_of(self, options)
+        return neighbors_in(self, contract.words_of(words), options, restriction)
 
     def analogy(
         self,
@@ -108,17 +101,10 @@ class Embeddings(Opened):
         """A is to B as C is to what: the k best tokens (of the candidates, as for neighbors), and where each
         input itself ranks."""
         a, b, c = contract.words_of([a, b, c])
-        restriction = restriction_of(self, among, restrict, whole_words, exact)
-        return analogy_in(
-            self,
-            (a, b, c),
-            k,
-            exact,
-            contract.choice(Pool, pool, "pool"),
-            keep_inputs,
-            contract.choice(Method, method, "method"),
-            restriction,
-        )
+        chosen = contract.choice(Pool, pool, "pool")
+        options = RankOptions(k, exact, chosen, keep_inputs, among, restrict, whole_words)
+        restriction = restriction_of(self, options)
+        return analogy_in(self, (a, b, c), options, contract.choice(Method, method, "method"), restriction)
 
     def similarity(
         self, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
@@ -179,17 +165,10 @@ class Embeddings(Opened):
         fold: bool = False,
     ) -> batch.Answers[NeighborsItem]:
         """Each word's nearest tokens, as `neighbors` gives them: a NeighborsItem or a batch.Failed each."""
-        restriction = restriction_of(self, among, restrict, whole_words, exact)
-        return each_neighbors_in(
-            self,
-            contract.blocks_of(words),
-            k,
-            exact,
-            contract.choice(Pool, pool, "pool"),
-            keep_query,
-            restriction,
-            fold,
-        )
+        chosen = contract.choice(Pool, pool, "pool")
+        options = RankOptions(k, exact, chosen, keep_query, among, restrict, whole_words, fold)
+        restriction = restriction_of(self, options)
+        return each_neighbors_in(self, contract.blocks_of(words), options, restriction)
 
     def each_analogy(
         self,
@@ -205,11 +184,10 @@ class Embeddings(Opened):
     ) -> batch.Answers[AnalogyResult]:
         """Each question `A B C` (white space between the words), answered as `analogy A B C` is: one
         AnalogyResult (or batch.Failed) per question."""
-        restriction = restriction_of(self, among, restrict, whole_words, exact)
-        pool, method = contract.choice(Pool, pool, "pool"), contract.choice(Method, method, "method")
-        return each_analogy_in(
-            self, contract.blocks_of(questions, "questions"), k, exact, pool, keep_inputs, method, restriction
-        )
+        chosen, way = contract.choice(Pool, pool, "pool"), contract.choice(Method, method, "method")
+        options = RankOptions(k, exact, chosen, keep_inputs, among, restrict, whole_words)
+        restriction = restriction_of(self, options)
+        return each_analogy_in(self, contract.blocks_of(questions, "questions"), options, way, restriction)
 
     def each_similarity(
         self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean

@@ -103,36 +103,20 @@ def neighbors(
     """The nearest tokens to each word by cosine similarity over all of wte (or the candidates chosen)."""
     from gpt2emb import registry
     from gpt2emb.core import words as core
+    from gpt2emb.core.open import RankOptions
+
+    options = RankOptions(top, exact, pool, keep_query, among, restrict, whole_words, fold)
 
     if _from_stdin(words, json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
         from gpt2emb.core import words_stream as stream
 
-        answers = stream.each_neighbors(
-            _one_model(model), _stdin_blocks(), top, exact, pool, keep_query, reporter, revision,
-            among, restrict, whole_words, fold,
-        )  # fmt: skip
+        answers = stream.each_neighbors(_one_model(model), _stdin_blocks(), options, reporter, revision)
         return _stream(answers, json, jsonl, strict)
     models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if jsonl:
         models = [_one_model(models, jsonl=True)]
-    results = [
-        core.neighbors(
-            m,
-            words,
-            top,
-            exact,
-            pool,
-            keep_query,
-            output.reporter(json or jsonl),
-            revision,
-            among=among,
-            restrict=restrict,
-            whole_words=whole_words,
-            fold=fold,
-        )
-        for m in models
-    ]
+    results = [core.neighbors(m, words, options, output.reporter(json or jsonl), revision) for m in models]
     output.render(results[0] if len(results) == 1 else core.compare(results), json, lines=jsonl)
     return ExitCode.OK
 
@@ -191,6 +175,9 @@ def analogy(
     With - in place of A B C, questions from stdin, one `A B C` per line. With --eval FILE, a whole benchmark file of analogies instead, scored per section (--restrict N: only questions whose words are among the first N token ids, as gensim's restrict_vocab)."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb import registry
     from gpt2emb.core import words as core
+    from gpt2emb.core.open import RankOptions
+
+    options = RankOptions(top, exact, pool, keep_inputs, among, restrict, whole_words)
 
     models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if eval_file is not None:
@@ -219,29 +206,13 @@ def analogy(
         from gpt2emb.core import words_stream as stream
 
         answers = stream.each_analogy(
-            _one_model(models), _stdin_blocks(), top, exact, pool, keep_inputs, method, reporter, revision,
-            among, restrict, whole_words,
-        )  # fmt: skip
+            _one_model(models), _stdin_blocks(), options, method, reporter, revision
+        )
         return _stream(answers, json, jsonl, strict)
     if a is None or b is None or c is None:
         raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
     results = [
-        core.analogy(
-            m,
-            a,
-            b,
-            c,
-            top,
-            exact,
-            pool,
-            keep_inputs,
-            method,
-            output.reporter(json or jsonl),
-            revision,
-            among=among,
-            restrict=restrict,
-            whole_words=whole_words,
-        )
+        core.analogy(m, a, b, c, options, method, output.reporter(json or jsonl), revision)
         for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
     output.render(results[0] if len(results) == 1 else core.compare(results), json, lines=jsonl)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from gpt2emb import candidates, contract, families, registry
+from gpt2emb.choices import Pool
 from gpt2emb.errors import (
     UsageError,
     WrongType,
@@ -45,11 +48,27 @@ def known_facts(model: str) -> tuple[re.Pattern[str] | None, int | None]:
     return families.by_name(spec.shape.family).specials, spec.shape.vocab_size
 
 
-def check_candidates(
-    model: str, among: str | None, restrict: int | None, whole_words: bool, exact: bool
-) -> candidates.Restriction | None:
+@dataclass(frozen=True)
+class RankOptions:
+    """How neighbors and analogy rank, as one record from the command line or a handle's call to the cores:
+    k answers, words as given (exact) or pooled, the inputs kept among the answers or not, the candidates
+    (among a file's words, the first `restrict` ids, whole words only), and neighbors' rows folded by word."""
+
+    k: int = 10
+    exact: bool = False
+    pool: Pool = Pool.mean
+    keep_inputs: bool = False  # neighbors: the query's own tokens; analogy: A, B and C
+    among: str | Path | None = None
+    restrict: int | None = None
+    whole_words: bool = False
+    fold: bool = False  # neighbors only
+
+
+def check_candidates(model: str, options: RankOptions) -> candidates.Restriction | None:
     """--among, --restrict and --whole-words read and checked before the model is opened."""
-    return candidates.Restriction.read(among, restrict, whole_words, exact, *known_facts(model))
+    among = None if options.among is None else str(options.among)
+    restrict, whole, exact = options.restrict, options.whole_words, options.exact
+    return candidates.Restriction.read(among, restrict, whole, exact, *known_facts(model))
 
 
 def check_top(k: int, rows: int | None) -> int:

@@ -13,6 +13,7 @@ from gpt2emb import batch, candidates, contract, forms, measures, ops
 from gpt2emb.choices import Method, Pool
 from gpt2emb.core.open import (
     Opened,
+    RankOptions,
     check_candidates,
     check_top,
     floats,
@@ -141,9 +142,9 @@ def rankings_of(o: Opened, vectors: list[np.ndarray]) -> Iterator[ops.Ranking]:
         yield from ops.cosine_rankings(o.model.wte, o.model.wte_norm, vectors[start : start + RANKED])
 
 
-def restriction_of(
-    o: Opened, among: str | Path | None, restrict: int | None, whole_words: bool, exact: bool
-) -> candidates.Restriction | None:
+def restriction_of(o: Opened, options: RankOptions) -> candidates.Restriction | None:
+    """The candidates of the options, read and checked once the model is open (the handle's way)."""
+    among, restrict, whole_words, exact = options.among, options.restrict, options.whole_words, options.exact
     restrict = contract.whole(restrict)
     if restrict is not None and (not isinstance(restrict, int) or isinstance(restrict, bool)):
         raise UsageError(f"restrict is a number of token ids, not {restrict!r:.40}")
@@ -163,16 +164,10 @@ def allowed_rows(
 
 
 def neighbors_in(
-    o: Opened,
-    words: list[str],
-    k: int,
-    exact: bool,
-    pool: Pool,
-    keep_query: bool,
-    restriction: candidates.Restriction | None,
-    fold: bool,
+    o: Opened, words: list[str], options: RankOptions, restriction: candidates.Restriction | None
 ) -> NeighborsResult:
-    k = check_top(k, o.model.shape.vocab_size)
+    exact, pool, keep_query, fold = options.exact, options.pool, options.keep_inputs, options.fold
+    k = check_top(options.k, o.model.shape.vocab_size)
     allowed = allowed_rows(o, restriction, exact, pool)
     queries = [aimed_of(o, w, exact, pool) for w in words]
     return neighbors_whole(
@@ -214,14 +209,12 @@ def neighbor_items(
 def analogy_in(
     o: Opened,
     words: tuple[str, str, str],
-    k: int,
-    exact: bool,
-    pool: Pool,
-    keep_inputs: bool,
+    options: RankOptions,
     method: Method,
     restriction: candidates.Restriction | None,
 ) -> AnalogyResult:
-    k = check_top(k, o.model.shape.vocab_size)
+    exact, pool, keep_inputs = options.exact, options.pool, options.keep_inputs
+    k = check_top(options.k, o.model.shape.vocab_size)
     allowed = allowed_rows(o, restriction, exact, pool)
     (result,) = analogies(o, [question_of(o, words, exact, pool)], k, keep_inputs, method, allowed)
     return result
@@ -326,20 +319,13 @@ def vector(
 def neighbors(
     model: str,
     words: list[str],
-    k: int = 10,
-    exact: bool = False,
-    pool: Pool = Pool.mean,
-    keep_query: bool = False,
+    options: RankOptions,
     reporter: Reporter | None = None,
     revision: str | None = None,
-    among: str | None = None,
-    restrict: int | None = None,
-    whole_words: bool = False,
-    fold: bool = False,
 ) -> NeighborsResult:
-    chosen = check_candidates(model, among, restrict, whole_words, exact)  # checked before opening
-    handle = open_checked(model, words, exact, k, reporter, revision)
-    return neighbors_in(handle, words, k, exact, pool, keep_query, chosen, fold)
+    chosen = check_candidates(model, options)  # checked before opening
+    opened = open_checked(model, words, options.exact, options.k, reporter, revision)
+    return neighbors_in(opened, words, options, chosen)
 
 
 def analogy(
@@ -347,20 +333,14 @@ def analogy(
     a: str,
     b: str,
     c: str,
-    k: int = 10,
-    exact: bool = False,
-    pool: Pool = Pool.mean,
-    keep_inputs: bool = False,
+    options: RankOptions,
     method: Method = Method.add,
     reporter: Reporter | None = None,
     revision: str | None = None,
-    among: str | None = None,
-    restrict: int | None = None,
-    whole_words: bool = False,
 ) -> AnalogyResult:
-    chosen = check_candidates(model, among, restrict, whole_words, exact)  # checked before opening
-    handle = open_checked(model, [a, b, c], exact, k, reporter, revision)
-    return analogy_in(handle, (a, b, c), k, exact, pool, keep_inputs, method, chosen)
+    chosen = check_candidates(model, options)  # checked before opening
+    opened = open_checked(model, [a, b, c], options.exact, options.k, reporter, revision)
+    return analogy_in(opened, (a, b, c), options, method, chosen)
 
 
 def similarity(

@@ -10,6 +10,7 @@ from gpt2emb.choices import Method, Pool
 from gpt2emb.core import words as one_by_one  # its MAX_MATRIX read at each use, as a test lowers it
 from gpt2emb.core.open import (
     Opened,
+    RankOptions,
     check_candidates,
     check_top,
     open_checked,
@@ -78,14 +79,11 @@ def each_similarity_in(
 def each_neighbors_in(
     o: Opened,
     blocks: Iterable[list[batch.Line]],
-    k: int,
-    exact: bool,
-    pool: Pool,
-    keep_query: bool,
+    options: RankOptions,
     restriction: candidates.Restriction | None,
-    fold: bool,
 ) -> batch.Answers[NeighborsItem]:
-    k = check_top(k, o.model.shape.vocab_size)
+    exact, pool, keep_query, fold = options.exact, options.pool, options.keep_inputs, options.fold
+    k = check_top(options.k, o.model.shape.vocab_size)
     allowed = allowed_rows(o, restriction, exact, pool)
     answers = batch.each(
         blocks,
@@ -110,14 +108,12 @@ def each_neighbors_in(
 def each_analogy_in(
     o: Opened,
     blocks: Iterable[list[batch.Line]],
-    k: int,
-    exact: bool,
-    pool: Pool,
-    keep_inputs: bool,
+    options: RankOptions,
     method: Method,
     restriction: candidates.Restriction | None,
 ) -> batch.Answers[AnalogyResult]:
-    k = check_top(k, o.model.shape.vocab_size)
+    exact, pool, keep_inputs = options.exact, options.pool, options.keep_inputs
+    k = check_top(options.k, o.model.shape.vocab_size)
     allowed = allowed_rows(o, restriction, exact, pool)
 
     def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
@@ -157,38 +153,25 @@ def each_similarity(
 def each_neighbors(
     model: str,
     blocks: Iterable[list[batch.Line]],
-    k: int = 10,
-    exact: bool = False,
-    pool: Pool = Pool.mean,
-    keep_query: bool = False,
+    options: RankOptions,
     reporter: Reporter | None = None,
     revision: str | None = None,
-    among: str | None = None,
-    restrict: int | None = None,
-    whole_words: bool = False,
-    fold: bool = False,
 ) -> batch.Answers[NeighborsItem]:
     """`neighbors -`: -k and the candidates checked (an --among file read once) before the model is opened."""
-    chosen = check_candidates(model, among, restrict, whole_words, exact)
-    handle = open_checked(model, None, exact, k, reporter, revision)
-    return each_neighbors_in(handle, blocks, k, exact, pool, keep_query, chosen, fold)
+    chosen = check_candidates(model, options)
+    opened = open_checked(model, None, options.exact, options.k, reporter, revision)
+    return each_neighbors_in(opened, blocks, options, chosen)
 
 
 def each_analogy(
     model: str,
     blocks: Iterable[list[batch.Line]],
-    k: int = 10,
-    exact: bool = False,
-    pool: Pool = Pool.mean,
-    keep_inputs: bool = False,
+    options: RankOptions,
     method: Method = Method.add,
     reporter: Reporter | None = None,
     revision: str | None = None,
-    among: str | None = None,
-    restrict: int | None = None,
-    whole_words: bool = False,
 ) -> batch.Answers[AnalogyResult]:
     """`analogy -`: as each_neighbors."""
-    chosen = check_candidates(model, among, restrict, whole_words, exact)
-    handle = open_checked(model, None, exact, k, reporter, revision)
-    return each_analogy_in(handle, blocks, k, exact, pool, keep_inputs, method, chosen)
+    chosen = check_candidates(model, options)
+    opened = open_checked(model, None, options.exact, options.k, reporter, revision)
+    return each_analogy_in(opened, blocks, options, method, chosen)
