@@ -223,6 +223,19 @@ CALLS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     "each_similarity": (
         handle.Embeddings.each_similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}
     ),
+    "geometry": (handle.Embeddings.geometry, {}),
+    "context": (
+        handle.Embeddings.context, {"word": "king", "sentences": ["the cat and king", "king"], "pool": "mean"}
+    ),
+    "tying": (handle.Embeddings.tying, {"load": False, "grad": None, "compare": False}),
+    "analogy_eval": (
+        handle.Embeddings.analogy_eval,
+        {"file": "questions.txt", "method": "add", "rule": "space", "ignore_case": False, "errors": False,
+         "restrict": None},
+    ),
+    "similarity_eval": (
+        handle.Embeddings.similarity_eval, {"file": "pairs.txt", "rule": "space", "ignore_case": False}
+    ),
     "open": (gpt2emb.open, {"model": "gpt2", "revision": None, "reporter": QuietReporter()}),
 }  # fmt: skip
 PARAMETERS = [(call, name) for call, (_, good) in CALLS.items() for name in good]
@@ -252,7 +265,9 @@ def test_any_value_of_any_parameter_is_an_answer_or_a_clear_refusal(
     monkeypatch.setenv("HOME", str(tmp_path))  # and so does ~
     call, name = target
     function, good = CALLS[call]
-    if name in ("among", "out", "png"):
+    (tmp_path / "questions.txt").write_text(": capitals\nking man woman queen\n")  # the evaluations' files
+    (tmp_path / "pairs.txt").write_text("cat\tdog\t5.0\nking\tqueen\t8.0\ncat\tking\t1.0\n")
+    if name in ("among", "out", "png", "file"):
         value = _confined(value)
     if name == "png" and _drawing(value):
         value = None

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from gpt2emb.handle import Embeddings
     from gpt2emb.report import Reporter
 
-__all__ = ["Embeddings", "Gpt2embError", "open"]
+# what needs no model opened, as module-level functions (in handle.py, imported when first used)
+_COMMANDS = ("sizes", "models", "cache_list", "cache_verify", "cache_clear", "cache_refresh", "compare")
+__all__ = ["Embeddings", "Gpt2embError", "open", *_COMMANDS]
 
 
 def open(
@@ -48,10 +50,11 @@ def open(
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Embeddings":
-        from gpt2emb import handle
+    if name == "Embeddings" or name in _COMMANDS:
+        from gpt2emb import handle, output
 
-        return handle.Embeddings
+        output.show_in_notebooks()  # their results too display as the commands' tables
+        return getattr(handle, name)
     raise AttributeError(f"module 'gpt2emb' has no attribute {name!r}")
 
 

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gpt2emb import batch
-from gpt2emb.choices import Format, Method, Pool, Table
+from gpt2emb.choices import Format, Method, Pool, Rule, Table
 from gpt2emb.errors import LONE_SURROGATE, UsageError, WrongType, not_unicode, option
 from gpt2emb.report import Reporter
 from gpt2emb.tokens import listed, quote
@@ -125,12 +125,27 @@ def reporter(name: str, value: Any) -> Reporter | None:
     )
 
 
+def maybe_text(name: str, value: Any) -> str | None:
+    return None if value is None else text(name, value)
+
+
+def texts_of(value: Any, name: str) -> list[str]:
+    """Texts as the handle takes them (a str is one), each checked to be text; how many is the caller's."""
+    listed = [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
+    if listed is None or not all(isinstance(v, str) for v in listed):
+        raise WrongType(f"{name} are given as a str or a list of str, not {shown(value)}")
+    for n, v in enumerate(listed):
+        text(name if isinstance(value, str) else f"{name}[{n}]", v)
+    return listed
+
+
 def one_of(kind: type[Enum]) -> Callable[[str, Any], Enum]:
     return lambda name, value: choice(kind, value, name)
 
 
 CHECKS: dict[str, Callable[[str, Any], Any]] = {
     **dict.fromkeys(("exact", "full", "truncate", "keep_query", "keep_inputs", "whole_words", "fold"), flag),
+    **dict.fromkeys(("load", "compare", "ignore_case", "errors", "verify", "repair", "outdated"), flag),
     "k": count,
     "cells": count,
     "restrict": maybe_count,
@@ -139,6 +154,9 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "png": maybe_path,
     "out": path,
     "text": text,
+    "word": text,
+    "grad": maybe_text,
+    "file": path,
     "a": text,
     "b": text,
     "c": text,
@@ -146,6 +164,7 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "method": one_of(Method),
     "fmt": one_of(Format),
     "table": one_of(Table),
+    "rule": one_of(Rule),
     "reporter": reporter,
 }  # words, questions and positions: each method's own (words_of, blocks_of, Embeddings.positions)
 

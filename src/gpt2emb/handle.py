@@ -8,21 +8,29 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from gpt2emb import batch, contract, registry
-from gpt2emb.choices import Format, Method, Pool, Table
+from gpt2emb.choices import Format, Method, Pool, Rule, Table
 from gpt2emb.core.export import export_in
 from gpt2emb.core.open import Opened, RankOptions, open_entry
 from gpt2emb.core.positions import position_map_in, positions_in
 from gpt2emb.core.text import input_in
 from gpt2emb.core.words import analogy_in, neighbors_in, restriction_of, similarity_in, vector_in
 from gpt2emb.core.words_stream import each_analogy_in, each_neighbors_in, each_similarity_in, each_vector_in
+from gpt2emb.errors import UsageError, WrongType
 from gpt2emb.report import Reporter
+from gpt2emb.results.cache import CacheResult, RefreshResult, VerifyResult
+from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult
 from gpt2emb.results.export import ExportResult
+from gpt2emb.results.geometry import GeometryResult
 from gpt2emb.results.positions import HeatmapResult, PositionsResult
+from gpt2emb.results.sizes import ModelsResult, SizesResult
 from gpt2emb.results.text import (
+    ContextResult,
     InputResult,
 )
+from gpt2emb.results.tying import TyingResult
 from gpt2emb.results.words import (
     AnalogyResult,
+    CompareResult,
     NeighborsItem,
     NeighborsResult,
     SimilarityResult,
@@ -34,8 +42,17 @@ from gpt2emb.results.words import (
 @contract.enforced
 class Embeddings(Opened):
     """One model's token and position rows, opened once. Each method answers as the command of its name does
-    (position_map as `positions --heatmap`) and returns the same result object as that command's --json
-    (`.to_dict()` gives the document).
+    and returns the same result object as that command's --json (`.to_dict()` gives the document):
+
+        vector, neighbors, analogy, similarity     the words commands
+        each_vector, each_neighbors, each_analogy, each_similarity     the same over a stream (`-`)
+        positions, position_map                    `positions`, `positions --heatmap`
+        input, context                             a text as the model receives it; a word through its layers
+        geometry, tying, export                    `geometry`; `tying` (load, grad, compare); `export`
+        analogy_eval, similarity_eval              `analogy --eval FILE`, `similarity --eval FILE`
+
+    What needs no model opened is a function of the package: gpt2emb.sizes, models, cache_list,
+    cache_verify, cache_clear, cache_refresh, and compare (several handles' answers side by side).
 
     >>> m = gpt2emb.open("gpt2")
     >>> [n.token for n in m.neighbors("cat", k=5).items[0].neighbors]
@@ -140,6 +157,75 @@ class Embeddings(Opened):
         whole_words, then the first `limit`."""
         return export_in(self, fmt, out, table, limit, whole_words, reporter)
 
+    # ------------------------------------------------------------------ the tables whole, the model run whole
+
+    def geometry(self) -> GeometryResult:
+        """The shape of wte and of wpe (norms, mean cosine, principal components) and of content against
+        position, as `geometry` gives it."""
+        from gpt2emb.core.geometry import geometry_in
+
+        return geometry_in(self)
+
+    def context(self, word: str, sentences: Sequence[str], pool: Pool | str = Pool.mean) -> ContextResult:
+        """The word's vector in each of two or more sentences, at every layer of the model run whole (torch),
+        against each other and against its row of wte, as `context WORD SENTENCE SENTENCE...` gives it."""
+        from gpt2emb.core.text import check_context, context_of
+
+        listed = contract.texts_of(sentences, "sentences")
+        check_context(word, listed)
+        return context_of(self._ref(), word, listed, contract.choice(Pool, pool, "pool"), self.reporter)
+
+    def tying(self, load: bool = False, grad: str | None = None, compare: bool = False) -> TyingResult:
+        """Whether the output layer reuses wte, as `tying` checks it (config, a model on the meta device, the
+        checkpoint): load, also on the model loaded (torch); grad, a text: the gradient of the next-token
+        loss on it by each of wte's two uses; compare: an untied output layer's rows against wte's."""
+        from gpt2emb.core.tying import check_grad, tying_of
+
+        check_grad(grad)
+        return tying_of(self._ref(), self.name, load, grad, self.reporter, compare)
+
+    def analogy_eval(
+        self,
+        file: str | Path,
+        method: Method | str = Method.add,
+        rule: Rule | str = Rule.space,
+        ignore_case: bool = False,
+        errors: bool = False,
+        restrict: int | None = None,
+    ) -> AnalogyEvalResult:
+        """A benchmark file of analogies (word2vec's questions-words format) scored per section, as
+        `analogy --eval FILE` scores it (gensim's evaluate_word_analogies): rule, how a word becomes a token
+        (space: as in running text, bare); restrict, only questions whose words are among the first N ids."""
+        import time
+
+        from gpt2emb import limits
+        from gpt2emb.core import evaluate_files
+        from gpt2emb.core.evaluate import analogy_eval_in
+
+        started = time.perf_counter()
+        sections = evaluate_files.read_analogies(limits.user_path(file))
+        method, rule = contract.choice(Method, method, "method"), contract.choice(Rule, rule, "rule")
+        return analogy_eval_in(
+            self, str(file), sections, method, rule, ignore_case, errors, restrict, started
+        )
+
+    def similarity_eval(
+        self, file: str | Path, rule: Rule | str = Rule.space, ignore_case: bool = False
+    ) -> PairsEvalResult:
+        """A benchmark file of word pairs with human scores (WordSim-353 style): the Pearson and Spearman
+        correlation of their cosines with the scores, as `similarity --eval FILE` gives them (gensim's
+        evaluate_word_pairs)."""
+        from gpt2emb import limits
+        from gpt2emb.core import evaluate_files
+        from gpt2emb.core.evaluate import similarity_eval_in
+
+        read = evaluate_files.read_pairs(limits.user_path(file))
+        return similarity_eval_in(self, str(file), read, contract.choice(Rule, rule, "rule"), ignore_case)
+
+    def _ref(self) -> registry.ModelRef:
+        """What the handle was opened as (a handle built from an entry alone: its name, resolved again)."""
+        return self.ref if self.ref is not None else registry.resolve(self.name)
+
     # ------------------------------------------------------------------ streams of lines
 
     # A stream of words: each answered as it comes, in blocks of a matrix pass, a word that fails as a
@@ -205,3 +291,89 @@ def open_embeddings(
     entry is opened and checked once, here (fetched on first use); every call then answers from it."""
     o = open_entry(model, revision, reporter)
     return Embeddings(o.model, o.vocab, o.reporter)
+
+
+# ---------------------------------------------------------------- what needs no model opened: gpt2emb.NAME
+
+
+def sizes(
+    models: str | Sequence[str] | None = None,
+    dtype: str = "fp32",
+    verify: bool = False,
+    revision: str | None = None,
+    reporter: Reporter | None = None,
+) -> SizesResult:
+    """Parameter counts, as `sizes` gives them: of GPT-2's four sizes by the formula (verify: each figure
+    checked against its checkpoint headers on the Hub), or with models, of those models counted from their
+    checkpoint headers (no weights read)."""
+    from gpt2emb.choices import DType
+    from gpt2emb.core import sizes as core
+
+    width = contract.choice(DType, dtype, "dtype").value
+    if models is None:
+        if revision is not None:
+            raise UsageError("revision is for the models given")
+        return core.sizes(width, contract.flag("verify", verify))
+    if verify:
+        raise UsageError("verify checks the four GPT-2 sizes' formula; models are counted from their headers")
+    names = registry.distinct_models(contract.texts_of(models, "models"), revision, reporter)
+    return core.of_models(names, width, revision)
+
+
+def models() -> ModelsResult:
+    """The named models, their shapes, and which are cached, as `models` lists them."""
+    from gpt2emb.core.sizes import models as listed
+
+    return listed()
+
+
+def cache_list() -> CacheResult:
+    """The cache's entries, as `cache list` shows them."""
+    from gpt2emb.core import cache
+
+    return cache.cache_list()
+
+
+def cache_verify(
+    model: str | None = None, repair: bool = False, reporter: Reporter | None = None
+) -> VerifyResult:
+    """Every byte of every cached entry (or one model's) against its checksums, as `cache verify`; with
+    repair, a damaged entry rebuilt."""
+    from gpt2emb.core import cache
+
+    chosen = None if model is None else contract.text("model", model)
+    return cache.cache_verify(
+        chosen, contract.flag("repair", repair), contract.reporter("reporter", reporter)
+    )
+
+
+def cache_clear(model: str | None = None, outdated: bool = False) -> CacheResult:
+    """Remove the cache's entries (or one model's; outdated: only those of folders changed since), as `cache
+    clear`; what is in use is kept and said."""
+    from gpt2emb.core import cache
+
+    chosen = None if model is None else contract.text("model", model)
+    return cache.cache_clear(chosen, contract.flag("outdated", outdated))
+
+
+def cache_refresh(model: str | None = None, reporter: Reporter | None = None) -> RefreshResult:
+    """Ask the Hub again what each recorded branch or tag names (or one model's), as `cache refresh`."""
+    from gpt2emb.core import cache
+
+    chosen = None if model is None else contract.text("model", model)
+    return cache.cache_refresh(chosen, contract.reporter("reporter", reporter))
+
+
+def compare(results: Sequence[NeighborsResult] | Sequence[AnalogyResult]) -> CompareResult:
+    """Several models' answers to one question side by side, and how much each pair's lists overlap, as
+    `neighbors WORD -m A -m B` shows them: results, each handle's neighbors (or analogy) of the same words."""
+    from gpt2emb.core.words import compare as side_by_side
+
+    listed = list(results) if isinstance(results, Sequence) and not isinstance(results, str) else None
+    kinds = {type(r) for r in listed or ()}
+    if not listed or len(listed) < 2 or len(kinds) > 1 or not kinds <= {NeighborsResult, AnalogyResult}:
+        raise WrongType(
+            f"results are two or more NeighborsResult (or AnalogyResult) of the same question, not "
+            f"{contract.shown(results)}"
+        )
+    return side_by_side(listed)  # type: ignore[arg-type]  # one kind, checked above

@@ -11,6 +11,7 @@ from gpt2emb import candidates, limits, ops
 from gpt2emb.choices import Method, Rule
 from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.core.open import (
+    Opened,
     known_facts,
     load,
 )
@@ -50,7 +51,23 @@ def analogy_eval(
     if restrict is not None:
         candidates.check_restrict(restrict, known_facts(model)[1])
     sections = evaluate_files.read_analogies(limits.user_path(file))
-    m, vocab = load(model, reporter, revision)
+    opened = Opened(*load(model, reporter, revision))
+    return analogy_eval_in(opened, file, sections, method, rule, ignore_case, errors, restrict, started)
+
+
+def analogy_eval_in(
+    o: Opened,
+    file: str,
+    sections: list[evaluate_files.Section],
+    method: Method,
+    rule: Rule,
+    ignore_case: bool,
+    errors: bool,
+    restrict: int | None,
+    started: float,
+) -> AnalogyEvalResult:
+    """analogy_eval of an opened model, the file's sections read (started: when the evaluation began)."""
+    m, vocab = o.model, o.vocab
     if restrict is not None:
         candidates.check_restrict(restrict, m.shape.vocab_size)
     words = _words(m, vocab, rule, ignore_case, restrict)
@@ -109,7 +126,14 @@ def similarity_eval(
     """Pearson and Spearman correlation of cosine with human scores, as gensim's evaluate_word_pairs; a line
     that holds no pair (a score that is not a finite number among them) is skipped and counted."""
     read = evaluate_files.read_pairs(limits.user_path(file))
-    m, vocab = load(model, reporter, revision)
+    return similarity_eval_in(Opened(*load(model, reporter, revision)), file, read, rule, ignore_case)
+
+
+def similarity_eval_in(
+    opened: Opened, file: str, read: evaluate_files.Pairs, rule: Rule, ignore_case: bool
+) -> PairsEvalResult:
+    """similarity_eval of an opened model, the file's pairs read."""
+    m, vocab = opened.model, opened.vocab
     words = _words(m, vocab, rule, ignore_case)
     gold, ours, used, named = [], [], [], []
     for a, b, score in read.pairs:

@@ -10,6 +10,7 @@ import numpy as np
 
 from gpt2emb import measures
 from gpt2emb.core.open import (
+    Opened,
     finite,
     load,
     no_position_table,
@@ -81,7 +82,12 @@ def geometry(model: str, reporter: Reporter | None = None, revision: str | None 
     """The shape of wte and of wpe (norms, mean cosine, principal components), and the cosine of every
     wte row with every wpe row next to what random directions would give; a note for each figure that is
     undefined (null)."""
-    m, vocab = load(model, reporter, revision)
+    return geometry_in(Opened(*load(model, reporter, revision)))
+
+
+def geometry_in(o: Opened) -> GeometryResult:
+    """geometry of an opened model."""
+    m, vocab = o.model, o.vocab
     m.check_rows(range(len(m.wte)), range(len(m.wpe)))  # every row is used
     d = m.shape.d_model
     notes: list[str] = []

@@ -17,6 +17,7 @@ from gpt2emb.errors import (
     WrongType,
     option,
 )
+from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.common import Token
 from gpt2emb.store import build
@@ -87,9 +88,12 @@ class Opened:
     """A model's cache entry, opened and checked once, with its vocabulary and what reports on it: what
     every per-model core takes. The handle (handle.Embeddings) is one, with the public methods."""
 
-    def __init__(self, model: Model, vocab: Vocab, reporter: Reporter | None = None) -> None:
+    def __init__(
+        self, model: Model, vocab: Vocab, reporter: Reporter | None = None, ref: ModelRef | None = None
+    ) -> None:
         self.model, self.vocab = model, vocab
         self.reporter = reporter or QuietReporter()  # what export shows unless given its own
+        self.ref = ref  # what the model was opened as: the commands that run it whole ask for it again
 
     @property
     def name(self) -> str:
@@ -116,7 +120,9 @@ def open_entry(
     if revision is not None:
         contract.text("revision", revision)
     reporter = contract.reporter("reporter", reporter)
-    return Opened(*load(model, reporter, revision), reporter)
+    ref = registry.resolve(model, revision)
+    m = build.open_model(ref, reporter)
+    return Opened(m, vocab_of(m), reporter, ref)
 
 
 def open_checked(

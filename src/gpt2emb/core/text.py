@@ -24,6 +24,7 @@ from gpt2emb.errors import (
     option,
     spelt,
 )
+from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.text import (
     ContextLayer,
@@ -110,8 +111,12 @@ def context(
 ) -> ContextResult:
     """Static against contextual: the word's vector in each sentence, at every layer of the model, compared
     between sentences and with the word's row of wte."""
-    from gpt2emb import heavy
+    check_context(word, sentences)
+    return context_of(registry.resolve(model, revision), word, sentences, pool, reporter)
 
+
+def check_context(word: str, sentences: list[str]) -> None:
+    """A word and at least two sentences, checked before any model is opened."""
     if len(sentences) < 2:
         raise UsageError(
             "give a word and at least two sentences that hold it, as in: "
@@ -121,8 +126,15 @@ def context(
     for n, sentence in enumerate(sentences, 1):
         if not sentence.strip():
             raise UsageError(f"sentence {n} is empty; give a sentence that holds {word!r}")
+
+
+def context_of(
+    ref: ModelRef, word: str, sentences: list[str], pool: Pool, reporter: Reporter | None
+) -> ContextResult:
+    """context for a model resolved, its word and sentences checked (check_context)."""
+    from gpt2emb import heavy
+
     reporter = reporter or QuietReporter()
-    ref = registry.resolve(model, revision)
     info = revisions.checkpoint_info(ref)
     m, vocab = open_for_whole(ref, info, reporter)
     q = vocab.query(word, False, pool)

@@ -9,6 +9,8 @@ from gpt2emb.core.whole import encode, open_for_whole, weights_folder
 from gpt2emb.errors import (
     BadModel,
     UsageError,
+    option,
+    spelt,
 )
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
@@ -29,12 +31,25 @@ def tying(
     """Whether lm_head reuses wte: config, a model on the meta device, the header; load_model adds data_ptr()
     on the loaded model, grad the gradient of the language-model loss on a text by each of wte's two uses,
     compare how far an untied output layer's rows are from wte's."""
+    check_grad(grad)
+    return tying_of(registry.resolve(model, revision), model, load_model, grad, reporter, compare)
+
+
+def check_grad(grad: str | None) -> None:
+    if grad is not None and not grad:
+        raise UsageError(
+            f"{option('grad')} needs a text of at least two tokens, as in: "
+            + spelt("tying --grad 'the cat sat'", "tying(grad='the cat sat')")
+        )
+
+
+def tying_of(
+    ref: ModelRef, model: str, load_model: bool, grad: str | None, reporter: Reporter | None, compare: bool
+) -> TyingResult:
+    """tying for a model resolved (`model`: as it was named, for the messages)."""
     from gpt2emb import heavy
 
-    if grad is not None and not grad:
-        raise UsageError("--grad needs a text of at least two tokens, as in: tying --grad 'the cat sat'")
     reporter = reporter or QuietReporter()
-    ref = registry.resolve(model, revision)
     info = revisions.checkpoint_info(ref)
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
