@@ -133,7 +133,7 @@ def neighbors(
         )
         for m in models
     ]
-    output.render(results[0] if len(results) == 1 else core.compare(results), json, lines=jsonl)
+    output.render(results[0] if len(results) == 1 else core.side_by_side(results), json, lines=jsonl)
     return ExitCode.OK
 
 
@@ -244,7 +244,7 @@ def analogy(
         )
         for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
-    output.render(results[0] if len(results) == 1 else core.compare(results), json, lines=jsonl)
+    output.render(results[0] if len(results) == 1 else core.side_by_side(results), json, lines=jsonl)
     return ExitCode.OK
 
 
