@@ -351,6 +351,13 @@ def test_similarity_needs_two_words(hub: FakeHub, feed: Feed, bad: str) -> None:
     assert b"fewer than two words" in proc.stderr
 
 
+def test_failed_is_the_older_name_of_failed_line() -> None:
+    """The README showed `gpt2emb.batch.Failed`: code written against it still works."""
+    from gpt2emb import batch
+
+    assert batch.Failed is batch.FailedLine
+
+
 def test_the_readme_notebook_example_runs(hub: FakeHub) -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     (example,) = re.findall(r"```python\n(.+?)\n```", readme, re.DOTALL)
