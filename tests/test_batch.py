@@ -352,10 +352,10 @@ def test_similarity_needs_two_words(hub: FakeHub, feed: Feed, bad: str) -> None:
 
 
 def test_failed_is_the_older_name_of_failed_line() -> None:
-    """The README showed `gpt2emb.batch.Failed`: code written against it still works."""
+    """Failed, the name the README showed for a line without an answer, still is that class."""
     from gpt2emb import batch
 
-    assert batch.Failed is batch.FailedLine
+    assert batch.Failed is batch.FailedLine  # its older name, kept working
 
 
 def test_the_readme_notebook_example_runs(hub: FakeHub) -> None:
