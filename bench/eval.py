@@ -93,7 +93,7 @@ def make_gensim_words(path: Path, wte: np.ndarray) -> None:
 
     pieces = json.loads((VOCAB / "vocab.json").read_text(encoding="utf-8"))
     by_id = [p for p, _ in sorted(pieces.items(), key=lambda kv: kv[1])]
-    words = evaluate_files.Words.build(by_id, [display(p) for p in by_id], Rule.space, ignore_case=False)
+    words = evaluate_files.RuleWords.build(by_id, [display(p) for p in by_id], Rule.space, ignore_case=False)
     kv = KeyedVectors(vector_size=wte.shape[1])
     kv.add_vectors(words.words, wte[words.ids])
     kv.save(str(path))
@@ -104,7 +104,7 @@ def floor_seconds(wte: np.ndarray, questions: Path) -> float:
     (unit rows, then one float32 matrix product per block), and nothing else."""
     pieces = json.loads((VOCAB / "vocab.json").read_text(encoding="utf-8"))
     by_id = [p for p, _ in sorted(pieces.items(), key=lambda kv: kv[1])]
-    words = evaluate_files.Words.build(by_id, [display(p) for p in by_id], Rule.space, ignore_case=True)
+    words = evaluate_files.RuleWords.build(by_id, [display(p) for p in by_id], Rule.space, ignore_case=True)
     found = [
         [words.find(w, True) for w in q]
         for s in evaluate_files.read_analogies(questions)

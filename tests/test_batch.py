@@ -303,29 +303,29 @@ def test_the_handle_streams_words_as_stdin_does(hub: FakeHub, tmp_path: Path) ->
     """each_* take words as stdin's lines are read (a file opened as text is one): an answer each, in order,
     the answer its word gets alone; a word that fails in its place."""
     import gpt2emb
-    from gpt2emb.batch import Failed
+    from gpt2emb.batch import FailedLine
 
     m = gpt2emb.open("gpt2")
     listed = tmp_path / "words.txt"
     listed.write_text("cat\n\n# a comment\n  dog \nid:99999\nking\n", encoding="utf-8")
     with listed.open(encoding="utf-8") as words:
         answers = list(m.each_neighbors(words, k=3))
-    assert [a.word if not isinstance(a, Failed) else a.line.number for a in answers] == [
+    assert [a.word if not isinstance(a, FailedLine) else a.line.number for a in answers] == [
         "cat",
         "dog",
         5,
         "king",
     ]
     alone = run_json("neighbors", "cat", "dog", "king", "-k", "3")["items"]
-    assert [a.to_dict() for a in answers if not isinstance(a, Failed)] == alone
+    assert [a.to_dict() for a in answers if not isinstance(a, FailedLine)] == alone
     failing = answers[2]
-    assert isinstance(failing, Failed) and failing.message.startswith("line 5: id:99999 does not exist")
+    assert isinstance(failing, FailedLine) and failing.message.startswith("line 5: id:99999 does not exist")
     vectors = list(m.each_vector(w for w in ["king", "queen"]))
-    assert [v.to_dict() for v in vectors if not isinstance(v, Failed)] == run_json("vector", "king", "queen")[
-        "items"
-    ]
+    assert [v.to_dict() for v in vectors if not isinstance(v, FailedLine)] == run_json(
+        "vector", "king", "queen"
+    )["items"]
     (question,) = m.each_analogy(["king man woman"], k=2)
-    assert not isinstance(question, Failed)
+    assert not isinstance(question, FailedLine)
     assert question.to_dict() == run_json("analogy", "king", "man", "woman", "-k", "2")
     matrix, failed = m.each_similarity(["cat", "dog", "id:99999"])
     assert matrix is not None and matrix.to_dict() == run_json("similarity", "cat", "dog")
@@ -349,6 +349,13 @@ def test_similarity_needs_two_words(hub: FakeHub, feed: Feed, bad: str) -> None:
     proc = feed(["similarity", "-"], bad)
     assert proc.returncode == 2
     assert b"fewer than two words" in proc.stderr
+
+
+def test_failed_is_the_older_name_of_failed_line() -> None:
+    """Failed, the name the README showed for a line without an answer, still is that class."""
+    from gpt2emb import batch
+
+    assert batch.Failed is batch.FailedLine  # its older name, kept working
 
 
 def test_the_readme_notebook_example_runs(hub: FakeHub) -> None:

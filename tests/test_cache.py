@@ -37,7 +37,7 @@ class Notes:
         return self.quiet.progress(label, total)
 
 
-def open_gpt2(reporter: Reporter | None = None) -> store_entries.Model:
+def open_gpt2(reporter: Reporter | None = None) -> store_entries.OpenedEntry:
     return build.open_model(registry.resolve("gpt2"), reporter)
 
 

@@ -53,7 +53,7 @@ def test_fewer_rows_than_k_give_fewer_answers_never_padding() -> None:
 
 def test_restrict_sinks_the_columns_outside_the_mask_of_a_block() -> None:
     lo, hi = np.zeros((2, 4)), np.ones((2, 4))
-    ops.restrict(lo, hi, np.array([True, False, True, False]))
+    ops.sink_outside(lo, hi, np.array([True, False, True, False]))
     assert (lo[:, [1, 3]] == -np.inf).all() and (hi[:, [1, 3]] == -np.inf).all()
     assert (lo[:, [0, 2]] == 0).all() and (hi[:, [0, 2]] == 1).all()
 

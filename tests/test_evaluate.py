@@ -162,7 +162,7 @@ def test_ranks_and_correlations() -> None:
 
 
 def correct_per_section(
-    wte: np.ndarray, words: evaluate_files.Words, questions: Path, ignore_case: bool
+    wte: np.ndarray, words: evaluate_files.RuleWords, questions: Path, ignore_case: bool
 ) -> list[int]:
     """3CosAdd's right answers in each section, counted as api.analogy_eval counts them."""
     ours = []
@@ -199,7 +199,7 @@ def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
         by_id[i] = p
     texts = [display(p) for p in by_id]
     for ignore_case in (False, True):
-        words = evaluate_files.Words.build(by_id, texts, Rule.space, ignore_case)
+        words = evaluate_files.RuleWords.build(by_id, texts, Rule.space, ignore_case)
         keys, ids = rule_keys(pieces, len(pieces), "space")
         assert words.words == keys
         _, sections = gensim_on(wte, keys, ids).evaluate_word_analogies(
@@ -213,13 +213,13 @@ def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- the blocked pass, question by question
 
 
-def vocabulary(names: list[str], ignore_case: bool) -> evaluate_files.Words:
+def vocabulary(names: list[str], ignore_case: bool) -> evaluate_files.RuleWords:
     """A word vocabulary of the bare rule whose word i is token i."""
-    return evaluate_files.Words.build(names, names, Rule.bare, ignore_case)
+    return evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case)
 
 
 def reference(
-    wte: np.ndarray, words: evaluate_files.Words, abc: np.ndarray, method: Method, ignore_case: bool
+    wte: np.ndarray, words: evaluate_files.RuleWords, abc: np.ndarray, method: Method, ignore_case: bool
 ) -> list[int]:
     """Every candidate scored exactly, row by row in float64, then gensim's rule: no fast pass to trust."""
     x = wte[words.ids].astype(np.float64)

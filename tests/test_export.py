@@ -335,7 +335,7 @@ def test_unwritable_output(hub: FakeHub, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("table", "row"), [("wte", TWIN), ("wpe", POS)])
 def test_a_damaged_row_is_refused_and_nothing_is_replaced(
-    big: entries.Model,  # noqa: F811  (test_verify's fixture: rows outside the checksum sampled on open)
+    big: entries.OpenedEntry,  # noqa: F811  (test_verify's fixture: rows outside the checksum sampled on open)
     tmp_path: Path,
     table: str,
     row: int,

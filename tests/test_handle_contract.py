@@ -124,12 +124,12 @@ def test_numpy_numbers_stay_welcome(m: handle.Embeddings) -> None:
 
 
 def test_a_stream_item_that_is_not_unicode_fails_as_its_line(m: handle.Embeddings) -> None:
-    from gpt2emb.batch import Failed
+    from gpt2emb.batch import FailedLine
 
     answers = list(m.each_vector(["cat", "ca\udcfft", "dog"]))
     failed = answers[1]
-    assert isinstance(failed, Failed) and failed.message.startswith("line 2: it is not Unicode text")
-    assert [a.word for a in answers if not isinstance(a, Failed)] == ["cat", "dog"]
+    assert isinstance(failed, FailedLine) and failed.message.startswith("line 2: it is not Unicode text")
+    assert [a.word for a in answers if not isinstance(a, FailedLine)] == ["cat", "dog"]
 
 
 def test_the_contract_is_documented() -> None:

@@ -35,7 +35,7 @@ def test_a_word_two_tokens_show_is_one_candidate(rule: Rule) -> None:
     """Two tokens that show the same text (two entries of one display) are one candidate word, the first."""
     display = [" king", " king", "king", " queen", "king", " ", " a b", "queen", " queen"]
     pieces = [f"p{i}" for i in range(len(display))]
-    words = evaluate_files.Words.build(pieces, display, rule, ignore_case=False)
+    words = evaluate_files.RuleWords.build(pieces, display, rule, ignore_case=False)
     expected_words, expected_ids = first_spellings(display, rule)
     assert (words.words, words.ids.tolist()) == (expected_words, expected_ids)
     assert len(set(words.words)) == len(words.words)
@@ -72,11 +72,11 @@ def other_spellings(words: list[str], question: list[int]) -> list[int]:
 
 def test_other_spellings_of_two_and_of_three() -> None:
     names = ["king", "King", "queen", "QUEEN", "Queen", "man", "woman", "Woman"]
-    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=True)
+    words = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case=True)
     for question in ([0, 2, 5], [1, 3, 6], [5, 6, 7], [0, 1, 4]):
         assert words.spellings(np.array(question)) == other_spellings(names, question)
     assert words.spellings(np.array([0, 2, 5])) == [1, 3, 4]  # a word of two spellings counts too
-    as_typed = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
+    as_typed = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case=False)
     assert as_typed.spellings(np.array([0, 2, 5])) == []
 
 
@@ -104,7 +104,7 @@ def epsilon_table() -> np.ndarray:
 def test_3cosmul_answer_where_the_epsilon_decides() -> None:
     wte = epsilon_table()
     names = [f"w{i}" for i in range(len(wte))]
-    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
+    words = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case=False)
     got = evaluate_scoring.analogy_answers(wte, words, np.array([[0, 1, 2]]), Method.cosmul, False)
     expected = int(np.argmax(cosmul_scores(wte, 0, 1, 2, 1e-6)))
     assert got.tolist() == [expected]
@@ -176,7 +176,7 @@ def test_no_answer_where_every_candidate_is_an_input_a_spelling_or_broken(
     wte[4] = np.nan
     if not ignore_case:
         wte[3, 2] = np.inf
-    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case)
+    words = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case)
     got = evaluate_scoring.analogy_answers(wte, words, np.array([[0, 1, 2], [0, 1, 2]]), method, ignore_case)
     assert got.tolist() == [-1, -1]
     wte[4] = rng.standard_normal(6)  # one candidate left: it is the answer
@@ -195,7 +195,7 @@ def test_a_zero_row_scores_its_cosines_of_zero(method: Method) -> None:
     others = -target + 0.05 * rng.standard_normal((5, 6))  # pointing away from the answer
     wte = np.vstack([a, b, c, others[:2], np.zeros(6), others[2:]]).astype(np.float32)
     names = [f"w{i}" for i in range(len(wte))]
-    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
+    words = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case=False)
     unit = [r / n if (n := np.linalg.norm(r)) > 0 else r for r in wte.astype(np.float64)]
     if method is Method.cosmul:
         scores = [
@@ -229,7 +229,7 @@ def step_ties(seed: int = 53) -> tuple[np.ndarray, np.ndarray]:
 def test_3cosadd_answers_where_the_fast_steps_round_apart() -> None:
     wte, abc = step_ties()
     names = [f"w{i}" for i in range(len(wte))]
-    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
+    words = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case=False)
     x = wte.astype(np.float64)
     unit = x / np.sqrt((x * x).sum(axis=1))[:, None]
     expected = []
@@ -261,7 +261,7 @@ def test_more_pairs_than_words_in_ten_dimensions() -> None:
     rng = np.random.default_rng(59)
     wte = rng.standard_normal((25, 10)).astype(np.float32)
     names = [f"w{i}" for i in range(len(wte))]
-    words = evaluate_files.Words.build(names, names, Rule.bare, ignore_case=False)
+    words = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case=False)
     pairs = [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1), (3, 4), (4, 3)]
     abc = np.array([(a, b, next(c for c in range(5) if c not in (a, b))) for a, b in pairs])
     x = wte.astype(np.float64)

@@ -43,7 +43,7 @@ def big_files(tiny: Tiny) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def big(hub: FakeHub, big_files: dict[str, bytes]) -> Iterator[entries.Model]:
+def big(hub: FakeHub, big_files: dict[str, bytes]) -> Iterator[entries.OpenedEntry]:
     hub.repos[BIG] = Repo(COMMIT, dict(big_files))
     yield build.open_model(registry.resolve(BIG))
 
@@ -75,7 +75,7 @@ def verify(*args: str, code: int = 0) -> dict[str, Any]:
     return doc
 
 
-def overwrite(m: entries.Model, name: str, offset: int, data: bytes) -> None:
+def overwrite(m: entries.OpenedEntry, name: str, offset: int, data: bytes) -> None:
     """Change bytes of an entry's file in place, and check that the sampled checksum cannot see it."""
     path = m.path / name
     size = path.stat().st_size
@@ -92,21 +92,21 @@ def overwrite(m: entries.Model, name: str, offset: int, data: bytes) -> None:
     assert entries._fingerprint(path) == manifest["files"][name]
 
 
-def row_offset(m: entries.Model, array: str, row: int) -> int:
+def row_offset(m: entries.OpenedEntry, array: str, row: int) -> int:
     a = getattr(m, array)
     row_bytes = a.itemsize * (a.shape[1] if a.ndim == 2 else 1)
     header = (m.path / f"{array}.npy").stat().st_size - row_bytes * a.shape[0]
     return int(header + row * row_bytes)
 
 
-def flip_byte(m: entries.Model, array: str, row: int) -> None:
+def flip_byte(m: entries.OpenedEntry, array: str, row: int) -> None:
     """One byte in the middle of a row: the lowest byte of a float32, so the value moves by ~1e-7."""
     offset = row_offset(m, array, row) + 4 * (getattr(m, array).shape[-1] // 2)
     old = (m.path / f"{array}.npy").read_bytes()[offset]
     overwrite(m, f"{array}.npy", offset, bytes([old ^ 0x01]))
 
 
-def test_checksums_are_those_of_the_bytes_written(big: entries.Model) -> None:
+def test_checksums_are_those_of_the_bytes_written(big: entries.OpenedEntry) -> None:
     manifest = json.loads((big.path / "manifest.json").read_text())
     assert manifest["format"] == entries.FORMAT
     files = sorted(p.name for p in big.path.iterdir() if p.name != "manifest.json")
@@ -119,7 +119,7 @@ def test_checksums_are_those_of_the_bytes_written(big: entries.Model) -> None:
             assert int(table[i]) == zlib.crc32(np.ascontiguousarray(rows[i]).tobytes())
 
 
-def test_a_sound_cache_verifies(big: entries.Model) -> None:
+def test_a_sound_cache_verifies(big: entries.OpenedEntry) -> None:
     doc = verify()
     assert [(e["name"], e["commit"], e["ok"], e["damaged"]) for e in doc["entries"]] == [
         (BIG, COMMIT, True, [])
@@ -151,23 +151,23 @@ WPE_SHOWN = [
 WPE_NOT_SHOWN = [("positions", "0", "1", "2"), ("input", " king" * POS)]
 
 
-def damage_wte_byte(m: entries.Model) -> None:
+def damage_wte_byte(m: entries.OpenedEntry) -> None:
     flip_byte(m, "wte", TWIN)
 
 
-def damage_wte_row(m: entries.Model) -> None:  # the issue's case: a row negated in place
+def damage_wte_row(m: entries.OpenedEntry) -> None:  # the issue's case: a row negated in place
     overwrite(m, "wte.npy", row_offset(m, "wte", TWIN), (-np.asarray(m.wte[TWIN])).tobytes())
 
 
-def damage_wpe_byte(m: entries.Model) -> None:
+def damage_wpe_byte(m: entries.OpenedEntry) -> None:
     flip_byte(m, "wpe", POS)
 
 
-def damage_wpe_row(m: entries.Model) -> None:  # another position's row in its place
+def damage_wpe_row(m: entries.OpenedEntry) -> None:  # another position's row in its place
     overwrite(m, "wpe.npy", row_offset(m, "wpe", POS), np.asarray(m.wpe[0]).tobytes())
 
 
-def damage_norm(m: entries.Model) -> None:  # half the norm: the twin's cosines double, so it is shown
+def damage_norm(m: entries.OpenedEntry) -> None:  # half the norm: the twin's cosines double, so it is shown
     half = np.float32(m.wte_norm[TWIN] / 2).tobytes()
     overwrite(m, "wte_norm.npy", row_offset(m, "wte_norm", TWIN), half)
 
@@ -183,7 +183,11 @@ def damage_norm(m: entries.Model) -> None:  # half the norm: the twin's cosines 
     ],
 )
 def test_damage_is_found_refused_and_repaired(
-    big: entries.Model, damage: Any, file: str, shown: list[tuple[str, ...]], not_shown: list[tuple[str, ...]]
+    big: entries.OpenedEntry,
+    damage: Any,
+    file: str,
+    shown: list[tuple[str, ...]],
+    not_shown: list[tuple[str, ...]],
 ) -> None:
     damage(big)
     for args in shown:
@@ -213,14 +217,14 @@ def test_damage_is_found_refused_and_repaired(
     assert answer("neighbors", "cat", "-k", "1")["items"][0]["neighbors"][0]["id"] == TWIN
 
 
-def test_a_row_neither_used_nor_shown_is_left_to_cache_verify(big: entries.Model) -> None:
+def test_a_row_neither_used_nor_shown_is_left_to_cache_verify(big: entries.OpenedEntry) -> None:
     """The twin negated is no longer near cat: cat's answer does not show it, so it answers (without it)."""
     damage_wte_row(big)
     assert answer("neighbors", "cat", "-k", "1")["items"][0]["neighbors"][0]["token"] == " cats"
     assert verify(code=6)["entries"][0]["damaged"] == ["wte.npy"]
 
 
-def test_a_changed_manifest_is_noticed_on_open(big: entries.Model) -> None:
+def test_a_changed_manifest_is_noticed_on_open(big: entries.OpenedEntry) -> None:
     text = (big.path / "manifest.json").read_text()
     assert '"tied": true' in text
     (big.path / "manifest.json").write_text(text.replace('"tied": true', '"tied": false'))
@@ -231,7 +235,7 @@ def test_a_changed_manifest_is_noticed_on_open(big: entries.Model) -> None:
     assert verify()["entries"][0]["ok"]
 
 
-def test_an_entry_of_an_older_version_is_rebuilt(big: entries.Model) -> None:
+def test_an_entry_of_an_older_version_is_rebuilt(big: entries.OpenedEntry) -> None:
     manifest = json.loads((big.path / "manifest.json").read_text())
     (big.path / "manifest.json").write_text(json.dumps({**manifest, "format": entries.FORMAT - 1}))
     entry = verify(code=6)["entries"][0]
@@ -244,7 +248,7 @@ def test_an_entry_of_an_older_version_is_rebuilt(big: entries.Model) -> None:
     assert json.loads((big.path / "manifest.json").read_text())["format"] == entries.FORMAT
 
 
-def test_a_repair_that_cannot_fetch_keeps_the_damaged_entry(big: entries.Model, hub: FakeHub) -> None:
+def test_a_repair_that_cannot_fetch_keeps_the_damaged_entry(big: entries.OpenedEntry, hub: FakeHub) -> None:
     damage_wpe_byte(big)
     hub.fault = lambda method, path: "drop"
     result = run_cli("cache", "verify", "--repair")
@@ -258,7 +262,7 @@ def test_a_repair_that_cannot_fetch_keeps_the_damaged_entry(big: entries.Model, 
 
 
 def test_verify_one_model_reads_every_byte_with_progress(
-    big: entries.Model, hub: FakeHub, tiny: Tiny
+    big: entries.OpenedEntry, hub: FakeHub, tiny: Tiny
 ) -> None:
     build.open_model(registry.resolve("gpt2"))
 

@@ -178,11 +178,11 @@ def live_folder(caches: dict[str, Path], name: str) -> str:
     return str(caches["cache"] / "hub" / "openai-community--gpt2" / name)
 
 
-def open_gpt2() -> entries.Model:
+def open_gpt2() -> entries.OpenedEntry:
     return build.open_model(registry.resolve("gpt2"))
 
 
-def damage(m: entries.Model) -> None:
+def damage(m: entries.OpenedEntry) -> None:
     """Zeros over the end of wte.npy: found on the next open (a sampled block) and by cache verify."""
     with (m.path / "wte.npy").open("r+b") as f:
         f.seek(-256, os.SEEK_END)

@@ -32,7 +32,7 @@ class Line:
 
 
 @dataclass(frozen=True)
-class Failed:
+class FailedLine:
     """A line without an answer: the others still get theirs."""
 
     line: Line
@@ -43,23 +43,26 @@ class Failed:
         return f"line {self.line.number}: {self.error.message}"
 
 
+Failed = FailedLine  # its older name, kept working (the README showed it)
+
+
 Item = TypeVar("Item")
 
 
 @dataclass(frozen=True)
 class Answers(Generic[Item]):
-    """A stream's answers, one per line in order (a Failed for a line without one), and what is said of
+    """A stream's answers, one per line in order (a FailedLine for a line without one), and what is said of
     them: all answers as one document (--json); one answer as a document of its own (a table), the first
     of them with what is said once (candidates, notes); notes said once, before the answers (JSON lines);
     and the notes of one answer that its JSON line does not hold."""
 
-    each: Iterator[Item | Failed]
+    each: Iterator[Item | FailedLine]
     whole: Callable[[tuple[Item, ...]], Any]
     one: Callable[[Item, bool], Any]
     notes: tuple[str, ...] = ()
     notes_of: Callable[[Item], tuple[str, ...]] = lambda item: ()
 
-    def __iter__(self) -> Iterator[Item | Failed]:
+    def __iter__(self) -> Iterator[Item | FailedLine]:
         return self.each
 
 
@@ -75,9 +78,9 @@ def each(
     blocks: Iterable[list[Line]],
     prepare: Callable[[str], Prepared],
     answer: Callable[[list[Prepared]], list[Answer]],
-) -> Iterator[Answer | Failed]:
+) -> Iterator[Answer | FailedLine]:
     """Each line's answer, in the order of the lines: a block's good lines answered together, a line that
-    fails (its word, not the model) as a Failed in its place. A block's first failed line splits its pass:
+    fails (its word, not the model) as a FailedLine in its place. A block's first failed line splits its pass:
     the lines before it are answered and it is yielded before any line after it is looked at, so a consumer
     that stops there (--strict) has had nothing computed in vain; the rest of the block is one more pass (at
     most two a block however many of its lines fail: a split at each would cost a pass over wte each)."""
@@ -92,12 +95,12 @@ def _answered(
     prepare: Callable[[str], Prepared],
     answer: Callable[[list[Prepared]], list[Answer]],
     until_failure: bool,
-) -> Iterator[Answer | Failed]:
+) -> Iterator[Answer | FailedLine]:
     """The answers of the lines taken from `lines` (up to and with the first failed one, until_failure),
     in order, their good lines in one pass."""
     taken: list[Line] = []
     ready: dict[int, Prepared] = {}
-    failed: dict[int, Failed] = {}
+    failed: dict[int, FailedLine] = {}
     for line in lines:
         taken.append(line)
         try:
@@ -107,7 +110,7 @@ def _answered(
         except DamagedEntry:
             raise  # the cache entry, not the line: nothing else can be answered either
         except Gpt2embError as e:
-            failed[line.number] = Failed(line, e)
+            failed[line.number] = FailedLine(line, e)
             if until_failure:
                 break
     answers = dict(zip(ready, answer(list(ready.values())), strict=True)) if ready else {}

@@ -1,6 +1,6 @@
 """Which rows may be an answer of neighbors and analogy: the tokens of an --among file's words, the first
 --restrict N ids, the whole words (--whole-words), any of them together (they intersect), as one boolean mask
-over the rows. The ranking honours it exactly (ops.Ranking.top and rank, ops.restrict).
+over the rows. The ranking honours it exactly (ops.Ranking.top and rank, ops.sink_outside).
 
 A word of the file means what it means on the command line (Vocab.query, with the command's --exact and
 --pool). A word the tokenizer splits has no row of its own, so it cannot be ranked as one token: it is left

@@ -15,7 +15,10 @@ class ExitCode(IntEnum):
     UNKNOWN_MODEL = 3  # a model name that is not in the registry, not a repo id, not a folder
     NOT_CACHED = 4  # offline and the model has never been fetched
     NETWORK = 5  # the Hub could not be reached or answered with an error
-    BAD_MODEL = 6  # the model is not GPT-2 shaped, or its files disagree with each other
+    # a model gpt2emb cannot use as it is: a type it does not read, files that disagree with each other
+    # or with the Hub's figures (sizes --verify), a damaged cache entry, or one that cache clear could not
+    # remove (in use)
+    BAD_MODEL = 6
     SOME_FAILED = 7  # words from stdin: some lines had no answer (each reported on stderr), the rest did
     INTERRUPTED = 130
 

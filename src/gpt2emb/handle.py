@@ -59,7 +59,7 @@ class Embeddings(Opened):
 
     Words are given as on the command line: a str is one word, a list several; `id:N` is token N. The
     `each_*` methods answer a stream of numbered lines (`batch.Line`) a block at a time, a failed line as a
-    `batch.Failed` in its place, as `neighbors -` does.
+    `batch.FailedLine` in its place, as `neighbors -` does.
 
     The contract of every public method: a bad value raises a gpt2emb.Gpt2embError (`code`: the command's
     exit code); a value of the wrong type raises a TypeError naming the parameter ("exact must be a bool
@@ -229,13 +229,13 @@ class Embeddings(Opened):
     # ------------------------------------------------------------------ streams of lines
 
     # A stream of words: each answered as it comes, in blocks of a matrix pass, a word that fails as a
-    # batch.Failed in its place (the others still answered). A str each, read as a line of stdin is: the
+    # batch.FailedLine in its place (the others still answered). A str each, read as a line of stdin is: the
     # spaces around it dropped, a blank one or a `# comment` skipped. A file opened in text mode is one.
 
     def each_vector(
         self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> batch.Answers[VectorItem]:
-        """Each word's row, as `vector` gives it, one VectorItem (or batch.Failed) per word."""
+        """Each word's row, as `vector` gives it, one VectorItem (or batch.FailedLine) per word."""
         return each_vector_in(self, contract.blocks_of(words), exact, pool)
 
     def each_neighbors(
@@ -277,7 +277,7 @@ class Embeddings(Opened):
 
     def each_similarity(
         self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
-    ) -> tuple[SimilarityResult | None, list[batch.Failed]]:
+    ) -> tuple[SimilarityResult | None, list[batch.FailedLine]]:
         """One matrix of every word that has a row (None for fewer than two); the words that fail, apart."""
         return each_similarity_in(self, contract.blocks_of(words), exact, pool)
 

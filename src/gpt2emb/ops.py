@@ -95,7 +95,7 @@ def _within_one(cosines: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Ranking:
     """A score for every row of a table: lo <= exact <= hi, and exact(ids) gives the exact scores. lo and hi
-    hold no NaN (see `bounded`): a row without a bound has lo = -inf and hi = inf."""
+    hold no NaN (see `widen_nan_bounds`): a row without a bound has lo = -inf and hi = inf."""
 
     lo: np.ndarray
     hi: np.ndarray
@@ -118,7 +118,7 @@ class Ranking:
         lo, hi = self.lo, self.hi
         if allowed is not None:
             lo, hi = lo.copy(), hi.copy()
-            restrict(lo, hi, allowed)
+            sink_outside(lo, hi, allowed)
         rows = len(lo) if allowed is None else int(allowed.sum())
         k = min(k, rows - (len(out) if allowed is None else int(allowed[out].sum())))
         if k <= 0:
@@ -144,13 +144,13 @@ class Ranking:
         lo, hi = self.lo, self.hi
         if allowed is not None:
             lo, hi = lo.copy(), hi.copy()
-            restrict(lo, hi, allowed)
+            sink_outside(lo, hi, allowed)
         surely_above = int((lo > score).sum())
         unsure = np.flatnonzero((lo <= score) & (hi > score))
         return surely_above + int((self.scores(unsure) > score).sum()) + 1, score
 
 
-def restrict(lo: np.ndarray, hi: np.ndarray, allowed: np.ndarray) -> None:
+def sink_outside(lo: np.ndarray, hi: np.ndarray, allowed: np.ndarray) -> None:
     """Sink, in place, every row outside `allowed` (a boolean mask over the last axis: the rows of a ranking,
     or the columns of a block of queries by rows) below any score: its bounds become -inf, so no k-th best
     and no rank counts it. The one place candidates are restricted (--among, --restrict, --whole-words)."""
@@ -319,11 +319,11 @@ def _bounded(
     if not (safe_rows.all() and safe_queries.all()):
         for rows in (np.s_[:, ~safe_rows], np.s_[~safe_queries, :]):
             lo[rows], hi[rows] = -np.inf, np.inf
-        bounded(lo, hi)
+        widen_nan_bounds(lo, hi)
     return lo, hi
 
 
-def bounded(lo: np.ndarray, hi: np.ndarray) -> None:
+def widen_nan_bounds(lo: np.ndarray, hi: np.ndarray) -> None:
     """Widen, in place, a bound that is NaN (a row holding NaN or inf) to all numbers."""
     lo[np.isnan(lo)], hi[np.isnan(hi)] = -np.inf, np.inf
 
@@ -382,5 +382,5 @@ def analogy_of(rankings: list[Ranking], method: Method) -> Ranking:
 
     lo = cosmul(shifted(ra.lo), shifted(rb.hi), shifted(rc.lo))
     hi = cosmul(shifted(ra.hi), shifted(rb.lo), shifted(rc.hi))
-    bounded(lo, hi)
+    widen_nan_bounds(lo, hi)
     return Ranking(lo, hi, lambda ids: cosmul(*((1 + r.exact(ids)) / 2 for r in (ra, rb, rc))))

@@ -2,7 +2,7 @@
 
 The rule everywhere: a word typed on the command line means the word as it appears inside running text,
 so `king` is the token " king". `--exact` takes the text as typed, not starting a word (each family's way,
-Words.exact: BERT's `ing` is "##ing"). A word the tokenizer splits is never cut silently: the pieces are
+Spelling.exact: BERT's `ing` is "##ing"). A word the tokenizer splits is never cut silently: the pieces are
 kept, and the pool mode says how one vector is made of them. What is not a word is refused with the reason:
 control characters, special tokens such as <|endoftext|> (ask for them by id), text of which the tokenizer
 holds no character whole (an emoji without a token of its own: only byte fragments), more than MAX_PIECES
@@ -27,10 +27,10 @@ from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
 from gpt2emb.errors import BadModel, UsageError, not_unicode, option
-from gpt2emb.families import Words
+from gpt2emb.families import Spelling
 from gpt2emb.forms import Forms
 
-BYTE_LEVEL = Words()
+BYTE_LEVEL = Spelling()
 
 MAX_WORD_CHARS = 1000
 MAX_PIECES = 8  # a "word" of more tokens than this is a phrase or noise: the mean of its rows says little
@@ -155,7 +155,7 @@ class Vocab:
     """The tokenizer of one cache entry, loaded as lazily as possible."""
 
     def __init__(
-        self, entry: Path, n_rows: int, words: Words = BYTE_LEVEL, specials: re.Pattern[str] | None = None
+        self, entry: Path, n_rows: int, words: Spelling = BYTE_LEVEL, specials: re.Pattern[str] | None = None
     ) -> None:
         self._entry = entry
         self.n_rows = n_rows
@@ -207,9 +207,9 @@ class Vocab:
     def _shortcut(self) -> bool:
         """Whether words.whole may answer without the tokenizer. Byte-level BPE's rule holds for GPT-2's own
         splitter only (Qwen2's splits digits one by one): an entry whose tokenizer bpe.py reproduces holds
-        bpe.npy, and one built before added.json existed is a GPT-2 entry. Another family's Words says itself
-        where its rule holds."""
-        if type(self.words) is not Words:
+        bpe.npy, and one built before added.json existed is a GPT-2 entry. Another family's Spelling says
+        itself where its rule holds."""
+        if type(self.words) is not Spelling:
             return True
         return (self._entry / bpe.FILE).is_file() or not (self._entry / ADDED_FILE).is_file()
 
@@ -263,7 +263,7 @@ class Vocab:
         return self._pieces[token_id] if 0 <= token_id < len(self._pieces) else ""
 
     def token(self, token_id: int) -> str:
-        """A token as tables and JSON show it: the text it stands for (see Words.text)."""
+        """A token as tables and JSON show it: the text it stands for (see Spelling.text)."""
         shown = self._shown.get(token_id)
         if shown is None:
             shown = self._shown[token_id] = self._token(token_id)
@@ -377,7 +377,7 @@ class Vocab:
     @functools.cached_property
     def _exact(self) -> Callable[[str], tuple[int, ...] | None] | None:
         """The family's way to take a text as typed, not starting a word, where its tokenizer would start
-        one (Words.exact); None where the tokenizer takes a text as typed."""
+        one (Spelling.exact); None where the tokenizer takes a text as typed."""
         return self.words.exact(self._entry / "tokenizer.json")
 
     def _as_typed(self, text: str) -> tuple[int, ...] | None:

@@ -14,7 +14,7 @@ from gpt2emb.registry import DEFAULT_MODEL
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from gpt2emb.batch import Answers, Failed, Line
+    from gpt2emb.batch import Answers, FailedLine, Line
 
 
 def _from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool:
@@ -62,7 +62,7 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
     """Print a batch's answers as they come (a table, or a JSON line, each); one JSON document of them all
     at the end with --json. A line that failed is reported on stderr, and the exit code says some did."""
     from gpt2emb import limits
-    from gpt2emb.batch import Failed
+    from gpt2emb.batch import FailedLine
 
     code: int = ExitCode.OK
     kept: list[Any] = []
@@ -71,7 +71,7 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
     for note in answers.notes if jsonl else ():  # said once, before the lines (tables: in the first)
         reporter.note(note)
     for answer in answers:
-        if isinstance(answer, Failed):
+        if isinstance(answer, FailedLine):
             code = _failures([answer], as_json or jsonl, strict)
         elif jsonl:
             output.line(answer)
@@ -92,7 +92,7 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
     return code
 
 
-def _failures(failed: list[Failed], as_json: bool, strict: bool) -> int:
+def _failures(failed: list[FailedLine], as_json: bool, strict: bool) -> int:
     """Report lines that failed, each on stderr with its number; with --strict the first ends the run."""
     for f in failed:
         output.error(f.message, f.error.kind, f.error.code, as_json, f.line.number)

@@ -215,7 +215,7 @@ def analogy(
         core.analogy(m, a, b, c, options, method, output.reporter(json or jsonl), revision)
         for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
-    output.render(results[0] if len(results) == 1 else core.compare(results), json, lines=jsonl)
+    output.render(results[0] if len(results) == 1 else core.side_by_side(results), json, lines=jsonl)
     return ExitCode.OK
 
 

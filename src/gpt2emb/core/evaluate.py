@@ -19,18 +19,18 @@ from gpt2emb.errors import (
     UsageError,
 )
 from gpt2emb.report import Reporter
-from gpt2emb.results.evaluate import AnalogyEvalResult, Failure, PairsEvalResult, SectionScore
-from gpt2emb.store.entries import Model
+from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult, SectionScore, WrongAnswer
+from gpt2emb.store.entries import OpenedEntry
 from gpt2emb.tokens import Vocab
 
 
 def _words(
-    m: Model, vocab: Vocab, rule: Rule, ignore_case: bool, restrict: int | None = None
-) -> evaluate_files.Words:
+    m: OpenedEntry, vocab: Vocab, rule: Rule, ignore_case: bool, restrict: int | None = None
+) -> evaluate_files.RuleWords:
     """The words of a rule, from the first `restrict` token ids only when given (gensim's restrict_vocab)."""
     pieces, texts = vocab.texts()
     rows = m.shape.vocab_size if restrict is None else restrict
-    return evaluate_files.Words.build(pieces[:rows], texts[:rows], rule, ignore_case)
+    return evaluate_files.RuleWords.build(pieces[:rows], texts[:rows], rule, ignore_case)
 
 
 def analogy_eval(
@@ -91,7 +91,9 @@ def analogy_eval_in(
             for i, ok, p in zip(ks, right[mine], predicted[mine], strict=True):
                 if not ok:
                     a, b, c, d = section.questions[i]
-                    failures.append(Failure(section.name, (a, b, c), d, words.words[p] if p >= 0 else None))
+                    failures.append(
+                        WrongAnswer(section.name, (a, b, c), d, words.words[p] if p >= 0 else None)
+                    )
     correct = sum(s.correct for s in scores)
     answered = correct + sum(s.incorrect for s in scores)
     skipped = sum(s.skipped for s in scores)

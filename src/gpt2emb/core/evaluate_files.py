@@ -26,7 +26,7 @@ from gpt2emb.errors import UsageError
 
 
 @dataclass(frozen=True)
-class Words:
+class RuleWords:
     """The word vocabulary of a rule: word i is token ids[i]; `group` folds spellings when ignoring case."""
 
     words: list[str]
@@ -36,7 +36,7 @@ class Words:
     members: dict[int, list[int]]  # representative -> every spelling, for words spelt more than one way
 
     @staticmethod
-    def build(pieces: list[str], display: list[str], rule: Rule, ignore_case: bool) -> Words:
+    def build(pieces: list[str], display: list[str], rule: Rule, ignore_case: bool) -> RuleWords:
         words, ids = [], []
         seen: set[str] = set()
         for token_id, text in enumerate(display):
@@ -58,7 +58,7 @@ class Words:
         members: dict[int, list[int]] = {}
         for i, g in enumerate(group.tolist()):
             members.setdefault(g, []).append(i)
-        return Words(
+        return RuleWords(
             words,
             np.array(ids, dtype=np.int64),
             lookup,

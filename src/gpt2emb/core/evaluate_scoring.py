@@ -11,11 +11,11 @@ import numpy as np
 
 from gpt2emb import measures, ops
 from gpt2emb.choices import Method
-from gpt2emb.core.evaluate_files import Words
+from gpt2emb.core.evaluate_files import RuleWords
 
 
 def analogy_answers(
-    wte: np.ndarray, vocab: Words, abc: np.ndarray, method: Method, ignore_case: bool
+    wte: np.ndarray, vocab: RuleWords, abc: np.ndarray, method: Method, ignore_case: bool
 ) -> np.ndarray:
     """For each question (rows of indices a, b, c into the word vocabulary) the index of the predicted word;
     word i's row is wte[vocab.ids[i]].
@@ -136,7 +136,9 @@ class _Questions:
     others: tuple[np.ndarray, np.ndarray]  # (question, candidate): the other spellings of its inputs
 
     @staticmethod
-    def of(wte: np.ndarray, vocab: Words, abc: np.ndarray, method: Method, ignore_case: bool) -> _Questions:
+    def of(
+        wte: np.ndarray, vocab: RuleWords, abc: np.ndarray, method: Method, ignore_case: bool
+    ) -> _Questions:
         words, cols = np.unique(abc, return_inverse=True)
         cols = cols.reshape(-1, 3)
         unit_words, norms = _unit(wte[vocab.ids[words]])
@@ -178,7 +180,7 @@ class _Questions:
             (others[0], others[1]),
         )
 
-    def products(self, wte: np.ndarray, vocab: Words) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    def products(self, wte: np.ndarray, vocab: RuleWords) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """Block by block of candidates: the first one's index, the fast dot products of the file's words with
         them (words x candidates, one matrix product), and those that have no direction (never an answer)."""
         step = _step(wte.shape[1], len(self.words) + len(self.pair_cols))
@@ -240,7 +242,7 @@ class _Questions:
         return scores
 
     def exact(
-        self, wte: np.ndarray, vocab: Words, questions: np.ndarray, candidates: np.ndarray
+        self, wte: np.ndarray, vocab: RuleWords, questions: np.ndarray, candidates: np.ndarray
     ) -> np.ndarray:
         """Each (question, candidate) pair's exact score, in float64 from the rows involved alone: each dot
         product summed along its own row, whichever pairs are asked with it; NaN for a row of no direction."""
@@ -271,7 +273,7 @@ class _Held:
         question, candidate, value = (np.concatenate(p) for p in zip(*self.parts, strict=True))
         return question, candidate, value
 
-    def prune(self, bar: np.ndarray, q: _Questions, wte: np.ndarray, vocab: Words) -> None:
+    def prune(self, bar: np.ndarray, q: _Questions, wte: np.ndarray, vocab: RuleWords) -> None:
         """Drop the candidates below their question's bar; if near-ties (rows repeated) still hold too many,
         keep each question's exact best, which is the best of the rest too."""
         question, candidate, value = self._arrays()
@@ -283,7 +285,7 @@ class _Held:
         self.parts, self.size = [(question, candidate, value)], len(question)
 
     def winners(
-        self, q: _Questions, wte: np.ndarray, vocab: Words
+        self, q: _Questions, wte: np.ndarray, vocab: RuleWords
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The questions that have an answer (in order), their answers and their exact scores."""
         question, candidate, _ = self._arrays()
@@ -292,7 +294,7 @@ class _Held:
 
 
 def _best(
-    q: _Questions, wte: np.ndarray, vocab: Words, question: np.ndarray, candidate: np.ndarray
+    q: _Questions, wte: np.ndarray, vocab: RuleWords, question: np.ndarray, candidate: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each question's exact best candidate (ties: the smaller index), as places in the arrays ordered by
     question, and its exact score."""

@@ -28,7 +28,7 @@ from gpt2emb.errors import (
 )
 from gpt2emb.report import Reporter
 from gpt2emb.results.export import ExportedFile, ExportResult
-from gpt2emb.store.entries import Model
+from gpt2emb.store.entries import OpenedEntry
 from gpt2emb.tokens import Vocab
 
 BLOCK_BYTES = 1 << 22  # rows read, checked and formatted at a time: memory stays flat whatever the table
@@ -88,7 +88,7 @@ _MODEL_FILE = re.compile(
 )
 
 
-def _check_not_read(m: Model, file: Path, said: str) -> None:
+def _check_not_read(m: OpenedEntry, file: Path, said: str) -> None:
     """An export never writes over what its model is read from: its cache entry, or (a folder model) a file
     of the folder that a model is read from; anything else there (a vectors.txt) may be replaced."""
     real = Path(os.path.realpath(file))
@@ -105,7 +105,7 @@ def _check_not_read(m: Model, file: Path, said: str) -> None:
 
 
 def write(
-    m: Model,
+    m: OpenedEntry,
     vocab: Vocab,
     fmt: Format,
     table: Table,
@@ -162,7 +162,7 @@ def write(
 Block = tuple[np.ndarray, np.ndarray]  # (ids, their rows as float32)
 
 
-def _blocks(m: Model, table: Table, ids: np.ndarray, reporter: Reporter) -> Iterator[Block]:
+def _blocks(m: OpenedEntry, table: Table, ids: np.ndarray, reporter: Reporter) -> Iterator[Block]:
     """The rows, a bounded block at a time, each block checked against its checksums before it is given."""
     rows = m.wte if table is Table.wte else m.wpe
     width = rows.shape[1]

@@ -21,16 +21,18 @@ from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.common import Token
 from gpt2emb.store import build
-from gpt2emb.store.entries import Model
+from gpt2emb.store.entries import OpenedEntry
 from gpt2emb.tokens import Query, Vocab, check_word
 
 
-def load(model: str, reporter: Reporter | None = None, revision: str | None = None) -> tuple[Model, Vocab]:
+def load(
+    model: str, reporter: Reporter | None = None, revision: str | None = None
+) -> tuple[OpenedEntry, Vocab]:
     m = build.open_model(registry.resolve(model, revision), reporter)
     return m, vocab_of(m)
 
 
-def vocab_of(m: Model) -> Vocab:
+def vocab_of(m: OpenedEntry) -> Vocab:
     """The tokenizer of a cache entry, with its family's special tokens (refused as words even where the
     entry's tokenizer does not list them)."""
     return Vocab(m.path, m.shape.vocab_size, m.words, m.family.specials)
@@ -154,7 +156,7 @@ def finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
-def positions_learned(m: Model) -> str:
+def positions_learned(m: OpenedEntry) -> str:
     """What a model learned, as the refusals of a position past it say."""
     n, offset = m.shape.n_positions, m.shape.position_offset
     said = f"{m.name} learned {n} positions, 0 to {n - 1}"
@@ -166,12 +168,12 @@ def positions_learned(m: Model) -> str:
     return said
 
 
-def no_position_table(m: Model) -> str:
+def no_position_table(m: OpenedEntry) -> str:
     """Why a model has no position rows, as messages say it."""
     return f"{m.name} has no position table: in a {m.family.title} model, {m.family.no_position_table}"
 
 
-def check_position_table(m: Model, doing: str = "compare") -> None:
+def check_position_table(m: OpenedEntry, doing: str = "compare") -> None:
     """Refuse a command about position rows for a model that learned none (exit 2)."""
     if not m.shape.position_table:
         raise UsageError(
@@ -180,14 +182,14 @@ def check_position_table(m: Model, doing: str = "compare") -> None:
         )
 
 
-def length_limit(m: Model) -> int | None:
+def length_limit(m: OpenedEntry) -> int | None:
     """The most tokens a text may have: one per learned position, less the special tokens the model's
     tokenizer adds around a text in use (<s> and </s>: a text as typed must fit as it is used), None without
     a position table."""
     return m.shape.n_positions - len(m.wraps[0]) - len(m.wraps[1]) if m.shape.position_table else None
 
 
-def past_limit(m: Model) -> str:
+def past_limit(m: OpenedEntry) -> str:
     """Why no more tokens than length_limit fit, as the refusals of a longer text say it."""
     limit, added = length_limit(m), len(m.wraps[0]) + len(m.wraps[1])
     if not added:

@@ -26,7 +26,7 @@ from gpt2emb.errors import (
 )
 from gpt2emb.report import Reporter
 from gpt2emb.results.positions import HeatmapResult, PositionsResult
-from gpt2emb.store.entries import Model
+from gpt2emb.store.entries import OpenedEntry
 
 _RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
 
@@ -52,8 +52,9 @@ def spans_of(specs: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def parse_positions(spans: list[tuple[int, int]], m: Model) -> list[int]:
-    """Positions and ranges; every one must be a row the model learned."""
+def checked_positions(spans: list[tuple[int, int]], m: OpenedEntry) -> list[int]:
+    """Every position of the spans (spans_of parsed them), in order, each checked to be one the model
+    learned, and no more of them than it learned."""
     n_positions = m.shape.n_positions
     for lo, hi in spans:
         for p in (lo, hi):
@@ -112,7 +113,7 @@ def positions_in(o: Opened, positions: int | str | Sequence[int | str]) -> Posit
     spans = spans_of([str(p) for p in listed])
     m = o.model
     check_position_table(m)
-    chosen = parse_positions(spans, m)
+    chosen = checked_positions(spans, m)
     matrix, norms = measures.cosine_matrix(m.wpe[chosen])
     m.check_rows(positions=chosen)
     rows = tuple(p + m.shape.position_offset for p in chosen)

@@ -8,7 +8,6 @@ import math
 from typing import TYPE_CHECKING
 
 from gpt2emb import registry
-from gpt2emb.families.gpt2 import param_counts
 from gpt2emb.registry import Shape
 from gpt2emb.results.sizes import ModelRow, ModelSizes, ModelsResult, SizesResult
 
@@ -80,7 +79,7 @@ def sizes(dtype: str = "fp32", verify: bool = False) -> SizesResult:
     out = []
     for spec in registry.GPT2_SIZES:
         s = spec.shape
-        counts = param_counts(s)
+        counts = _formula(s)
         out.append(
             ModelSizes(
                 spec.name,
@@ -168,7 +167,19 @@ def models() -> ModelsResult:
 
 
 def _formula_total(shape: Shape) -> int | None:
+    counts = _formula_counts(shape)
+    return None if counts is None else counts["total_params"]
+
+
+def _formula(shape: Shape) -> dict[str, int]:
+    counts = _formula_counts(shape)
+    assert counts is not None, shape  # the registry's four GPT-2 sizes: the gpt2 family has a formula
+    return counts
+
+
+def _formula_counts(shape: Shape) -> dict[str, int] | None:
+    """A shape's parameter counts by its family's formula (the record's `params`), None without one."""
     from gpt2emb import families
 
     params = families.by_name(shape.family).params
-    return None if params is None else params(shape)["total_params"]
+    return None if params is None else params(shape)

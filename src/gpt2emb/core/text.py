@@ -35,7 +35,7 @@ from gpt2emb.results.text import (
     InputToken,
 )
 from gpt2emb.store import checkpoint, revisions
-from gpt2emb.store.entries import Model
+from gpt2emb.store.entries import OpenedEntry
 from gpt2emb.tokens import Query, Vocab, check_word, quote
 
 
@@ -74,7 +74,7 @@ def _overflowed(rows: measures.InputRows) -> list[str]:
     ]
 
 
-def _wrapped(m: Model, vocab: Vocab, how: str) -> list[str]:
+def _wrapped(m: OpenedEntry, vocab: Vocab, how: str) -> list[str]:
     """A note where the model's tokenizer, called as usual, adds special tokens around a text, saying `how`
     the command takes them."""
     before, after = m.wraps
@@ -88,14 +88,14 @@ def _wrapped(m: Model, vocab: Vocab, how: str) -> list[str]:
     return [f"{m.name}'s tokenizer, called as usual, adds {shown} the text; {how}"]
 
 
-def _as_typed(m: Model) -> str:
+def _as_typed(m: OpenedEntry) -> str:
     """How `input` takes the special tokens a tokenizer adds (see _wrapped): it shows a text as typed."""
     before = len(m.wraps[0])
     later = f": in use each token sits {before} position{'s' if before > 1 else ''} later" if before else ""
     return f"shown here as typed, without them{later}"
 
 
-def _h0_formula(m: Model) -> str:
+def _h0_formula(m: OpenedEntry) -> str:
     total = "wte[token]" + (" + wpe[position]" if m.shape.position_table else "")
     total += " + type[0]" if m.types is not None else ""
     return f"LayerNorm({total})" if m.norm is not None else total
@@ -193,7 +193,7 @@ def _pieces(vocab: Vocab, ids: tuple[int, ...]) -> str:
     return " + ".join(quote(vocab.token(i)) for i in ids)
 
 
-def _find(vocab: Vocab, q: Query, sentence: str, n: int, m: Model) -> ContextSentence:
+def _find(vocab: Vocab, q: Query, sentence: str, n: int, m: OpenedEntry) -> ContextSentence:
     """Where the word's tokens stand in a sentence: whole tokens, not the start of a longer word."""
     tokens = encode(vocab, sentence, m, f"sentence {n}")
     ids, k = [t.id for t in tokens], len(q.ids)

@@ -117,7 +117,7 @@ def tying_of(
     gradient = None
     if grad is not None:
         gradient = _gradient(ref, info, grad, reporter)
-    comparison = _compare(ref, info, own, reporter) if compare and own is not None else None
+    comparison = _compare_output_layer(ref, info, own, reporter) if compare and own is not None else None
     if load_model:
         equal, pa, pb = heavy.loaded_model_ties(
             weights_folder(ref, info, reporter), family.classes, checkpoint.config_label(ref)
@@ -139,7 +139,7 @@ COMPARE_ALL_BYTES = 1_000_000_000  # an output layer up to 1 GB is compared whol
 COMPARE_SAMPLE, COMPARE_RUN, COMPARE_SEED = 4096, 64, 0  # rows of the sample, in runs of 64, seeded
 
 
-def _compare(ref: ModelRef, info: CheckpointInfo, key: str, reporter: Reporter) -> Comparison:
+def _compare_output_layer(ref: ModelRef, info: CheckpointInfo, key: str, reporter: Reporter) -> Comparison:
     """An untied output layer's rows, fetched by byte ranges (all, or a seeded sample of a large one), each
     against its own row of wte and against a seeded random other row of wte."""
     m = build.open_model(ref, reporter, info.commit)

@@ -17,7 +17,7 @@ from gpt2emb.report import Reporter
 from gpt2emb.results.common import SentenceToken
 from gpt2emb.store import build, checkpoint, entries
 from gpt2emb.store.checkpoint import CheckpointInfo
-from gpt2emb.store.entries import Model
+from gpt2emb.store.entries import OpenedEntry
 from gpt2emb.tokens import Vocab
 
 
@@ -33,7 +33,7 @@ def weights_folder(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> P
     return checkpoint.weights_folder(ref, info)
 
 
-def open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> tuple[Model, Vocab]:
+def open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> tuple[OpenedEntry, Vocab]:
     """The cache entry of a model about to run whole. When it is not built yet, the weights are fetched first
     and it is built from them, so nothing is fetched twice; otherwise they are fetched only once the input has
     been checked against its tokenizer."""
@@ -43,7 +43,7 @@ def open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> t
     return m, vocab_of(m)
 
 
-def encode(vocab: Vocab, text: str, m: Model, what: str) -> tuple[SentenceToken, ...]:
+def encode(vocab: Vocab, text: str, m: OpenedEntry, what: str) -> tuple[SentenceToken, ...]:
     """A text's tokens as the model receives them: exactly the tokenizer's ids (as typed: no space added; a
     special token keeps the spaces around it as their own tokens, as in use), refused when longer than the
     positions the model learned (a model without a position table has no such limit)."""

@@ -29,13 +29,13 @@ from gpt2emb.report import Reporter
 from gpt2emb.results.words import (
     AnalogyInput,
     AnalogyResult,
-    CompareResult,
     Form,
     Neighbor,
     NeighborsItem,
     NeighborsResult,
     Overlap,
     Ranked,
+    SideBySideResult,
     SimilarityResult,
     VectorItem,
     VectorResult,
@@ -355,7 +355,7 @@ def similarity(
     return similarity_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
 
 
-def compare(results: list[NeighborsResult] | list[AnalogyResult]) -> CompareResult:
+def side_by_side(results: list[NeighborsResult] | list[AnalogyResult]) -> SideBySideResult:
     """Several models' answers to one question, and the overlap of each pair's top-k lists (by token)."""
     lists: list[list[tuple[str, list[str]]]] = []  # per model: (query, tokens) for each query
     for r in results:
@@ -371,4 +371,4 @@ def compare(results: list[NeighborsResult] | list[AnalogyResult]) -> CompareResu
             overlap.append(
                 Overlap(query, (results[i].model, results[j].model), len(shared), len(mine), shared)
             )
-    return CompareResult(tuple(r.model for r in results), tuple(results), tuple(overlap))  # type: ignore[arg-type]
+    return SideBySideResult(tuple(r.model for r in results), tuple(results), tuple(overlap))  # type: ignore[arg-type]

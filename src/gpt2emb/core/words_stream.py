@@ -1,5 +1,5 @@
 """The words commands answering a stream of lines (`-` for stdin, the handle's each_*): each line as it
-comes, in blocks of a matrix pass, a line that fails as a batch.Failed in its place."""
+comes, in blocks of a matrix pass, a line that fails as a batch.FailedLine in its place."""
 
 from __future__ import annotations
 
@@ -58,11 +58,11 @@ def each_vector_in(
 
 def each_similarity_in(
     o: Opened, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool | str
-) -> tuple[SimilarityResult | None, list[batch.Failed]]:
+) -> tuple[SimilarityResult | None, list[batch.FailedLine]]:
     aimed: list[Aimed] = []
-    failed: list[batch.Failed] = []
+    failed: list[batch.FailedLine] = []
     for answer in batch.each(blocks, lambda text: aimed_of(o, text, exact, pool), lambda aimed: aimed):
-        if isinstance(answer, batch.Failed):
+        if isinstance(answer, batch.FailedLine):
             failed.append(answer)
         else:
             aimed.append(answer)
@@ -145,7 +145,7 @@ def each_similarity(
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
     revision: str | None = None,
-) -> tuple[SimilarityResult | None, list[batch.Failed]]:
+) -> tuple[SimilarityResult | None, list[batch.FailedLine]]:
     """`similarity -`: one matrix of the lines' words, and the lines that failed."""
     return each_similarity_in(open_checked(model, None, exact, None, reporter, revision), blocks, exact, pool)
 

@@ -4,9 +4,11 @@ A family is a `Family` record: the config's `model_type`s it serves, the config 
 the tensor names of its token table, position table and output layer, how a token position maps to a row
 of the position table, the tables added before the first block (token types, a layer norm), how a word
 becomes a token, and the names of its transformers classes (as strings: only heavy.py imports
-transformers). The rest of gpt2emb asks the record and never names an architecture. To add a family: a
-module here holding its `Family` (every module's records are found by `_families()`, nothing lists them),
-and a tiny model of it in tests/tiny_NAME.py (as tests/tiny_roberta.py, tests/tiny_llama.py).
+transformers). The rest of gpt2emb asks the record: no other module imports a family's module or
+branches on a family's name (the registry's data names its models' families: a Shape's is "gpt2" unless it
+says another). To add a family: a module here holding its `Family` (every module's records are found by
+`_families()`, nothing lists them), and a tiny model of it in tests/tiny_NAME.py (as tests/tiny_roberta.py,
+tests/tiny_llama.py).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from gpt2emb.errors import BadModel
 from gpt2emb.registry import Shape
 
 
-class Words:
+class Spelling:
     """How a family's vocabulary spells words. This base is byte-level BPE (GPT-2, RoBERTa: " king" is the
     entry "Ġking", each UTF-8 byte one character); a family that spells otherwise (WordPiece's "king" and
     "##ing", SentencePiece's "▁king") gives its record a subclass, with its own way to --exact. Tables show
@@ -103,7 +105,7 @@ class Family:
     norm_eps: str = "layer_norm_eps"  # the config field of its epsilon
     # RoBERTa: the position table's row of position 0 is pad_token_id + 1 (the rows before it are never used)
     offset_after_pad: bool = False
-    words: Words = field(default_factory=Words)
+    words: Spelling = field(default_factory=Spelling)
     # the text of its special tokens, to refuse them as words before a model of the family is fetched (once
     # fetched, its tokenizer's own list refuses them, with their ids)
     specials: re.Pattern[str] = re.compile(r"<\|[^|]*\|>")
@@ -305,13 +307,13 @@ def shape_of(config: dict[str, Any], name: str) -> Shape:
     return of_config(config, name).shape(config, name)
 
 
-def words_for(family: Family, tokenizer: dict[str, Any]) -> Words:
+def words_for(family: Family, tokenizer: dict[str, Any]) -> Spelling:
     """How a model's vocabulary spells words: its family's way, unless its tokenizer (parsed tokenizer.json)
     says another family's (SmolLM and Llama 3 are Llama models with byte-level BPE, not SentencePiece)."""
     kinds = (family.words, *(f.words for f in _families()))
     return next((w for w in kinds if w.fits(tokenizer)), family.words)
 
 
-def words_named(name: str, family: Family) -> Words:
-    """The Words a cache entry recorded by name (the family's own for an entry that recorded none)."""
+def words_named(name: str, family: Family) -> Spelling:
+    """The Spelling a cache entry recorded by name (the family's own for an entry that recorded none)."""
     return next((f.words for f in _families() if f.words.name == name), family.words)

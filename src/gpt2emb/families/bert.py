@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from gpt2emb.families import Family, Words
+from gpt2emb.families import Family, Spelling
 
 # The [CLS] [SEP] [PAD] [UNK] [MASK] of the vocabulary, and its reserved [unused0]... rows: shown as they are
 _SPECIAL_PIECE = re.compile(r"\[[A-Za-z]+[0-9]*\]")
@@ -25,7 +25,7 @@ CONTINUES = "##"
 _START = "\ua66e"
 
 
-class WordPiece(Words):
+class WordPiece(Spelling):
     """WordPiece's spelling: a word-initial piece is the word itself ("king"), a piece that continues a word
     starts with "##" ("##ing"). As text, a word-initial piece gets the leading space GPT-2's pieces have
     (" king") and a continuation loses its "##" ("ing"), so pieces compare by text across families."""

@@ -12,13 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpt2emb.families import Family, Words, tokenizer_steps
+from gpt2emb.families import Family, Spelling, tokenizer_steps
 
 ROTARY = "rotary position embeddings rotate the queries and keys inside attention"
 _BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
-class SentencePiece(Words):
+class SentencePiece(Spelling):
     """SentencePiece's spelling: a word-initial piece starts with "▁" ("▁king" is " king"), and a character
     the vocabulary lacks is spelled by byte fallback pieces, one per UTF-8 byte ("<0xC3>" "<0xA9>" is "é")."""
 

@@ -4,7 +4,7 @@ with a byte-level BPE tokenizer whose own splitting pattern and normalizer bpe.p
 
 from dataclasses import replace
 
-from gpt2emb.families import Words
+from gpt2emb.families import Spelling
 from gpt2emb.families.llama import LLAMA
 
 FAMILY = replace(
@@ -12,6 +12,6 @@ FAMILY = replace(
     name="qwen2",
     title="Qwen2",
     model_types=("qwen2",),
-    words=Words(),
+    words=Spelling(),
     classes=("Qwen2Config", "Qwen2Model", "Qwen2ForCausalLM"),
 )

@@ -20,7 +20,7 @@ class SectionScore(Document):
 
 
 @dataclass(frozen=True)
-class Failure(Document):
+class WrongAnswer(Document):
     section: str
     question: tuple[str, str, str]
     expected: str
@@ -38,7 +38,7 @@ class AnalogyEvalResult(Document):
     total: SectionScore
     coverage: float  # answered / all questions
     seconds: float
-    errors: tuple[Failure, ...]  # only with --errors
+    errors: tuple[WrongAnswer, ...]  # only with --errors
     restrict: int | None = None  # --restrict N: only words of token ids 0 to N - 1 (gensim's restrict_vocab)
 
 

@@ -50,7 +50,7 @@ class ModelRow(Document):
     d_model: int
     n_layer: int
     n_head: int
-    total_params: int | None  # by GPT-2's formula; None for another family (sizes -m counts any model)
+    total_params: int | None  # by its family's formula; None without one (sizes -m counts any model)
     cached: bool
     family: str = "gpt2"
 

@@ -143,7 +143,7 @@ class Overlap(Document):
 
 
 @dataclass(frozen=True)
-class CompareResult(Document):
+class SideBySideResult(Document):
     """The same question put to several models: each model's own result, and how much their answers agree."""
 
     models: tuple[str, ...]

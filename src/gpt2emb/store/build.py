@@ -28,7 +28,7 @@ from gpt2emb.store.entries import (
     EXTRA,
     FORMAT,
     GENERATION,
-    Model,
+    OpenedEntry,
     _commit_of,
     _fingerprint,
     _generations,
@@ -183,7 +183,7 @@ def _install(tmp: Path, parent: Path, commit: str) -> Path:
     return dest
 
 
-def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | None = None) -> Model:
+def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | None = None) -> OpenedEntry:
     """The model's cache entry, built on first use; afterwards no network and no torch.
 
     commit: open that commit, and record it as what ref.revision names (cache refresh)."""
@@ -246,7 +246,7 @@ def _locked(parent: Path, commit: str, blocking: bool = True) -> Iterator[None]:
         yield
 
 
-def _build_locked(ref: ModelRef, commit: str, reporter: Reporter) -> Model:
+def _build_locked(ref: ModelRef, commit: str, reporter: Reporter) -> OpenedEntry:
     """Build the entry under its file lock, unless another process built it while we waited."""
     parent = _repo_dir(ref)
     with _locked(parent, commit):

@@ -48,7 +48,7 @@ NORM_RTOL = 1e-5
 
 
 @dataclass(frozen=True)
-class Model:
+class OpenedEntry:
     """An opened cache entry: read-only, memory-mapped arrays and where they came from."""
 
     name: str
@@ -65,7 +65,7 @@ class Model:
     types: np.ndarray | None = None  # token-type rows (RoBERTa, BERT); checked on open, as is norm
     norm: np.ndarray | None = None  # the weight and bias of the layer norm applied to the sum of the rows
     norm_eps: float = 0.0  # that layer norm's epsilon
-    words_name: str = ""  # how its vocabulary spells words (families.Words.name), as its tokenizer says
+    words_name: str = ""  # how its vocabulary spells words (families.Spelling.name), as its tokenizer says
     wraps: tuple[tuple[int, ...], ...] = ((), ())  # the ids its tokenizer adds before and after a text
     # rows found sound so far, by table: a handle (a notebook, a batch of words) checks each row once
     sound: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # a mask over the table's rows
@@ -75,7 +75,7 @@ class Model:
         return families.by_name(self.shape.family)
 
     @property
-    def words(self) -> families.Words:
+    def words(self) -> families.Spelling:
         return families.words_named(self.words_name, self.family)
 
     def check_rows(self, tokens: Iterable[int] = (), positions: Iterable[int] = ()) -> None:
@@ -294,7 +294,7 @@ def _read_manifest(entry: Path) -> dict[str, Any]:
     return manifest
 
 
-def _open_entry(ref: ModelRef, entry: Path) -> Model:
+def _open_entry(ref: ModelRef, entry: Path) -> OpenedEntry:
     """Open an entry, checking it against its manifest; raises ValueError or OSError when it is damaged."""
     manifest = _read_manifest(entry)
     for f, fp in manifest["files"].items():
@@ -322,7 +322,7 @@ def _open_entry(ref: ModelRef, entry: Path) -> Model:
             extra[a] = np.load(entry / f"{a}.npy", allow_pickle=False)
             if extra[a].ndim != 2 or extra[a].shape[1] != shape.d_model or extra[a].dtype != np.float32:
                 raise ValueError(f"{a}.npy is damaged: its shape is {extra[a].shape}")
-    return Model(
+    return OpenedEntry(
         ref.name,
         ref.repo,
         manifest["commit"],
@@ -356,7 +356,7 @@ def has_entry(ref: ModelRef, commit: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Entry:
+class ListedEntry:
     name: str
     repo: str | None
     commit: str
@@ -365,14 +365,16 @@ class Entry:
     outdated: bool = False  # a local folder's entry whose files have changed since it was built, or are gone
 
 
-def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> Entry:
+def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> ListedEntry:
     """What an entry folder holds, from its manifest or, when that is damaged, from where it lies."""
     if manifest is not None:
-        return Entry(manifest["name"], manifest["repo"], manifest["commit"], path, size, _outdated(manifest))
+        return ListedEntry(
+            manifest["name"], manifest["repo"], manifest["commit"], path, size, _outdated(manifest)
+        )
     repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
     spec = registry.find(repo) if repo is not None else None
     name = spec.name if spec else repo or f"a local folder ({path.parent.name})"
-    return Entry(name, repo, _commit_of(path), path, size)
+    return ListedEntry(name, repo, _commit_of(path), path, size)
 
 
 def _unchanged_folder(manifest: dict[str, Any]) -> Path | None:

@@ -19,7 +19,7 @@ from gpt2emb.store import hub
 from gpt2emb.store.build import open_model
 from gpt2emb.store.entries import (
     _UNTRUSTED,
-    Entry,
+    ListedEntry,
     _entry_of,
     _generations,
     _live,
@@ -37,11 +37,11 @@ from gpt2emb.store.revisions import _record_commit
 class Kept:
     """An entry folder `cache clear` could not remove, and why ("in use": on Windows, a process maps it)."""
 
-    entry: Entry
+    entry: ListedEntry
     reason: str
 
 
-def entries() -> list[Entry]:
+def entries() -> list[ListedEntry]:
     """Every live entry in the cache, as its manifest describes it."""
     found = []
     for entry in (e for parent in _parents(None) for e in _lives(parent)):
@@ -52,7 +52,7 @@ def entries() -> list[Entry]:
     return found
 
 
-def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[Entry], list[Kept]]:
+def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[ListedEntry], list[Kept]]:
     """Remove the entries of one model (every commit of it), or the whole cache: returns the entry folders
     removed, and those that stay with the reason (an entry in use stays whole, and goes on answering).
     outdated: only the entries of local folders whose files have changed or are gone (and nothing else)."""
@@ -92,7 +92,7 @@ def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[Entry], li
     return removed, kept
 
 
-def _describe(folder: Path) -> Entry:
+def _describe(folder: Path) -> ListedEntry:
     """An entry folder as its manifest describes it or, when it cannot, as where it lies does."""
     size = _size(folder)
     with contextlib.suppress(*_UNTRUSTED):

@@ -17,7 +17,7 @@ from gpt2emb.store import checkpoint
 from gpt2emb.store.build import _build, _locked
 from gpt2emb.store.entries import (
     _UNTRUSTED,
-    Entry,
+    ListedEntry,
     _entry_of,
     _lives,
     _OtherVersion,
@@ -33,7 +33,7 @@ from gpt2emb.store.entries import (
 class Verified:
     """One entry read in full against its checksums by `cache verify`."""
 
-    entry: Entry
+    entry: ListedEntry
     damaged: tuple[str, ...]  # files that do not match their SHA-256
     problem: str  # what is wrong, in words; "" when the entry is sound
     repaired: str = ""  # "rebuilt", or "removed" when its source is gone (the next use builds it anew)
@@ -103,7 +103,7 @@ def _repair(damaged: Verified, reporter: Reporter) -> Verified:
     return replace(damaged, repaired="rebuilt")
 
 
-def _source(entry: Entry) -> ModelRef | None:
+def _source(entry: ListedEntry) -> ModelRef | None:
     """Where an entry can be rebuilt from: its Hub repo at its commit, or its local folder if unchanged."""
     if entry.repo is not None:
         spec = registry.find(entry.repo)

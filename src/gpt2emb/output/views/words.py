@@ -24,8 +24,8 @@ from gpt2emb.results.words import (
     AnalogyBatch,
     AnalogyResult,
     Candidates,
-    CompareResult,
     NeighborsResult,
+    SideBySideResult,
     SimilarityResult,
     VectorResult,
 )
@@ -162,7 +162,7 @@ def _(result: SimilarityResult, dims: int | None) -> RenderableType:
 
 
 @view.register
-def _(result: CompareResult, dims: int | None) -> RenderableType:
+def _(result: SideBySideResult, dims: int | None) -> RenderableType:
     parts: list[RenderableType] = []
     for qi, query in enumerate(_queries(result.results[0])):
         answers = [_answers(r, qi) for r in result.results]
