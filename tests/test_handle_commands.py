@@ -105,19 +105,19 @@ def test_the_model_free_commands_are_functions_of_the_package(hub: FakeHub) -> N
     assert gpt2emb.cache_refresh().to_dict() == run_json("cache", "refresh")
 
 
-def test_compare_puts_several_handles_side_by_side(hub: FakeHub, tiny: Tiny) -> None:
+def test_side_by_side_puts_several_handles_side_by_side(hub: FakeHub, tiny: Tiny) -> None:
     hub.repos["someone/twin"] = Repo("b" * 40, hub_files(tiny))
     a, b = opened(), gpt2emb.open("someone/twin", reporter=QuietReporter())
-    got = gpt2emb.compare([a.neighbors("cat", k=5), b.neighbors("cat", k=5)])
+    got = gpt2emb.side_by_side([a.neighbors("cat", k=5), b.neighbors("cat", k=5)])
     assert got.to_dict() == run_json("neighbors", "cat", "-k", "5", "-m", "gpt2", "-m", "someone/twin")
-    analogies = gpt2emb.compare([h.analogy("king", "man", "woman") for h in (a, b)])
+    analogies = gpt2emb.side_by_side([h.analogy("king", "man", "woman") for h in (a, b)])
     assert analogies.to_dict() == run_json(
         "analogy", "king", "man", "woman", "-m", "gpt2", "-m", "someone/twin"
     )
     with pytest.raises(TypeError, match="results are two or more"):
-        gpt2emb.compare([a.neighbors("cat")])
+        gpt2emb.side_by_side([a.neighbors("cat")])
     with pytest.raises(TypeError, match="results are two or more"):
-        gpt2emb.compare([a.neighbors("cat"), a.analogy("king", "man", "woman")])
+        gpt2emb.side_by_side([a.neighbors("cat"), a.analogy("king", "man", "woman")])
 
 
 def test_cache_clear_is_the_commands(hub: FakeHub) -> None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gpt2emb.report import Reporter
 
 # what needs no model opened, as module-level functions (in handle.py, imported when first used)
-_COMMANDS = ("sizes", "models", "cache_list", "cache_verify", "cache_clear", "cache_refresh", "compare")
+_COMMANDS = ("sizes", "models", "cache_list", "cache_verify", "cache_clear", "cache_refresh", "side_by_side")
 __all__ = ["Embeddings", "Gpt2embError", "open", *_COMMANDS]
 
 

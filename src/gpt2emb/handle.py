@@ -30,9 +30,9 @@ from gpt2emb.results.text import (
 from gpt2emb.results.tying import TyingResult
 from gpt2emb.results.words import (
     AnalogyResult,
-    CompareResult,
     NeighborsItem,
     NeighborsResult,
+    SideBySideResult,
     SimilarityResult,
     VectorItem,
     VectorResult,
@@ -52,7 +52,7 @@ class Embeddings(Opened):
         analogy_eval, similarity_eval              `analogy --eval FILE`, `similarity --eval FILE`
 
     What needs no model opened is a function of the package: gpt2emb.sizes, models, cache_list,
-    cache_verify, cache_clear, cache_refresh, and compare (several handles' answers side by side).
+    cache_verify, cache_clear, cache_refresh, and side_by_side (several handles' answers side by side).
 
     >>> m = gpt2emb.open("gpt2")
     >>> [n.token for n in m.neighbors("cat", k=5).items[0].neighbors]
@@ -250,7 +250,7 @@ class Embeddings(Opened):
         whole_words: bool = False,
         fold: bool = False,
     ) -> batch.Answers[NeighborsItem]:
-        """Each word's nearest tokens, as `neighbors` gives them: a NeighborsItem or a batch.Failed each."""
+        """Each word's nearest tokens, as `neighbors` gives them: a NeighborsItem or batch.FailedLine each."""
         chosen = contract.choice(Pool, pool, "pool")
         options = RankOptions(k, exact, chosen, keep_query, among, restrict, whole_words, fold)
         restriction = restriction_of(self, options)
@@ -269,7 +269,7 @@ class Embeddings(Opened):
         whole_words: bool = False,
     ) -> batch.Answers[AnalogyResult]:
         """Each question `A B C` (white space between the words), answered as `analogy A B C` is: one
-        AnalogyResult (or batch.Failed) per question."""
+        AnalogyResult (or batch.FailedLine) per question."""
         chosen, way = contract.choice(Pool, pool, "pool"), contract.choice(Method, method, "method")
         options = RankOptions(k, exact, chosen, keep_inputs, among, restrict, whole_words)
         restriction = restriction_of(self, options)
@@ -364,10 +364,10 @@ def cache_refresh(model: str | None = None, reporter: Reporter | None = None) ->
     return cache.cache_refresh(chosen, contract.reporter("reporter", reporter))
 
 
-def compare(results: Sequence[NeighborsResult] | Sequence[AnalogyResult]) -> CompareResult:
+def side_by_side(results: Sequence[NeighborsResult] | Sequence[AnalogyResult]) -> SideBySideResult:
     """Several models' answers to one question side by side, and how much each pair's lists overlap, as
     `neighbors WORD -m A -m B` shows them: results, each handle's neighbors (or analogy) of the same words."""
-    from gpt2emb.core.words import compare as side_by_side
+    from gpt2emb.core import words
 
     listed = list(results) if isinstance(results, Sequence) and not isinstance(results, str) else None
     kinds = {type(r) for r in listed or ()}
@@ -376,4 +376,4 @@ def compare(results: Sequence[NeighborsResult] | Sequence[AnalogyResult]) -> Com
             f"results are two or more NeighborsResult (or AnalogyResult) of the same question, not "
             f"{contract.shown(results)}"
         )
-    return side_by_side(listed)  # type: ignore[arg-type]  # one kind, checked above
+    return words.side_by_side(listed)  # type: ignore[arg-type]  # one kind, checked above

@@ -117,7 +117,7 @@ def neighbors(
     if jsonl:
         models = [_one_model(models, jsonl=True)]
     results = [core.neighbors(m, words, options, output.reporter(json or jsonl), revision) for m in models]
-    output.render(results[0] if len(results) == 1 else core.compare(results), json, lines=jsonl)
+    output.render(results[0] if len(results) == 1 else core.side_by_side(results), json, lines=jsonl)
     return ExitCode.OK
 
 

@@ -91,7 +91,7 @@ class Opened:
     every per-model core takes. The handle (handle.Embeddings) is one, with the public methods."""
 
     def __init__(
-        self, model: Model, vocab: Vocab, reporter: Reporter | None = None, ref: ModelRef | None = None
+        self, model: OpenedEntry, vocab: Vocab, reporter: Reporter | None = None, ref: ModelRef | None = None
     ) -> None:
         self.model, self.vocab = model, vocab
         self.reporter = reporter or QuietReporter()  # what export shows unless given its own
