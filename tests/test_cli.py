@@ -1,5 +1,6 @@
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 from importlib.metadata import version
@@ -7,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from gpt2emb import cli
 
 from conftest import COMMIT, run_cli, run_json, run_process
 from fakehub import FakeHub, Repo
@@ -307,10 +310,7 @@ WARM_WORDS = {
     *("registry", "report", "tokens", "core", "core.open", "core.words", "results", "results.common"),
     *("results.words", "output", "output.console", "output.layout", "output.progress", "output.streams"),
     *("output.views", "output.views.words", "cli", "cli.app", "cli.options", "cli.stdin"),
-    *(
-        f"cli.{stem}"
-        for stem in ("cache", "export", "geometry", "positions", "sizes", "text", "tying", "words")
-    ),
+    *(f"cli.{m.name}" for m in pkgutil.iter_modules(cli.__path__)),  # each builds the app: commands are lazy
     *("store", "store.build", "store.checkpoint", "store.entries", "store.formats", "store.hub"),
     *("store.revisions", "store.tokenizer_files", "families"),
     *(

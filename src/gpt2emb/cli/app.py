@@ -4,6 +4,7 @@ one error boundary (App.main: any failure becomes a one-line message and an exit
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import re
 import sys
@@ -15,7 +16,6 @@ import typer
 from typer.core import TyperGroup
 
 from gpt2emb import output
-from gpt2emb.cli import cache, export, geometry, positions, sizes, text, tying, words
 from gpt2emb.errors import COMMAND_LINE, LONE_SURROGATE, ExitCode, Gpt2embError, UsageError
 
 
@@ -230,15 +230,21 @@ def _root(
     pass
 
 
+def stem(name: str) -> typer.Typer:
+    """The commands of cli/NAME.py (its `app`): a stem is registered in one line, in --help's order."""
+    commands: typer.Typer = importlib.import_module(f"gpt2emb.cli.{name}").app
+    return commands
+
+
 # each stem's commands, at the top level in this order (--help lists them so); cache is a group of its own
-app.add_typer(words.app)
-app.add_typer(positions.app)
-app.add_typer(sizes.app)
-app.add_typer(tying.app)
-app.add_typer(text.app)
-app.add_typer(geometry.app)
-app.add_typer(export.app)
-app.add_typer(cache.app, cls=App)
+app.add_typer(stem("words"))
+app.add_typer(stem("positions"))
+app.add_typer(stem("sizes"))
+app.add_typer(stem("tying"))
+app.add_typer(stem("text"))
+app.add_typer(stem("geometry"))
+app.add_typer(stem("export"))
+app.add_typer(stem("cache"), cls=App)  # a group: its subcommands' errors go through the same boundary
 
 
 def main() -> None:
