@@ -209,6 +209,7 @@ COMMANDS: dict[str, list[Builder]] = {
         lambda w, v, n: ["cache", "refresh", w],
     ],
     "models": [lambda w, v, n: ["models", w]],
+    "lab": [lambda w, v, n: ["lab", "--word", w], lambda w, v, n: ["lab", "-m", w, "--revision", v]],
     "export": [
         lambda w, v, n: ["export", "--format", w, "-o", _confined(v), "--limit", n],
         lambda w, v, n: ["export", "--format", "projector", "--table", w, "-o", _confined(v), "--limit", n],

@@ -244,6 +244,7 @@ app.add_typer(stem("tying"))
 app.add_typer(stem("text"))
 app.add_typer(stem("geometry"))
 app.add_typer(stem("export"))
+app.add_typer(stem("lab"))
 app.add_typer(stem("cache"), cls=App)  # a group: its subcommands' errors go through the same boundary
 
 
