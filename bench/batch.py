@@ -3,8 +3,8 @@
     python bench/batch.py [--runs 7]       # prints a markdown table; needs ../shared/gpt2-vocab
 
 It builds GPT-2- and gpt2-xl-shaped folders (random rows, the real tokenizer) in a temporary folder, opens
-each once so its cache entry exists, then times `api.neighbors` on the same words, interleaving the batch
-sizes, and reports the median and the range. Run it on two versions of the code to compare them.
+each once so its cache entry exists, then times `core.words.neighbors` on the same words, interleaving the
+batch sizes, and reports the median and the range. Run it on two versions of the code to compare them.
 """
 
 from __future__ import annotations

@@ -114,10 +114,14 @@ def test_side_by_side_puts_several_handles_side_by_side(hub: FakeHub, tiny: Tiny
     assert analogies.to_dict() == run_json(
         "analogy", "king", "man", "woman", "-m", "gpt2", "-m", "someone/twin"
     )
-    with pytest.raises(TypeError, match="results are two or more"):
+    with pytest.raises(UsageError, match="compares two or more models' results, not 1"):
         gpt2emb.side_by_side([a.neighbors("cat")])
-    with pytest.raises(TypeError, match="results are two or more"):
+    with pytest.raises(TypeError, match="results are NeighborsResult"):
         gpt2emb.side_by_side([a.neighbors("cat"), a.analogy("king", "man", "woman")])
+    with pytest.raises(UsageError, match="the results answer different questions"):
+        gpt2emb.side_by_side([a.neighbors("cat"), b.neighbors("dog")])
+    with pytest.raises(UsageError, match="the results answer different questions"):
+        gpt2emb.side_by_side([a.neighbors("cat"), b.neighbors(["cat", "dog"])])
 
 
 def test_cache_clear_is_the_commands(hub: FakeHub) -> None:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from gen_readme import README, reference  # noqa: E402
+from gen_readme import README, commands, reference  # noqa: E402
 
 
 def test_command_reference_is_current() -> None:
@@ -28,3 +28,18 @@ def test_the_development_map_names_every_module() -> None:
     missing = [m for m in modules if f"  {m} " not in section]
     assert len(modules) > 10 and missing == [], f"README's development map lacks {missing}"
     assert "output/" in section and "output.py" not in text  # no stale module names
+
+
+def test_the_commands_table_names_every_command() -> None:
+    """The README's table of commands is written by hand: every command of the app has its row (a group's
+    subcommands within the group's rows)."""
+    text = README.read_text()
+    rows = [r for r in text[text.index("## The commands") :].splitlines() if r.startswith("| `gpt2emb ")]
+    missing = [
+        c
+        for c in commands()
+        if not any(
+            r.startswith(f"| `gpt2emb {c.split()[0]}") and all(w in r for w in c.split()[1:]) for r in rows
+        )
+    ]
+    assert len(commands()) > 10 and missing == [], f"README's table of commands lacks {missing}"

@@ -13,6 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import gpt2emb
+from gpt2emb.report import QuietReporter
+
 from conftest import COMMIT, run_cli, run_json
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files, save_local
@@ -269,3 +272,12 @@ def test_refresh_a_branch_deleted_on_the_hub(hub: FakeHub, branch: Tiny, caches:
     }
     assert refs(caches) == {"main": COMMIT, "retrained": BRANCH}
     assert " kitten" not in neighbors("--revision", "retrained")
+
+
+def test_a_handle_opened_at_a_revision_runs_it_whole_there(hub: FakeHub, branch: Tiny) -> None:
+    """tying and context from a handle opened with revision= read that revision, as --revision does."""
+    m = gpt2emb.open("gpt2", revision="retrained", reporter=QuietReporter())
+    assert m.tying().to_dict() == run_json("tying", "--revision", "retrained")
+    sentences = ["the cat and king", "hello king is a man"]
+    doc = run_json("context", "king", *sentences, "--revision", "retrained")
+    assert m.context("king", sentences).to_dict() == doc

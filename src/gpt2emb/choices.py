@@ -32,7 +32,7 @@ class Rule(StrEnum):
 
 
 class Format(StrEnum):
-    """What `export` writes (see export.py)."""
+    """What `export` writes (see core/export.py)."""
 
     word2vec = "word2vec"  # text: a header, then `key v1 v2 ...` per row
     word2vec_binary = "word2vec-binary"  # a header, then `key ` and the row's float32 bytes per row

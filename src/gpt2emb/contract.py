@@ -1,6 +1,7 @@
-"""The handle's contract: every public entry of gpt2emb.open(...) checks its parameters here, by name, before
-any work, so a notebook gets a Gpt2embError (a WrongType, also a TypeError, naming the parameter) and never an
-error from deep inside."""
+"""The handle's contract: every public entry of gpt2emb.open(...) and every function of gpt2emb checks its
+parameters here, by name, before any work, so a notebook gets a Gpt2embError (a WrongType, also a TypeError,
+naming the parameter) and never an error from deep inside; the cores use the same checks for what both the
+command line and Python hand them."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gpt2emb import batch
-from gpt2emb.choices import Format, Method, Pool, Rule, Table
+from gpt2emb.choices import DType, Format, Method, Pool, Rule, Table
 from gpt2emb.errors import LONE_SURROGATE, UsageError, WrongType, not_unicode, option
 from gpt2emb.report import Reporter
 from gpt2emb.tokens import listed, quote
@@ -139,6 +140,27 @@ def texts_of(value: Any, name: str) -> list[str]:
     return listed
 
 
+def maybe_model(name: str, value: Any) -> str | None:
+    """A model named by a module-level function: None (all), or a name or folder no file refuses."""
+    if value is None:
+        return None
+    given = text(name, value)
+    reachable(name, given, system=False)
+    return given
+
+
+def models_of(name: str, value: Any) -> list[str] | None:
+    """Models as gpt2emb.sizes takes them: None, one name, or a list of names (each as maybe_model)."""
+    if value is None:
+        return None
+    listed = texts_of(value, name)
+    if not listed:
+        raise UsageError(f"{name} is None or at least one model, not an empty list")
+    for n, given in enumerate(listed):
+        reachable(f"{name}[{n}]", given, system=False)
+    return listed
+
+
 def one_of(kind: type[Enum]) -> Callable[[str, Any], Enum]:
     return lambda name, value: choice(kind, value, name)
 
@@ -156,6 +178,9 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "text": text,
     "word": text,
     "grad": maybe_text,
+    "revision": maybe_text,
+    "model": maybe_model,
+    "models": models_of,
     "file": path,
     "a": text,
     "b": text,
@@ -165,6 +190,7 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "fmt": one_of(Format),
     "table": one_of(Table),
     "rule": one_of(Rule),
+    "dtype": one_of(DType),
     "reporter": reporter,
 }  # words, questions and positions: each method's own (words_of, blocks_of, Embeddings.positions)
 

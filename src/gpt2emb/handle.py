@@ -290,12 +290,13 @@ def open_embeddings(
     """A handle on one model's embeddings, for notebooks and scripts: `gpt2emb.open("gpt2")`. Its cache
     entry is opened and checked once, here (fetched on first use); every call then answers from it."""
     o = open_entry(model, revision, reporter)
-    return Embeddings(o.model, o.vocab, o.reporter)
+    return Embeddings(o.model, o.vocab, o.reporter, o.ref)
 
 
 # ---------------------------------------------------------------- what needs no model opened: gpt2emb.NAME
 
 
+@contract.checked
 def sizes(
     models: str | Sequence[str] | None = None,
     dtype: str = "fp32",
@@ -306,20 +307,20 @@ def sizes(
     """Parameter counts, as `sizes` gives them: of GPT-2's four sizes by the formula (verify: each figure
     checked against its checkpoint headers on the Hub), or with models, of those models counted from their
     checkpoint headers (no weights read)."""
-    from gpt2emb.choices import DType
     from gpt2emb.core import sizes as core
 
-    width = contract.choice(DType, dtype, "dtype").value
+    width = str(dtype)  # a DType by now (contract.checked), whose value is its name
     if models is None:
         if revision is not None:
             raise UsageError("revision is for the models given")
-        return core.sizes(width, contract.flag("verify", verify))
+        return core.sizes(width, verify)
     if verify:
         raise UsageError("verify checks the four GPT-2 sizes' formula; models are counted from their headers")
-    names = registry.distinct_models(contract.texts_of(models, "models"), revision, reporter)
+    names = registry.distinct_models(list(models), revision, reporter)
     return core.of_models(names, width, revision)
 
 
+@contract.checked
 def models() -> ModelsResult:
     """The named models, their shapes, and which are cached, as `models` lists them."""
     from gpt2emb.core.sizes import models as listed
@@ -327,6 +328,7 @@ def models() -> ModelsResult:
     return listed()
 
 
+@contract.checked
 def cache_list() -> CacheResult:
     """The cache's entries, as `cache list` shows them."""
     from gpt2emb.core import cache
@@ -334,6 +336,7 @@ def cache_list() -> CacheResult:
     return cache.cache_list()
 
 
+@contract.checked
 def cache_verify(
     model: str | None = None, repair: bool = False, reporter: Reporter | None = None
 ) -> VerifyResult:
@@ -341,27 +344,24 @@ def cache_verify(
     repair, a damaged entry rebuilt."""
     from gpt2emb.core import cache
 
-    chosen = None if model is None else contract.text("model", model)
-    return cache.cache_verify(
-        chosen, contract.flag("repair", repair), contract.reporter("reporter", reporter)
-    )
+    return cache.cache_verify(model, repair, reporter)
 
 
+@contract.checked
 def cache_clear(model: str | None = None, outdated: bool = False) -> CacheResult:
     """Remove the cache's entries (or one model's; outdated: only those of folders changed since), as `cache
     clear`; what is in use is kept and said."""
     from gpt2emb.core import cache
 
-    chosen = None if model is None else contract.text("model", model)
-    return cache.cache_clear(chosen, contract.flag("outdated", outdated))
+    return cache.cache_clear(model, outdated)
 
 
+@contract.checked
 def cache_refresh(model: str | None = None, reporter: Reporter | None = None) -> RefreshResult:
     """Ask the Hub again what each recorded branch or tag names (or one model's), as `cache refresh`."""
     from gpt2emb.core import cache
 
-    chosen = None if model is None else contract.text("model", model)
-    return cache.cache_refresh(chosen, contract.reporter("reporter", reporter))
+    return cache.cache_refresh(model, reporter)
 
 
 def side_by_side(results: Sequence[NeighborsResult] | Sequence[AnalogyResult]) -> SideBySideResult:
@@ -371,9 +371,22 @@ def side_by_side(results: Sequence[NeighborsResult] | Sequence[AnalogyResult]) -
 
     listed = list(results) if isinstance(results, Sequence) and not isinstance(results, str) else None
     kinds = {type(r) for r in listed or ()}
-    if not listed or len(listed) < 2 or len(kinds) > 1 or not kinds <= {NeighborsResult, AnalogyResult}:
+    if listed is None or len(kinds) > 1 or not kinds <= {NeighborsResult, AnalogyResult}:
         raise WrongType(
-            f"results are two or more NeighborsResult (or AnalogyResult) of the same question, not "
-            f"{contract.shown(results)}"
+            "results are NeighborsResult (or AnalogyResult) of the same question, not "
+            + contract.shown(results)
         )
+    if len(listed) < 2:
+        raise UsageError(f"side_by_side compares two or more models' results, not {len(listed)}")
+    asked = {_question(r) for r in listed}
+    if len(asked) > 1:
+        shown = " and ".join(sorted(repr(q) for q in asked)[:2])
+        raise UsageError(f"the results answer different questions ({shown}): give each model the same words")
     return words.side_by_side(listed)  # type: ignore[arg-type]  # one kind, checked above
+
+
+def _question(result: object) -> str:
+    """What a result answers: its words (neighbors) or its expression (analogy)."""
+    if isinstance(result, NeighborsResult):
+        return " ".join(item.word for item in result.items)
+    return result.expression if isinstance(result, AnalogyResult) else ""

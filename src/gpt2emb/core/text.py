@@ -120,7 +120,10 @@ def check_context(word: str, sentences: list[str]) -> None:
     if len(sentences) < 2:
         raise UsageError(
             "give a word and at least two sentences that hold it, as in: "
-            'context bank "I sat on the river bank" "I paid at the bank"'
+            + spelt(
+                'context bank "I sat on the river bank" "I paid at the bank"',
+                "context('bank', ['I sat on the river bank', 'I paid at the bank'])",
+            )
         )
     check_word(word, exact=False)
     for n, sentence in enumerate(sentences, 1):

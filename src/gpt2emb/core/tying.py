@@ -95,24 +95,25 @@ def tying_of(
         )
     if grad is not None and not family.causal:
         raise UsageError(
-            f"{ref.name} is a masked language model ({family.title}), not a next-token one: --grad takes the "
-            "gradient of the next-token loss, which it was not trained on; use a next-token model (gpt2, "
-            "GPT-Neo, a tied rotary model)"
+            f"{ref.name} is a masked language model ({family.title}), not a next-token one: "
+            f"{option('grad')} takes the gradient of the next-token loss, which it was not trained on; use a "
+            "next-token model (gpt2, GPT-Neo, a tied rotary model)"
         )
     if grad is not None and not (tie and same):
         raise UsageError(
-            f"{ref.name} is not tied (see: gpt2emb tying -m {model}): its output layer has a matrix of its "
-            "own, so no gradient of it reaches wte; --grad needs a tied model"
+            f"{ref.name} is not tied ({spelt(f'see: gpt2emb tying -m {model}', 'see: its tying()')}): "
+            "its output layer has a matrix of its own, so no gradient of it reaches wte; "
+            f"{option('grad')} needs a tied model"
         )
     if compare and not info.tensors:
         raise UsageError(
-            f"{ref.name} stores its weights in {info.weights_file}: --compare reads the output layer by byte "
-            "ranges of a safetensors checkpoint; use a model saved as safetensors"
+            f"{ref.name} stores its weights in {info.weights_file}: {option('compare')} reads the output "
+            "layer by byte ranges of a safetensors checkpoint; use a model saved as safetensors"
         )
     if compare and own is None:
         raise UsageError(
             f"{ref.name} stores no {stored} of its own: its output layer is wte itself, so there is nothing "
-            "to compare; --compare is for an untied model"
+            f"to compare; {option('compare')} is for an untied model"
         )
     gradient = None
     if grad is not None:
@@ -177,11 +178,12 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
     from gpt2emb import heavy
 
     m, vocab = open_for_whole(ref, info, reporter)
-    tokens = encode(vocab, text, m, f"--grad {quote(text, 40)}")
+    tokens = encode(vocab, text, m, spelt(f"--grad {quote(text, 40)}", f"grad={quote(text, 40)}"))
     if len(tokens) < 2:
         raise UsageError(
-            f"--grad {quote(text)} is {len(tokens)} token: the loss predicts each next token from the ones "
-            "before, so the text needs at least two; give a longer text"
+            f"{spelt(f'--grad {quote(text)}', f'grad={quote(text)}')} is {len(tokens)} token: the loss "
+            "predicts each next token from the ones before, so the text needs at least two; give a longer "
+            "text"
         )
     ids = tuple(t.id for t in tokens)
     loss, by_input, by_output, tied = heavy.lm_gradients(
