@@ -61,19 +61,33 @@ _CHECKPOINT_TESTS = [
     *("tests/test_sizes.py", "tests/test_verify.py", "tests/test_revision.py", "tests/test_redirect.py"),
     "tests/test_pinned_checkpoint.py",
 ]
-DEFAULT_TESTS: dict[str, list[str]] = {
+_OPS_TESTS = [
+    *("tests/test_ops.py", "tests/test_invariance.py", "tests/test_cli.py", "tests/test_batch.py"),
+    *("tests/test_chapter_input.py", "tests/test_correlation.py", "tests/test_candidates.py"),
+    "tests/test_pinned_ops.py",
+]
+_EVALUATE_TESTS = ["tests/test_evaluate.py", "tests/test_correlation.py", "tests/test_pinned_evaluate.py"]
+DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     # store/checkpoint.py, and the modules that hold the rest of what was checkpoint.py
     "checkpoint.py": _CHECKPOINT_TESTS,
     "formats.py": _CHECKPOINT_TESTS,
     "tokenizer_files.py": _CHECKPOINT_TESTS,
-    "ops.py": [
-        *("tests/test_ops.py", "tests/test_invariance.py", "tests/test_cli.py", "tests/test_batch.py"),
-        *("tests/test_chapter_input.py", "tests/test_correlation.py", "tests/test_candidates.py"),
-        "tests/test_pinned_ops.py",
-    ],
-    "evaluate.py": ["tests/test_evaluate.py", "tests/test_correlation.py", "tests/test_pinned_evaluate.py"],
+    # ops.py, and measures.py, which holds what was ops.py from cosine_matrix on
+    "ops.py": _OPS_TESTS,
+    "measures.py": _OPS_TESTS,
+    # what was evaluate.py: core/evaluate_files.py (the files read) and core/evaluate_scoring.py (the scores)
+    "evaluate_files.py": _EVALUATE_TESTS,
+    "evaluate_scoring.py": _EVALUATE_TESTS,
+    # tokens.py: the files about words and tokens (ids, splits, refusals, display, each family's rule, the
+    # tokenizers library's faults); the slow process-level tests of test_hardening.py and bpe.py's own long
+    # runs (test_bpe_long.py) are left out
     "tokens.py": [
         *("tests/test_tokens.py", "tests/test_candidates.py", "tests/test_forms.py", "tests/test_cli.py"),
+        *("tests/test_word_lists.py", "tests/test_bpe.py", "tests/test_encodings.py"),
+        *("tests/test_damaged_model_files.py", "tests/test_handle_contract.py"),
+        "tests/test_exact_families.py",
+        *("tests/test_family_bert.py", "tests/test_family_distilbert.py", "tests/test_family_gpt_neo.py"),
+        *("tests/test_family_roberta.py", "tests/test_family_rotary.py"),
         "tests/test_pinned_tokens.py",
     ],
 }
