@@ -13,7 +13,7 @@ import gpt2emb
 from gpt2emb.errors import UsageError
 from gpt2emb.report import QuietReporter
 
-from conftest import run_json
+from conftest import run_cli, run_json
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files, safetensors_bytes
 
@@ -85,6 +85,11 @@ def test_the_evaluations_are_the_commands(hub: FakeHub, tmp_path: Path) -> None:
         "analogy", "--eval", str(questions), "--rule", "bare", "--ignore-case", "--restrict", "300"
     )
     assert timeless(got.to_dict()) == timeless(doc)
+    with pytest.raises(UsageError) as first:  # restrict is checked before the file is read, as by the command
+        m.analogy_eval(tmp_path / "missing.txt", restrict=10**9)
+    refused = run_cli("analogy", "--eval", str(tmp_path / "missing.txt"), "--restrict", str(10**9))
+    assert "restrict" in first.value.message and "missing.txt" not in first.value.message
+    assert refused.exit_code == first.value.code == 2 and "missing.txt" not in refused.stderr
     assert m.similarity_eval(str(pairs)).to_dict() == run_json("similarity", "--eval", str(pairs))
     got_pairs = m.similarity_eval(pairs, ignore_case=True).to_dict()  # a pathlib.Path too
     assert got_pairs == run_json("similarity", "--eval", str(pairs), "--ignore-case")

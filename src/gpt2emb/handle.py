@@ -198,11 +198,13 @@ class Embeddings(Opened):
         (space: as in running text, bare); restrict, only questions whose words are among the first N ids."""
         import time
 
-        from gpt2emb import limits
+        from gpt2emb import candidates, limits
         from gpt2emb.core import evaluate_files
         from gpt2emb.core.evaluate import analogy_eval_in
 
         started = time.perf_counter()
+        if restrict is not None:  # before the file is read, as the command checks it
+            candidates.check_restrict(restrict, self.model.shape.vocab_size)
         sections = evaluate_files.read_analogies(limits.user_path(file))
         method, rule = contract.choice(Method, method, "method"), contract.choice(Rule, rule, "rule")
         return analogy_eval_in(
