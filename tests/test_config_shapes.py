@@ -20,34 +20,16 @@ import pytest
 
 from gpt2emb import heavy
 from gpt2emb.errors import BadModel
+from test_damaged_model_files import CONTEXT, model, one_line
 from tiny_bert import build as build_bert
 
 from conftest import run_cli, serve
 from fakehub import FakeHub
-from tinymodel import Tiny, safetensors_bytes, save_local
+from tinymodel import Tiny, safetensors_bytes
 
 D = 32  # the tiny GPT-2's width: its c_fc is [32, 128]
-CONTEXT = ("context", "king", "the king sat", "a king ran")
 BUILDERS = [("tying",), ("tying", "--load"), ("tying", "--grad", "the cat sat"), CONTEXT]
 IDS = ["tying", "load", "grad", "context"]
-
-
-def one_line(result: Any) -> str:
-    """The refusal's one line on stderr, checked to be no crash."""
-    text: str = result.stdout + result.stderr
-    assert "Traceback" not in text and "internal error" not in text, text
-    assert result.exit_code == 6, text
-    lines: list[str] = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
-
-
-def model(tiny: Tiny, where: Path, weights: str = "safetensors", /, **config: Any) -> Path:
-    """The tiny GPT-2 saved in a folder, with config's fields changed (a field given as None is removed)."""
-    folder = save_local(tiny, where, weights)
-    changed = {**tiny.config, **config}
-    (folder / "config.json").write_text(json.dumps({k: v for k, v in changed.items() if v is not None}))
-    return folder
 
 
 def disagrees(

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from gpt2emb import batch, contract, registry
+from gpt2emb.candidates import Restriction
 from gpt2emb.choices import Format, Method, Pool, Rule, Table
 from gpt2emb.core.export import export_in
 from gpt2emb.core.open import Opened, RankOptions, open_entry
@@ -96,9 +97,7 @@ class Embeddings(Opened):
     ) -> NeighborsResult:
         """The k nearest tokens to each word by cosine over all of wte (or over the candidates: among, a file
         of words; restrict, the first N ids; whole_words; fold: one row per word, its forms together)."""
-        chosen = contract.choice(Pool, pool, "pool")
-        options = RankOptions(k, exact, chosen, keep_query, among, restrict, whole_words, fold)
-        restriction = restriction_of(self, options)
+        options, restriction = self._ranked(k, exact, pool, keep_query, among, restrict, whole_words, fold)
         return neighbors_in(self, contract.words_of(words), options, restriction)
 
     def analogy(
@@ -118,10 +117,8 @@ class Embeddings(Opened):
         """A is to B as C is to what: the k best tokens (of the candidates, as for neighbors), and where each
         input itself ranks."""
         a, b, c = contract.words_of([a, b, c])
-        chosen = contract.choice(Pool, pool, "pool")
-        options = RankOptions(k, exact, chosen, keep_inputs, among, restrict, whole_words)
-        restriction = restriction_of(self, options)
-        return analogy_in(self, (a, b, c), options, contract.choice(Method, method, "method"), restriction)
+        options, restriction = self._ranked(k, exact, pool, keep_inputs, among, restrict, whole_words)
+        return analogy_in(self, (a, b, c), options, Method(method), restriction)
 
     def similarity(
         self, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
@@ -173,7 +170,7 @@ class Embeddings(Opened):
 
         listed = contract.texts_of(sentences, "sentences")
         check_context(word, listed)
-        return context_of(self._ref(), word, listed, contract.choice(Pool, pool, "pool"), self.reporter)
+        return context_of(self._ref(), word, listed, Pool(pool), self.reporter)
 
     def tying(self, load: bool = False, grad: str | None = None, compare: bool = False) -> TyingResult:
         """Whether the output layer reuses wte, as `tying` checks it (config, a model on the meta device, the
@@ -206,7 +203,7 @@ class Embeddings(Opened):
         if restrict is not None:  # before the file is read, as the command checks it
             candidates.check_restrict(restrict, self.model.shape.vocab_size)
         sections = evaluate_files.read_analogies(limits.user_path(file))
-        method, rule = contract.choice(Method, method, "method"), contract.choice(Rule, rule, "rule")
+        method, rule = Method(method), Rule(rule)
         return analogy_eval_in(
             self, str(file), sections, method, rule, ignore_case, errors, restrict, started
         )
@@ -222,7 +219,24 @@ class Embeddings(Opened):
         from gpt2emb.core.evaluate import similarity_eval_in
 
         read = evaluate_files.read_pairs(limits.user_path(file))
-        return similarity_eval_in(self, str(file), read, contract.choice(Rule, rule, "rule"), ignore_case)
+        return similarity_eval_in(self, str(file), read, Rule(rule), ignore_case)
+
+    # choices arrive as members (contract.enforced made them so before the body ran): Pool(pool) types them
+
+    def _ranked(
+        self,
+        k: int,
+        exact: bool,
+        pool: Pool | str,
+        keep_inputs: bool,
+        among: str | Path | None,
+        restrict: int | None,
+        whole_words: bool,
+        fold: bool = False,
+    ) -> tuple[RankOptions, Restriction | None]:
+        """The ranking options of neighbors and analogy as one record, and its candidates read."""
+        options = RankOptions(k, exact, Pool(pool), keep_inputs, among, restrict, whole_words, fold)
+        return options, restriction_of(self, options)
 
     def _ref(self) -> registry.ModelRef:
         """What the handle was opened as (a handle built from an entry alone: its name, resolved again)."""
@@ -253,9 +267,7 @@ class Embeddings(Opened):
         fold: bool = False,
     ) -> batch.Answers[NeighborsItem]:
         """Each word's nearest tokens, as `neighbors` gives them: a NeighborsItem or batch.FailedLine each."""
-        chosen = contract.choice(Pool, pool, "pool")
-        options = RankOptions(k, exact, chosen, keep_query, among, restrict, whole_words, fold)
-        restriction = restriction_of(self, options)
+        options, restriction = self._ranked(k, exact, pool, keep_query, among, restrict, whole_words, fold)
         return each_neighbors_in(self, contract.blocks_of(words), options, restriction)
 
     def each_analogy(
@@ -272,10 +284,9 @@ class Embeddings(Opened):
     ) -> batch.Answers[AnalogyResult]:
         """Each question `A B C` (white space between the words), answered as `analogy A B C` is: one
         AnalogyResult (or batch.FailedLine) per question."""
-        chosen, way = contract.choice(Pool, pool, "pool"), contract.choice(Method, method, "method")
-        options = RankOptions(k, exact, chosen, keep_inputs, among, restrict, whole_words)
-        restriction = restriction_of(self, options)
-        return each_analogy_in(self, contract.blocks_of(questions, "questions"), options, way, restriction)
+        options, restriction = self._ranked(k, exact, pool, keep_inputs, among, restrict, whole_words)
+        questions_ = contract.blocks_of(questions, "questions")
+        return each_analogy_in(self, questions_, options, Method(method), restriction)
 
     def each_similarity(
         self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
