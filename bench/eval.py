@@ -8,7 +8,7 @@ round: gensim's `evaluate_word_analogies` at its defaults (bench/gensim_eval.py,
 gpt2emb's candidate words and rows, memory-mapped), `gpt2emb analogy --eval` as a whole process (warm cache),
 and the matrix-product floor: the fast dot products of every candidate with the file's distinct words alone,
 the same blocks gpt2emb computes, timed in this process. Medians, ranges and peak RSS; the counts of both
-ways compared section by section. Prints the markdown rows and, with --out, puts them in BENCHMARKS.md.
+ways compared section by section. Prints the markdown rows and, with --out, puts them in docs/performance.md.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from gpt2emb.tokens import display
 sys.path.insert(0, str(ROOT / "tests"))
 from fakehub import Content, DiskFile, FakeHub, Repo
 
-TITLE = "Benchmark evaluation"  # the section of BENCHMARKS.md this script writes
+TITLE = "Benchmark evaluation"  # the section of docs/performance.md this script writes
 
 
 @dataclass

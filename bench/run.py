@@ -1,6 +1,6 @@
 """Benchmark gpt2emb against the lab way and gensim, on GPT-2-shaped checkpoints with random weights.
 
-    pip install -e ".[bench]" && python bench/run.py          # about 10 minutes; writes BENCHMARKS.md
+    pip install -e ".[bench]" && python bench/run.py          # about 10 minutes; writes docs/performance.md
 
 It builds gpt2- and gpt2-xl-shaped checkpoints in a temporary folder (real shapes, GPT-2's real tokenizer from
 ../shared/gpt2-vocab, random wte and wpe, zeros elsewhere), serves them from a loopback fake Hub, and times
@@ -38,7 +38,7 @@ from tinymodel import gpt2_tensor_shapes, virtual_safetensors  # noqa: E402
 VOCAB = ROOT.parent / "shared" / "gpt2-vocab"
 SHAPES = {"gpt2": (768, 12, 12), "gpt2-xl": (1600, 48, 25)}
 BIN = Path(sys.executable).parent
-# the sections of BENCHMARKS.md written here; the others (bench/eval.py's, ...) are kept as they stand
+# the sections of docs/performance.md written here; the others (bench/eval.py's, ...) are kept as they stand
 MINE = ("Warm queries", "Light commands, and the warm queries as tables", "First use")
 
 
@@ -172,7 +172,7 @@ def rounds(doc: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="rounds per model")
     parser.add_argument("--models", default="gpt2,gpt2-xl", help="which shapes (comma-separated)")
-    parser.add_argument("--out", type=Path, default=None, help="a BENCHMARKS.md whose section to replace")
+    parser.add_argument("--out", type=Path, default=None, help="a docs/performance.md whose section to replace")
     return parser
 
 
@@ -193,7 +193,7 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=7, help="timed runs per gpt2 measurement")
     parser.add_argument("--xl-runs", type=int, default=3, help="timed runs per gpt2-xl measurement")
-    parser.add_argument("--out", type=Path, default=ROOT / "BENCHMARKS.md")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "performance.md")
     parser.add_argument("--models", default="gpt2,gpt2-xl", help="which shapes to build (comma-separated)")
     parser.add_argument(
         "--workdir", type=Path, default=None, help="where the checkpoints go (default: a temp dir)"

@@ -1,6 +1,6 @@
 """Benchmark `gpt2emb neighbors -` (10,000 words from stdin) against gensim's most_similar called per word.
 
-    pip install -e ".[bench]" && python bench/stdin.py --out BENCHMARKS.md     # about 10 minutes on 2 cores
+    pip install -e ".[bench]" && python bench/stdin.py --out docs/performance.md     # about 10 minutes on 2 cores
 
 On bench/run.py's gpt2 and gpt2-xl checkpoints (GPT-2's real vocabulary, random rows), with the first 10,000
 vocabulary entries that are a space and ASCII letters (" the", " king": one token each), round after round:
@@ -8,7 +8,7 @@ vocabulary entries that are a space and ASCII letters (" the", " king": one toke
 reading, printing included), and gensim in one warm process (bench/gensim_each.py: a KeyedVectors of the same
 rows under the same keys, memory-mapped, `most_similar(word, topn=10)` for each word; only the loop is
 timed, its loading is not). The top 10 of both are compared for the first 100 words. Medians, ranges, words
-per second and peak RSS (GNU time); with --out, the section "Words from stdin" of BENCHMARKS.md.
+per second and peak RSS (GNU time); with --out, the section "Words from stdin" of docs/performance.md.
 """
 
 from __future__ import annotations
