@@ -1,0 +1,296 @@
+"""The docs' generated parts, made by the app itself, and every example of the docs run.
+
+- Each command page's reference: `gpt2emb COMMAND --help` at 100 columns, between `<!-- help:COMMAND -->` and
+  `<!-- /help -->`.
+- Each ```console block: every `$ command` line is run and what it prints is written below it. The commands
+  run in-process, in a fresh folder and cache for each page, in the page's order, where `./tiny-gpt2` is the
+  model docs/examples/tiny_gpt2.py builds and `docs/examples/` holds the files the examples read; the names
+  of the Hub's GPT-2s (gpt2, xl, ...) are that model too, served by a loopback fake Hub (tests/fakehub.py).
+- ```sh lines and ```python blocks are run but print nothing into the page (tests/test_docs.py checks their
+  exit codes). A ```pycon block is a Python session: each `>>>` statement's output is written below it.
+
+    python scripts/gen_docs.py            # rewrite every page whose generated parts changed
+    python scripts/gen_docs.py --check    # name the pages that drifted, exit 1 if any
+"""
+
+from __future__ import annotations
+
+import code
+import contextlib
+import io
+import os
+import re
+import runpy
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+EXAMPLES = DOCS / "examples"
+TINY = "tiny-gpt2"
+PLAIN = {"COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb", "GPT2EMB_CACHE_DIR": "cache"}
+HELP_COLUMNS = "100"
+# the Hub names the examples may use, each served as the tiny GPT-2 (the chapter's models, by their repos)
+GPT2_REPOS = (
+    "openai-community/gpt2",
+    "openai-community/gpt2-medium",
+    "openai-community/gpt2-large",
+    "openai-community/gpt2-xl",
+    "distilbert/distilgpt2",
+)
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def pages() -> list[Path]:
+    """The README and every Markdown page of docs/ (docs/schema holds JSON only)."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+# --- the app: its commands and their help ----------------------------------------------------------------
+
+
+def commands() -> list[str]:
+    """Every command, read from the app in the order --help lists them; a group's as `cache list`, ..."""
+    import typer
+
+    from gpt2emb.cli import app
+
+    def names(command: Any, path: list[str]) -> list[str]:
+        if not hasattr(command, "commands"):  # a command, not a group of them
+            return [" ".join(path)]
+        return [n for name, sub in command.commands.items() for n in names(sub, [*path, name])]
+
+    return names(typer.main.get_command(app), [])
+
+
+def invoke(args: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[str, int]:
+    """What `gpt2emb ARGS` prints (stdout and stderr as a terminal shows them) and its exit code, in-process
+    through the app's own error boundary. `-` reads `stdin` from a descriptor of its own, as `< file` gives."""
+    import typer
+    from typer import testing
+
+    from gpt2emb.cli import app
+
+    command = typer.main.get_command(app)
+    with tempfile.TemporaryFile() as source:
+        source.write(stdin)
+        source.flush()
+
+        def descriptor(*_: Any) -> int:
+            return os.open(f"/proc/self/fd/{source.fileno()}", os.O_RDONLY)
+
+        with (
+            mock.patch.object(testing, "_get_command", lambda _: command),
+            mock.patch("gpt2emb.cli.stdin._stdin", descriptor),
+        ):
+            result = testing.CliRunner().invoke(app, args, env=env)
+    return result.output, result.exit_code
+
+
+def help_text(command: str) -> str:
+    out, _ = invoke([*command.split(), "--help"], {**PLAIN, "COLUMNS": HELP_COLUMNS})
+    return "\n".join(line.rstrip() for line in out.splitlines()).strip("\n")
+
+
+def with_help(text: str) -> str:
+    """text, each `<!-- help:COMMAND -->` ... `<!-- /help -->` part holding that command's --help now."""
+
+    def fill(m: re.Match[str]) -> str:
+        return f"{m.group(1)}\n```\n{help_text(m.group(2))}\n```\n<!-- /help -->"
+
+    return re.sub(r"(<!-- help:([a-z ]+) -->)\n.*?<!-- /help -->", fill, text, flags=re.DOTALL)
+
+
+# --- a workspace: the folder, model and Hub the examples run in -------------------------------------------
+
+
+@dataclass
+class Workspace:
+    """A fresh folder (the current directory while it is open) holding ./tiny-gpt2 and docs/examples/, a
+    cache of its own, and the fake Hub serving the tiny model under the GPT-2 repos."""
+
+    hub: Any
+    folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gpt2emb-docs-")))
+    codes: list[int] = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def opened(self) -> Iterator[Workspace]:
+        from fakehub import Repo
+        from huggingface_hub import constants
+        from tinymodel import build, hub_files, save_local
+
+        tiny = build()
+        save_local(tiny, self.folder / TINY)
+        shutil.copytree(EXAMPLES, self.folder / "docs" / "examples")
+        for repo in GPT2_REPOS:
+            self.hub.repos[repo] = Repo(COMMIT, hub_files(tiny))
+        env = {**PLAIN, "HF_HUB_CACHE": str(self.folder / "hf")}
+        before = os.getcwd()
+        with (
+            mock.patch.dict(os.environ, env),
+            mock.patch.object(constants, "HF_HUB_CACHE", env["HF_HUB_CACHE"]),
+            mock.patch.object(constants, "HF_HUB_OFFLINE", False),
+        ):
+            os.chdir(self.folder)
+            try:
+                yield self
+            finally:
+                os.chdir(before)
+                shutil.rmtree(self.folder, ignore_errors=True)
+
+    def shell(self, line: str) -> str:
+        """What a console line prints: `gpt2emb ...` (with `< FILE`, `> FILE`, or `printf '...' |` before
+        it), `echo $?`, or `python docs/examples/NAME.py ...`."""
+        if line == "echo $?":
+            return f"{self.codes[-1]}\n"
+        words = shlex.split(line)
+        if words[0] == "python":
+            return self.script(words[1:])
+        stdin = b""
+        if words[0] == "printf" and words[2] == "|":
+            stdin = words[1].encode().decode("unicode_escape").encode("utf-8")
+            words = words[3:]
+        target = None
+        if "<" in words:
+            at = words.index("<")
+            stdin, words = Path(words[at + 1]).read_bytes(), words[:at] + words[at + 2 :]
+        if ">" in words:
+            at = words.index(">")
+            target, words = Path(words[at + 1]), words[:at] + words[at + 2 :]
+        if words[0] != "gpt2emb" or {"|", ";", "&&"} & set(words):
+            raise ValueError(f"not a command the docs can run: {line}")
+        out, code_ = invoke(words[1:], dict(os.environ), stdin)
+        self.codes.append(code_)
+        if target is not None:
+            target.write_text(out)
+            return ""
+        return out
+
+    def script(self, words: list[str]) -> str:
+        printed = io.StringIO()
+        with mock.patch.object(sys, "argv", words), contextlib.redirect_stdout(printed):
+            runpy.run_path(words[0], run_name="__main__")
+        self.codes.append(0)
+        return printed.getvalue()
+
+    def python(self, source: str) -> str:
+        """A pycon block's session: each `>>>` statement run as the interpreter runs it, its output after it."""
+        interpreter = code.InteractiveInterpreter(self.namespace)
+        blocks: list[list[str]] = []
+        for line in source.splitlines():
+            if line.startswith(">>> "):
+                blocks.append([line[4:]])
+            elif line.startswith("... ") and blocks:
+                blocks[-1].append(line[4:])
+        out: list[str] = []
+        for block in blocks:
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+                interpreter.runsource("\n".join(block) + ("\n" if len(block) > 1 else ""), symbol="single")
+            out += [f">>> {block[0]}", *[f"... {b}" for b in block[1:]]]
+            out += [line.rstrip() for line in printed.getvalue().splitlines()]
+        return "\n".join(out)
+
+    namespace: dict[str, Any] = field(default_factory=dict)
+
+
+# --- the blocks of a page --------------------------------------------------------------------------------
+
+BLOCK = re.compile(r"^```(console|sh|python|pycon)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+
+
+def console_commands(body: str) -> list[str]:
+    return [line[2:] for line in body.splitlines() if line.startswith("$ ")]
+
+
+def sh_commands(body: str) -> list[str]:
+    """The gpt2emb commands of a sh block: each `&&`- or `;`-separated part of a line that starts with
+    gpt2emb (or with `printf '...' |` before it), up to a `|` after it; the rest (pip, python, jq) is the
+    reader's."""
+    found = []
+    for line in body.splitlines():
+        for part in re.split(r" && |; ", line):
+            words = shlex.split(part, comments=True)
+            if words[:1] == ["printf"] and words[2:4] == ["|", "gpt2emb"]:
+                head, words = words[:3], words[3:]
+            elif words[:1] == ["gpt2emb"]:
+                head = []
+            else:
+                continue
+            end = words.index("|") if "|" in words else len(words)
+            found.append(shlex.join(head + words[:end]))
+    return found
+
+
+def generate(text: str, space: Workspace, on_command: Callable[[str, str, int], None] | None = None) -> str:
+    """text with every console and pycon block's output made again in `space`, and its sh and python blocks
+    run; on_command(kind, command, exit code) is told of each one run."""
+
+    def block(m: re.Match[str]) -> str:
+        kind, body = m.group(1), m.group(2)
+        if kind == "console":
+            parts = []
+            for command in console_commands(body):
+                out = space.shell(command)
+                parts.append(f"$ {command}\n" + "\n".join(line.rstrip() for line in out.splitlines()))
+                if on_command and command != "echo $?":
+                    on_command(kind, command, space.codes[-1])
+            return "```console\n" + "\n".join(p.rstrip("\n") for p in parts) + "\n```"
+        if kind == "sh":
+            for command in sh_commands(body):
+                space.shell(command)
+                if on_command:
+                    on_command(kind, command, space.codes[-1])
+            return m.group(0)
+        if kind == "python":
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                exec(compile(body, "<docs>", "exec"), space.namespace)
+            if on_command:
+                on_command(kind, body.splitlines()[0], 0)
+            return m.group(0)
+        session = space.python(body)
+        if on_command:
+            on_command(kind, body.splitlines()[0], 0)
+        return f"```pycon\n{session}\n```"
+
+    return BLOCK.sub(block, text)
+
+
+def regenerate(page: Path, hub: Any, on_command: Callable[[str, str, int], None] | None = None) -> str:
+    """The page as it is generated now: its help parts and example outputs made again."""
+    text = with_help(page.read_text(encoding="utf-8"))
+    if not BLOCK.search(text):
+        return text
+    with Workspace(hub).opened() as space:
+        return generate(text, space, on_command)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    from fakehub import FakeHub
+
+    hub = FakeHub().start()
+    os.environ["HF_ENDPOINT"] = hub.url  # before huggingface_hub is imported
+    drifted = []
+    try:
+        for page in pages():
+            new = regenerate(page, hub)
+            if new != page.read_text(encoding="utf-8"):
+                drifted.append(page.relative_to(ROOT))
+                if "--check" not in sys.argv:
+                    page.write_text(new, encoding="utf-8")
+    finally:
+        hub.stop()
+    verb = "drifted" if "--check" in sys.argv else "updated"
+    print(f"{len(drifted)} page(s) {verb}: " + ", ".join(map(str, drifted)) if drifted else "all pages current")
+    sys.exit(1 if drifted and "--check" in sys.argv else 0)
