@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import code
 import contextlib
+import functools
 import io
 import os
 import re
@@ -72,15 +73,25 @@ def commands() -> list[str]:
     return names(typer.main.get_command(app), [])
 
 
-def invoke(args: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[str, int]:
-    """What `gpt2emb ARGS` prints (stdout and stderr as a terminal shows them) and its exit code, in-process
-    through the app's own error boundary. `-` reads `stdin` from a descriptor of its own, as `< file` gives."""
+@functools.cache
+def built() -> Any:
+    """The app's click command, built once: CliRunner would build it again on every run (some 0.3 s)."""
     import typer
+
+    from gpt2emb.cli import app
+
+    return typer.main.get_command(app)
+
+
+def invoke(args: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[str, int]:
+    """What `gpt2emb ARGS` prints (stdout and stderr as a terminal shows them) and its exit code, run
+    in-process through the app's own error boundary. `-` reads `stdin` from a descriptor of its own, as
+    `< file` gives it."""
     from typer import testing
 
     from gpt2emb.cli import app
 
-    command = typer.main.get_command(app)
+    command = built()
     with tempfile.TemporaryFile() as source:
         source.write(stdin)
         source.flush()
@@ -92,7 +103,7 @@ def invoke(args: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[st
             mock.patch.object(testing, "_get_command", lambda _: command),
             mock.patch("gpt2emb.cli.stdin._stdin", descriptor),
         ):
-            result = testing.CliRunner().invoke(app, args, env=env)
+            result = testing.CliRunner().invoke(app, args, env=env, prog_name="gpt2emb")
     return result.output, result.exit_code
 
 
@@ -124,8 +135,9 @@ class Workspace:
 
     @contextlib.contextmanager
     def opened(self) -> Iterator[Workspace]:
-        from fakehub import Repo
         from huggingface_hub import constants
+
+        from fakehub import Repo
         from tinymodel import build, hub_files, save_local
 
         tiny = build()
@@ -152,7 +164,7 @@ class Workspace:
         it), `echo $?`, or `python docs/examples/NAME.py ...`."""
         if line == "echo $?":
             return f"{self.codes[-1]}\n"
-        words = shlex.split(line)
+        words = words_of(line)
         if words[0] == "python":
             return self.script(words[1:])
         stdin = b""
@@ -183,7 +195,7 @@ class Workspace:
         return printed.getvalue()
 
     def python(self, source: str) -> str:
-        """A pycon block's session: each `>>>` statement run as the interpreter runs it, its output after it."""
+        """A pycon block's session: each `>>>` statement run as the interpreter runs it, then its output."""
         interpreter = code.InteractiveInterpreter(self.namespace)
         blocks: list[list[str]] = []
         for line in source.splitlines():
@@ -212,22 +224,35 @@ def console_commands(body: str) -> list[str]:
     return [line[2:] for line in body.splitlines() if line.startswith("$ ")]
 
 
+def words_of(line: str) -> list[str]:
+    """A shell line's words, with `|`, `;`, `&&`, `<` and `>` as words of their own."""
+    lex = shlex.shlex(line, posix=True, punctuation_chars=";&|<>")
+    lex.whitespace_split = True
+    return list(lex)
+
+
 def sh_commands(body: str) -> list[str]:
     """The gpt2emb commands of a sh block: each `&&`- or `;`-separated part of a line that starts with
     gpt2emb (or with `printf '...' |` before it), up to a `|` after it; the rest (pip, python, jq) is the
     reader's."""
     found = []
     for line in body.splitlines():
-        for part in re.split(r" && |; ", line):
-            words = shlex.split(part, comments=True)
-            if words[:1] == ["printf"] and words[2:4] == ["|", "gpt2emb"]:
-                head, words = words[:3], words[3:]
-            elif words[:1] == ["gpt2emb"]:
-                head = []
-            else:
+        words, part = words_of(line), []
+        for word in [*words, ";"]:
+            if word not in (";", "&&"):
+                part.append(word)
                 continue
-            end = words.index("|") if "|" in words else len(words)
-            found.append(shlex.join(head + words[:end]))
+            if part[:1] == ["printf"] and part[2:4] == ["|", "gpt2emb"]:
+                head, rest = part[:3], part[3:]
+            elif part[:1] == ["gpt2emb"]:
+                head, rest = [], part
+            else:
+                head, rest = [], []
+            if rest:
+                end = rest.index("|") if "|" in rest else len(rest)
+                shown = (w if w in ("|", "<", ">") else shlex.quote(w) for w in head + rest[:end])
+                found.append(" ".join(shown))
+            part = []
     return found
 
 
@@ -238,11 +263,15 @@ def generate(text: str, space: Workspace, on_command: Callable[[str, str, int], 
     def block(m: re.Match[str]) -> str:
         kind, body = m.group(1), m.group(2)
         if kind == "console":
-            parts = []
-            for command in console_commands(body):
+            parts, lines = [], console_commands(body)
+            for command, after in zip(lines, [*lines[1:], ""], strict=True):
                 out = space.shell(command)
                 parts.append(f"$ {command}\n" + "\n".join(line.rstrip() for line in out.splitlines()))
-                if on_command and command != "echo $?":
+                if command == "echo $?":
+                    continue
+                if space.codes[-1] != 0 and after != "echo $?":  # a reader must see that it failed
+                    raise ValueError(f"{command} exits {space.codes[-1]}: show it with `$ echo $?` after it")
+                if on_command:
                     on_command(kind, command, space.codes[-1])
             return "```console\n" + "\n".join(p.rstrip("\n") for p in parts) + "\n```"
         if kind == "sh":
@@ -281,10 +310,11 @@ if __name__ == "__main__":
 
     hub = FakeHub().start()
     os.environ["HF_ENDPOINT"] = hub.url  # before huggingface_hub is imported
-    drifted = []
+    drifted: list[Path] = []
+    ran: list[str] = []
     try:
         for page in pages():
-            new = regenerate(page, hub)
+            new = regenerate(page, hub, lambda kind, command, code: ran.append(command))
             if new != page.read_text(encoding="utf-8"):
                 drifted.append(page.relative_to(ROOT))
                 if "--check" not in sys.argv:
@@ -292,5 +322,7 @@ if __name__ == "__main__":
     finally:
         hub.stop()
     verb = "drifted" if "--check" in sys.argv else "updated"
-    print(f"{len(drifted)} page(s) {verb}: " + ", ".join(map(str, drifted)) if drifted else "all pages current")
+    print(f"{len(ran)} examples run in {len(pages())} pages")
+    names = ", ".join(map(str, drifted))
+    print(f"{len(drifted)} page(s) {verb}: {names}" if drifted else "all pages current")
     sys.exit(1 if drifted and "--check" in sys.argv else 0)

@@ -1,15 +1,127 @@
+"""The README and docs/: every example runs and prints what the page shows, every command has its page, every
+relative link resolves, and the README stays short."""
+
+from __future__ import annotations
+
 import re
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from gen_readme import README, commands, reference  # noqa: E402
+from gen_docs import DOCS, README, commands, pages, regenerate  # noqa: E402
+
+# what may differ between two runs of the same example: a number by BLAS rounding (1e-3 on the 3 or 4 decimals
+# shown), a timing, a hash naming a local folder's files (their times and inode) or a cache entry
+TOKEN = re.compile(
+    r"(?P<time>\d+\.\d+ s\b)|(?P<hash>\b[0-9a-f]{12,}\b)|(?P<number>[-+]?\d[\d,]*\.\d+)"
+    r"|(?P<space>\s+)|(?P<text>.)",
+    re.DOTALL,
+)
 
 
-def test_command_reference_is_current() -> None:
-    text = README.read_text()
-    assert reference() in text, "the README's command reference is stale: run python scripts/gen_readme.py"
+def tokens(text: str) -> list[tuple[str, str]]:
+    return [(m.lastgroup or "", m.group()) for m in TOKEN.finditer(text)]
+
+
+def same_output(shown: str, made: str) -> bool:
+    """shown and made alike but for numbers within 1e-3, timings, hashes and the spaces that pad a column."""
+    a, b = tokens(shown), tokens(made)
+    if len(a) != len(b):
+        return False
+    for (kind, x), (kind_b, y) in zip(a, b, strict=True):
+        if kind != kind_b:
+            return False
+        if kind == "number" and abs(float(x.replace(",", "")) - float(y.replace(",", ""))) > 1e-3:
+            return False
+        if kind == "text" and x != y:
+            return False
+    return True
+
+
+def test_same_output_tolerates_rounding_and_padding_but_not_a_change() -> None:
+    shown = '  1   " cats"   290   0.9889\nbuilt in 0.03 s, entry 45c60437f6df'
+    assert same_output(shown, '  1   " cats"   290    0.9890\nbuilt in 1.20 s, entry 0123456789ab')
+    assert not same_output(shown, shown.replace("0.9889", "0.9899"))  # past 1e-3
+    assert not same_output(shown, shown.replace("290", "291"))  # an id is exact
+    assert not same_output(shown, shown.replace("cats", "dogs"))
+
+
+PAGES = [p for p in pages() if re.search(r"```(console|sh|python|pycon)\n|<!-- help:", p.read_text())]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_every_example_runs_and_prints_what_the_page_shows(page: Path, hub: Any) -> None:
+    """Each page made again (its --help parts, every console example's output, its sh and python examples run)
+    is the page as committed, within the tolerance above; each example exits as the page says (0, or the code
+    an `echo $?` after it shows: gen_docs refuses a failing console example without one)."""
+    failed: list[str] = []
+    ran: list[str] = []
+
+    def seen(kind: str, command: str, code: int) -> None:
+        ran.append(command)
+        if kind != "console" and code != 0:
+            failed.append(f"{command}: exit {code}")
+
+    made = regenerate(page, hub, seen)
+    shown = page.read_text(encoding="utf-8")
+    assert failed == [], f"{page.name}: examples failed: {failed}"
+    drift = [(a, b) for a, b in zip(blocks(shown), blocks(made), strict=True) if not same_output(a, b)]
+    assert drift == [], f"{page.name} drifted: run python scripts/gen_docs.py\n" + "\n---\n".join(
+        f"shown:\n{a}\nmade now:\n{b}" for a, b in drift[:2]
+    )
+
+
+def blocks(text: str) -> list[str]:
+    return re.split(r"\n(?=```)", text)
+
+
+def test_every_command_has_a_page_and_a_line_in_the_index() -> None:
+    index = (DOCS / "index.md").read_text()
+    top = sorted({c.split()[0] for c in commands()})
+    no_page = [c for c in top if not (DOCS / "commands" / f"{c}.md").is_file()]
+    no_line = [c for c in top if f"(commands/{c}.md)" not in index]
+    assert len(top) > 10 and no_page == [] and no_line == [], (no_page, no_line)
+    for command in commands():  # each page holds the --help of its command (a group's: of each subcommand)
+        page = (DOCS / "commands" / f"{command.split()[0]}.md").read_text()
+        assert f"<!-- help:{command} -->" in page, f"docs/commands has no --help of {command}"
+    topics = [p.name for p in DOCS.glob("*.md") if p.name != "index.md"]
+    assert [t for t in topics if f"({t})" not in index] == []
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return {slug(h) for h in re.findall(r"^#+ (.+)$", text, re.MULTILINE)}
+
+
+def test_every_relative_link_resolves() -> None:
+    broken = []
+    for page in pages():
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            where = (page.parent / path).resolve() if path else page
+            if not where.exists() or (anchor and where.suffix == ".md" and anchor not in anchors(where)):
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert broken == [], broken
+
+
+def test_the_readme_is_short_and_maps_the_chapter_early() -> None:
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 250
+    first = next(i for i, line in enumerate(lines, 1) if "gpt2emb context" in line)
+    assert first <= 80, f"the chapter's map reaches context only at line {first}"
 
 
 def test_ci_runs_the_readme_test_command() -> None:
@@ -21,25 +133,8 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 
 def test_the_development_map_names_every_module() -> None:
-    text = README.read_text()
-    section = text[text.index("## Development") : text.index("## Command reference")]
+    text = (DOCS / "development.md").read_text()
     package = ROOT / "src" / "gpt2emb"
     modules = [p.name for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")]
-    missing = [m for m in modules if f"  {m} " not in section]
-    assert len(modules) > 10 and missing == [], f"README's development map lacks {missing}"
-    assert "output/" in section and "output.py" not in text  # no stale module names
-
-
-def test_the_commands_table_names_every_command() -> None:
-    """The README's table of commands is written by hand: every command of the app has its row (a group's
-    subcommands within the group's rows)."""
-    text = README.read_text()
-    rows = [r for r in text[text.index("## The commands") :].splitlines() if r.startswith("| `gpt2emb ")]
-    missing = [
-        c
-        for c in commands()
-        if not any(
-            r.startswith(f"| `gpt2emb {c.split()[0]}") and all(w in r for w in c.split()[1:]) for r in rows
-        )
-    ]
-    assert len(commands()) > 10 and missing == [], f"README's table of commands lacks {missing}"
+    missing = [m for m in modules if f"  {m} " not in text]
+    assert len(modules) > 10 and missing == [], f"docs/development.md's map lacks {missing}"

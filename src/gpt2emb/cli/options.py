@@ -58,7 +58,7 @@ PoolOpt = Annotated[
 EvalFile = Annotated[
     str | None,
     typer.Option(
-        "--eval", help="Score a benchmark file instead (see the README for its format).", metavar="FILE"
+        "--eval", help="Score a benchmark file instead (its format: docs/scripting.md).", metavar="FILE"
     ),
 ]
 RuleOpt = Annotated[
