@@ -12,34 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from gen_docs import DOCS, README, commands, pages, regenerate  # noqa: E402
-
-# what may differ between two runs of the same example: a number by BLAS rounding (1e-3 on the 3 or 4 decimals
-# shown), a timing, a hash naming a local folder's files (their times and inode) or a cache entry
-TOKEN = re.compile(
-    r"(?P<time>\d+\.\d+ s\b)|(?P<hash>\b[0-9a-f]{12,}\b)|(?P<number>[-+]?\d[\d,]*\.\d+)"
-    r"|(?P<space>\s+)|(?P<text>.)",
-    re.DOTALL,
-)
-
-
-def tokens(text: str) -> list[tuple[str, str]]:
-    return [(m.lastgroup or "", m.group()) for m in TOKEN.finditer(text)]
-
-
-def same_output(shown: str, made: str) -> bool:
-    """shown and made alike but for numbers within 1e-3, timings, hashes and the spaces that pad a column."""
-    a, b = tokens(shown), tokens(made)
-    if len(a) != len(b):
-        return False
-    for (kind, x), (kind_b, y) in zip(a, b, strict=True):
-        if kind != kind_b:
-            return False
-        if kind == "number" and abs(float(x.replace(",", "")) - float(y.replace(",", ""))) > 1e-3:
-            return False
-        if kind == "text" and x != y:
-            return False
-    return True
+from gen_docs import DOCS, README, commands, pages, regenerate, same_output  # noqa: E402
 
 
 def test_same_output_tolerates_rounding_and_padding_but_not_a_change() -> None:
@@ -67,16 +40,10 @@ def test_every_example_runs_and_prints_what_the_page_shows(page: Path, hub: Any)
             failed.append(f"{command}: exit {code}")
 
     made = regenerate(page, hub, seen)
-    shown = page.read_text(encoding="utf-8")
     assert failed == [], f"{page.name}: examples failed: {failed}"
-    drift = [(a, b) for a, b in zip(blocks(shown), blocks(made), strict=True) if not same_output(a, b)]
-    assert drift == [], f"{page.name} drifted: run python scripts/gen_docs.py\n" + "\n---\n".join(
-        f"shown:\n{a}\nmade now:\n{b}" for a, b in drift[:2]
-    )
-
-
-def blocks(text: str) -> list[str]:
-    return re.split(r"\n(?=```)", text)
+    parts = zip(page.read_text(encoding="utf-8").split("\n```"), made.split("\n```"), strict=True)
+    drift = [f"shown:\n{a}\nmade now:\n{b}" for a, b in parts if a != b]
+    assert drift == [], f"{page.name} drifted: run python scripts/gen_docs.py\n" + "\n---\n".join(drift[:2])
 
 
 def test_every_command_has_a_page_and_a_line_in_the_index() -> None:
