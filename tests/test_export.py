@@ -1,8 +1,8 @@
 """`export`: word2vec text and binary files that gensim reads back equal to the rows stored, and the
 Embedding Projector's vectors.tsv and metadata.tsv, every token of which reads back to its exact bytes.
 Oracles: the tiny model's own arrays and its tokenizer's own vocabulary, gensim's reader, and a reading of the
-metadata written here from the README's rule (not gpt2emb's code). In-process, but on a terminal and piped,
-where the process is the point."""
+metadata written here from the rule docs/commands/export.md states (not gpt2emb's code). In-process, but
+on a terminal and piped, where the process is the point."""
 
 from __future__ import annotations
 
@@ -61,7 +61,8 @@ def piece_bytes(piece: str, decoder: dict[str, int]) -> bytes:
 
 
 def read_token(field: str) -> bytes:
-    """The README's rule, read: \\xNN a byte, \\uNNNN and \\UNNNNNNNN a character, \\\\ and \\" themselves."""
+    """The rule of docs/commands/export.md, read: \\xNN a byte, \\uNNNN and \\UNNNNNNNN a character, \\\\
+    and \\" themselves."""
     assert FIELD.fullmatch(field), field
     body, out, at = field[1:-1], bytearray(), 0
     for m in ESCAPE.finditer(body):
