@@ -324,13 +324,26 @@ def generate(text: str, space: Workspace, on_command: Callable[[str, str, int], 
             on_command(kind, body.splitlines()[0], 0)
         return f"```pycon\n{session}\n```"
 
-    return BLOCK.sub(block, text)
+    text = BLOCK.sub(block, text)
+    for command in inline_commands(text):
+        space.shell(command)
+        if on_command:
+            on_command("inline", command, space.codes[-1])
+    return text
+
+
+def inline_commands(text: str) -> list[str]:
+    """The whole commands quoted inline (`gpt2emb sizes`, as in a table), run after the page's blocks; not
+    those with a placeholder (WORD, FILE) or an ellipsis."""
+    prose = BLOCK.sub("", text)
+    spans = re.findall(r"`(gpt2emb [^`]+)`", prose)
+    return [s for s in spans if not re.search(r"\b[A-Z]{2,}\b|\.\.\.|[\[\]]", s)]
 
 
 def regenerate(page: Path, hub: Any, on_command: Callable[[str, str, int], None] | None = None) -> str:
     """The page as it is generated now: its help parts and example outputs made again."""
     text = with_help(page.read_text(encoding="utf-8"))
-    if not BLOCK.search(text):
+    if not BLOCK.search(text) and not inline_commands(text):
         return text
     with Workspace(hub).opened() as space:
         return generate(text, space, on_command)

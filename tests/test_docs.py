@@ -23,12 +23,14 @@ def test_same_output_tolerates_rounding_and_padding_but_not_a_change() -> None:
     assert not same_output(shown, shown.replace("cats", "dogs"))
 
 
-PAGES = [p for p in pages() if re.search(r"```(console|sh|python|pycon)\n|<!-- help:", p.read_text())]
+RUNS = re.compile(r"```(console|sh|python|pycon)\n|<!-- help:|`gpt2emb ")
+PAGES = [p for p in pages() if RUNS.search(p.read_text())]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_every_example_runs_and_prints_what_the_page_shows(page: Path, hub: Any) -> None:
-    """Each page made again (its --help parts, every console example's output, its sh and python examples run)
+    """Each page made again (its --help parts, every console example's output, its sh, python and inline
+    examples run)
     is the page as committed, within the tolerance above; each example exits as the page says (0, or the code
     an `echo $?` after it shows: gen_docs refuses a failing console example without one)."""
     failed: list[str] = []
