@@ -178,7 +178,7 @@ class Workspace:
         if ">" in words:
             at = words.index(">")
             target, words = Path(words[at + 1]), words[:at] + words[at + 2 :]
-        if words[0] != "gpt2emb" or {"|", ";", "&&"} & set(words):
+        if words[0] != "gpt2emb" or {"|", ";", "&&"} & set(words) or "--install-completion" in words:
             raise ValueError(f"not a command the docs can run: {line}")
         out, code_ = invoke(words[1:], dict(os.environ), stdin)
         self.codes.append(code_)
@@ -314,7 +314,7 @@ def generate(text: str, space: Workspace, on_command: Callable[[str, str, int], 
             return m.group(0)
         if kind == "python":
             printed = io.StringIO()
-            with contextlib.redirect_stdout(printed):
+            with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
                 exec(compile(body, "<docs>", "exec"), space.namespace)
             if on_command:
                 on_command(kind, body.splitlines()[0], 0)
@@ -334,10 +334,11 @@ def generate(text: str, space: Workspace, on_command: Callable[[str, str, int], 
 
 def inline_commands(text: str) -> list[str]:
     """The whole commands quoted inline (`gpt2emb sizes`, as in a table), run after the page's blocks; not
-    those with a placeholder (WORD, FILE) or an ellipsis."""
+    those with a placeholder (WORD, FILE) or an ellipsis, nor one that would write the shell's own startup
+    file (completion)."""
     prose = BLOCK.sub("", text)
     spans = re.findall(r"`(gpt2emb [^`]+)`", prose)
-    return [s for s in spans if not re.search(r"\b[A-Z]{2,}\b|\.\.\.|[\[\]]", s)]
+    return [s for s in spans if not re.search(r"\b[A-Z]{2,}\b|\.\.\.|[\[\]]|-completion", s)]
 
 
 def regenerate(page: Path, hub: Any, on_command: Callable[[str, str, int], None] | None = None) -> str:

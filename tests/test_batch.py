@@ -352,17 +352,17 @@ def test_similarity_needs_two_words(hub: FakeHub, feed: Feed, bad: str) -> None:
 
 
 def test_failed_is_the_older_name_of_failed_line() -> None:
-    """Failed, the name the README showed for a line without an answer, still is that class."""
+    """Failed, the name the docs once showed for a line without an answer, still is that class."""
     from gpt2emb import batch
 
     assert batch.Failed is batch.FailedLine  # its older name, kept working
 
 
-def test_the_readme_notebook_example_runs(hub: FakeHub) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    (example,) = re.findall(r"```python\n(.+?)\n```", readme, re.DOTALL)
+def test_the_python_page_example_runs(hub: FakeHub) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "python.md").read_text(encoding="utf-8")
+    (example,) = re.findall(r"```python\n(.+?)\n```", page, re.DOTALL)
     scope: dict[str, Any] = {}
-    exec(compile(example, "README.md", "exec"), scope)  # the example as a reader pastes it
+    exec(compile(example, "docs/python.md", "exec"), scope)  # the example as a reader pastes it
     assert [n.token for n in scope["r"].items[0].neighbors] == [
         n["token"] for n in run_json("neighbors", "cat", "-k", "5")["items"][0]["neighbors"]
     ]
