@@ -4,6 +4,7 @@ command's JSON fails on a document that breaks its schema."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -191,6 +192,23 @@ def test_a_document_that_breaks_its_schema_fails_the_test(change: Any, message: 
     change(doc)
     with pytest.raises(AssertionError, match=message):
         schemacheck.check(["neighbors", "cat", "--json"], json.dumps(doc), "")
+
+
+@pytest.mark.parametrize(
+    ("cell", "valid"), [(0.5, True), (None, True), (1, True), ("0.5", False), (True, False), ([0.5], False)]
+)
+def test_an_array_of_numbers_is_checked_element_by_element(cell: Any, valid: bool) -> None:
+    """The checker's shortcut for arrays of plain values (a 1,024 x 1,024 matrix) lets through what the
+    schema allows and nothing else: a null (NaN written by to_dict) yes, a string or a bool no."""
+    doc = {"model": "gpt2", "positions": [0, 1], "norms": [1.0, 2.0], "matrix": [[1.0, 0.5], [0.5, cell]]}
+    check = functools.partial(schemacheck.check, ["positions", "0", "1", "--json"], stderr="")
+    if valid:
+        check(json.dumps({**doc, "rows": [0, 1]}))
+    else:
+        with pytest.raises(AssertionError, match=r"PositionsResult\.json at matrix/1/1: .* is not of type"):
+            check(json.dumps({**doc, "rows": [0, 1]}))
+    with pytest.raises(AssertionError, match=r"at rows/1: 1\.5 is not of type 'integer'"):
+        check(json.dumps({**doc, "rows": [0, 1.5]}))
 
 
 def test_a_line_of_stderr_or_a_number_that_is_not_strict_json_fails_the_test() -> None:
