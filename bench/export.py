@@ -1,6 +1,6 @@
 """Time `gpt2emb export` on a gpt2-xl-shaped table, and its peak memory.
 
-    python bench/export.py [--runs 3] [--out docs/performance.md]   # needs ../shared/gpt2-vocab; about 5 minutes
+    python bench/export.py [--runs 3] [--out docs/performance.md]  # needs ../shared/gpt2-vocab; 5 minutes
 
 It builds a gpt2-xl-shaped folder as bench/run.py does (GPT-2's real tokenizer, random wte and wpe: 50,257 x
 1,600 and 1,024 x 1,600), opens it once so its cache entry exists, then runs each export as a whole process,
@@ -91,7 +91,7 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--formats", default="projector,word2vec-binary", help=f"of {', '.join(FORMATS)}")
-    parser.add_argument("--out", type=Path, default=None, help="a docs/performance.md whose section to replace")
+    parser.add_argument("--out", type=Path, default=None, help="the page whose section to replace")
     args = parser.parse_args()
     formats = args.formats.split(",")
     work = Path(tempfile.mkdtemp(prefix="gpt2emb-export-"))

@@ -172,7 +172,7 @@ def rounds(doc: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="rounds per model")
     parser.add_argument("--models", default="gpt2,gpt2-xl", help="which shapes (comma-separated)")
-    parser.add_argument("--out", type=Path, default=None, help="a docs/performance.md whose section to replace")
+    parser.add_argument("--out", type=Path, default=None, help="the page whose section to replace")
     return parser
 
 

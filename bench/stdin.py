@@ -1,6 +1,6 @@
 """Benchmark `gpt2emb neighbors -` (10,000 words from stdin) against gensim's most_similar called per word.
 
-    pip install -e ".[bench]" && python bench/stdin.py --out docs/performance.md     # about 10 minutes on 2 cores
+    pip install -e ".[bench]" && python bench/stdin.py --out docs/performance.md  # 10 minutes on 2 cores
 
 On bench/run.py's gpt2 and gpt2-xl checkpoints (GPT-2's real vocabulary, random rows), with the first 10,000
 vocabulary entries that are a space and ASCII letters (" the", " king": one token each), round after round:

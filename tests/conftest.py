@@ -39,6 +39,7 @@ def _numpy_with_one_blas_thread() -> None:
 
 _numpy_with_one_blas_thread()
 
+import schemacheck  # noqa: E402
 from fakehub import FakeHub, Repo  # noqa: E402
 from tinymodel import Tiny, build, hub_files  # noqa: E402
 
@@ -82,6 +83,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     HUB.stop()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: tell the controller what it validated
+        workeroutput["schema_checked"] = schemacheck.checked
+        workeroutput["schema_seconds"] = schemacheck.seconds[0]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """A worker has ended: its counts join the controller's (which runs no test)."""
+    sent = getattr(node, "workeroutput", {})
+    for entry, n in sent.get("schema_checked", {}).items():
+        schemacheck.checked[entry] = schemacheck.checked.get(entry, 0) + n
+    schemacheck.seconds[0] += sent.get("schema_seconds", 0.0)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How many JSON documents the runs of this session printed, each validated against its schema."""
+    counts = schemacheck.checked
+    if not counts:
+        return
+    unseen = [e for e in schemacheck.entries() if e not in counts]
+    terminalreporter.write_line(
+        f"JSON documents validated against their schemas: {sum(counts.values()):,} in "
+        f"{schemacheck.seconds[0]:.1f} s ({len(counts)} of the index's {len(schemacheck.entries())} entries"
+        + (f"; none printed for: {', '.join(unseen)})" if unseen else ")")
+    )
 
 
 @pytest.fixture(scope="session")
@@ -207,7 +237,9 @@ def run_cli(*args: str) -> Any:
     from gpt2emb.cli import app
 
     with hang_guard(), mock.patch.object(testing, "_get_command", built):
-        return testing.CliRunner().invoke(app, list(args))
+        result = testing.CliRunner().invoke(app, list(args))
+    schemacheck.check(args, result.stdout, result.stderr)  # its JSON, against the schema the index names
+    return result
 
 
 def run_json(*args: str) -> Any:
@@ -222,7 +254,7 @@ def run_process(
     """Run the installed gpt2emb console script in a real process; its output is decoded with `encoding`
     (strictly: a byte the encoding cannot decode fails the test), the locale's when None."""
     exe = Path(sys.executable).with_name("gpt2emb")
-    return subprocess.run(
+    done = subprocess.run(
         [str(exe), *args],
         capture_output=True,
         text=True,
@@ -230,3 +262,5 @@ def run_process(
         env={**os.environ, **(env or {})},
         timeout=120,
     )
+    schemacheck.check(args, done.stdout, done.stderr)  # its JSON, against the schema the index names
+    return done

@@ -214,6 +214,7 @@ COMMANDS: dict[str, list[Builder]] = {
         lambda w, v, n: ["export", "--format", w, "-o", _confined(v), "--limit", n],
         lambda w, v, n: ["export", "--format", "projector", "--table", w, "-o", _confined(v), "--limit", n],
     ],
+    "schema": [lambda w, v, n: ["schema", w], lambda w, v, n: ["schema", w, v, "--mode", n]],
 }
 BUILDERS = [b for builders in COMMANDS.values() for b in builders]
 

@@ -246,6 +246,7 @@ app.add_typer(stem("geometry"))
 app.add_typer(stem("export"))
 app.add_typer(stem("lab"))
 app.add_typer(stem("cache"), cls=App)  # a group: its subcommands' errors go through the same boundary
+app.add_typer(stem("schema"))
 
 
 def main() -> None:
