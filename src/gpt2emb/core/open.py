@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.common import Token
 from gpt2emb.store import build
 from gpt2emb.store.entries import OpenedEntry
-from gpt2emb.tokens import Query, Vocab, check_word
+from gpt2emb.tokens import Query, Specials, Vocab, check_word
 
 
 def load(
@@ -42,13 +41,13 @@ def tokens_of(vocab: Vocab, q: Query) -> tuple[Token, ...]:
     return tuple(Token(i, vocab.token(i)) for i in q.ids)
 
 
-def known_facts(model: str) -> tuple[re.Pattern[str] | None, int | None]:
-    """What the registry knows of a model before it is opened: its family's special tokens, its vocabulary
-    size (None, None for a model it does not name)."""
+def known_facts(model: str) -> tuple[Specials | None, int | None]:
+    """What the registry knows of a model before it is opened: its special tokens, its vocabulary size
+    (None, None for a model it does not name)."""
     spec = registry.find(model)
     if spec is None:
         return None, None
-    return families.by_name(spec.shape.family).specials, spec.shape.vocab_size
+    return Specials(families.by_name(spec.shape.family).specials, spec.special_ids), spec.shape.vocab_size
 
 
 @dataclass(frozen=True)

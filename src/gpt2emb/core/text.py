@@ -12,6 +12,7 @@ from gpt2emb.core.open import (
     Opened,
     finite,
     floats,
+    known_facts,
     length_limit,
     no_position_table,
     open_entry,
@@ -36,7 +37,7 @@ from gpt2emb.results.text import (
 )
 from gpt2emb.store import checkpoint, revisions
 from gpt2emb.store.entries import OpenedEntry
-from gpt2emb.tokens import Query, Vocab, check_word, quote
+from gpt2emb.tokens import Query, Specials, Vocab, check_word, quote
 
 
 def check_text(text: str) -> None:
@@ -111,12 +112,13 @@ def context(
 ) -> ContextResult:
     """Static against contextual: the word's vector in each sentence, at every layer of the model, compared
     between sentences and with the word's row of wte."""
-    check_context(word, sentences)
+    check_context(word, sentences, known_facts(model)[0])
     return context_of(registry.resolve(model, revision), word, sentences, pool, reporter)
 
 
-def check_context(word: str, sentences: list[str]) -> None:
-    """A word and at least two sentences, checked before any model is opened."""
+def check_context(word: str, sentences: list[str], specials: Specials | None = None) -> None:
+    """A word and at least two sentences, checked before any model is opened (specials: the model's, when
+    the registry knows them)."""
     if len(sentences) < 2:
         raise UsageError(
             "give a word and at least two sentences that hold it, as in: "
@@ -125,7 +127,7 @@ def check_context(word: str, sentences: list[str]) -> None:
                 "context('bank', ['I sat on the river bank', 'I paid at the bank'])",
             )
         )
-    check_word(word, exact=False)
+    check_word(word, False, specials)
     for n, sentence in enumerate(sentences, 1):
         if not sentence.strip():
             raise UsageError(f"sentence {n} is empty; give a sentence that holds {word!r}")

@@ -150,11 +150,9 @@ def restriction_of(o: Opened, options: RankOptions) -> candidates.Restriction | 
         raise UsageError(f"restrict is a number of token ids, not {restrict!r:.40}")
     if among is not None and not isinstance(among, str | Path):
         raise UsageError(f"among is a file of words (a str or a Path), not {among!r:.40}")
-    m = o.model
+    # no specials: the vocabulary refuses a special token as it reads the file's words, naming its id
     listed = None if among is None else str(among)
-    return candidates.Restriction.read(
-        listed, restrict, whole_words, exact, m.family.specials, m.shape.vocab_size
-    )
+    return candidates.Restriction.read(listed, restrict, whole_words, exact, None, o.model.shape.vocab_size)
 
 
 def allowed_rows(
