@@ -96,12 +96,6 @@ def _as_typed(m: OpenedEntry) -> str:
     return f"shown here as typed, without them{later}"
 
 
-def _h0_formula(m: OpenedEntry) -> str:
-    total = "wte[token]" + (" + wpe[position]" if m.shape.position_table else "")
-    total += " + type[0]" if m.types is not None else ""
-    return f"LayerNorm({total})" if m.norm is not None else total
-
-
 def context(
     word: str,
     sentences: list[str],
@@ -171,11 +165,6 @@ def context_of(
             for n, f in enumerate(found, 1)
             if f.occurrences > 1
         ),
-        f"layer 0 is h0 = {_h0_formula(m)}: there the word's vectors differ only by their position "
-        "rows (at the same position they are equal)"
-        if m.shape.position_table
-        else f"layer 0 is h0 = {_h0_formula(m)} ({no_position_table(m)}): there the word's vectors are "
-        "the same in every sentence",
         *_wrapped(
             m,
             vocab,
