@@ -197,7 +197,7 @@ def test_bad_input_fetches_no_weights_when_the_embeddings_are_cached(hub: FakeHu
         (["context", "kingdom", "the kingdom", "hello kingdom", "--pool", "strict"], "is not one token"),
         (["tying", "--grad", ""], "at least two tokens"),
         (["tying", "--grad", "the"], '--grad "the" is 1 token'),
-        (["tying", "--grad", " king" * 1100], f'--grad "{" king" * 8}"... has 1100 tokens, but position'),
+        (["tying", "--grad", " king" * 1100], f'--grad "{" king" * 8}"... has 1,100 tokens, but position'),
     ],
 )
 def test_usage_errors(hub: FakeHub, args: list[str], message: str) -> None:

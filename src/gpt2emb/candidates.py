@@ -59,7 +59,7 @@ def check_restrict(n: int, rows: int | None) -> None:
         raise UsageError(f"{option('restrict')} must be 1 or more (the first N token ids), not {n}")
     if rows is not None and n > rows:
         raise UsageError(
-            f"{option('restrict', n)} is more than the {rows:,} tokens there are: give at most {rows}"
+            f"{option('restrict', n)} is more than the {rows:,} tokens there are: give at most {rows:,}"
         )
 
 
@@ -145,7 +145,7 @@ def allowed_rows(vocab: Vocab, restriction: Restriction | None, exact: bool, poo
             ", ..." if len(split) > SPLIT_SHOWN else ""
         )
         notes.append(
-            f"{len(split)} word{'s' if len(split) > 1 else ''} of {_shown(restriction.among or '')} "
+            f"{len(split):,} word{'s' if len(split) > 1 else ''} of {_shown(restriction.among or '')} "
             f"{'are' if len(split) > 1 else 'is'} not one token and cannot be ranked as one, so "
             f"{'they are' if len(split) > 1 else 'it is'} left out: {named}"
         )

@@ -149,7 +149,7 @@ def check_word(word: str, exact: bool, specials: Specials | None = None) -> int 
             raise UsageError(f"id:{raw[:30]} does not exist: token ids are 0 or more")
         return int(raw)
     if len(word) > MAX_WORD_CHARS:
-        raise UsageError(f"a word of {len(word)} characters is too long: at most {MAX_WORD_CHARS}")
+        raise UsageError(f"a word of {len(word):,} characters is too long: at most {MAX_WORD_CHARS:,}")
     if not exact and not word:
         raise UsageError(
             f"an empty word has no token; type a word, or use {option('exact', True)} to look up whitespace "
@@ -368,7 +368,7 @@ class Vocab:
             )
         if len(ids) > MAX_PIECES:
             raise UsageError(
-                f"{quoted} splits into {len(ids)} tokens ({pieces}): more than the {MAX_PIECES} a word may "
+                f"{quoted} splits into {len(ids):,} tokens ({pieces}): more than the {MAX_PIECES} a word may "
                 f"have here; ask for a piece by its id (id:N){hint}"
             )
         if pool is Pool.strict:

@@ -81,7 +81,7 @@ def check_top(k: int, rows: int | None) -> int:
     if k < 1:
         raise UsageError(f"{option('k')} must be 1 or more, not {k}")
     if rows is not None and k > rows:
-        raise UsageError(f"{option('k')} must be at most {rows} (the number of tokens), not {k}")
+        raise UsageError(f"{option('k')} must be at most {rows:,} (the number of tokens), not {k:,}")
     return k
 
 
@@ -158,7 +158,7 @@ def finite(x: float | None) -> float | None:
 def positions_learned(m: OpenedEntry) -> str:
     """What a model learned, as the refusals of a position past it say."""
     n, offset = m.shape.n_positions, m.shape.position_offset
-    said = f"{m.name} learned {n} positions, 0 to {n - 1}"
+    said = f"{m.name} learned {n:,} positions, 0 to {n - 1}"  # a count, then positions
     if offset:
         said += (
             f" (rows {offset} to {offset + n - 1} of its position table: the rows before position 0's "
@@ -194,4 +194,4 @@ def past_limit(m: OpenedEntry) -> str:
     if not added:
         return f"position {limit} does not exist: {positions_learned(m)}"
     added_in_use = f"its tokenizer adds {added} special tokens to a text in use"
-    return f"{limit} fit: {positions_learned(m)}, and {added_in_use}"
+    return f"{limit:,} fit: {positions_learned(m)}, and {added_in_use}"

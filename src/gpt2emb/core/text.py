@@ -161,7 +161,7 @@ def context_of(
     notes = [
         q.note,
         *(
-            f"{shown} occurs {f.occurrences} times in sentence {n}; using the first, at position {f.at[0]}"
+            f"{shown} occurs {f.occurrences:,} times in sentence {n}; using the first, at position {f.at[0]}"
             for n, f in enumerate(found, 1)
             if f.occurrences > 1
         ),
@@ -223,9 +223,9 @@ def input_in(o: Opened, text: str, full: bool = False, truncate: bool = False) -
         if not truncate:
             raise UsageError(
                 f"the text is {len(ids):,} tokens, but {past_limit(m)}; shorten the text, or use "
-                f"{option('truncate', True)} to keep the first {limit}"
+                f"{option('truncate', True)} to keep the first {limit:,}"
             )
-        notes.append(f"the text is {len(ids):,} tokens: only the first {limit} go in ({past_limit(m)})")
+        notes.append(f"the text is {len(ids):,} tokens: only the first {limit:,} go in ({past_limit(m)})")
     notes += _wrapped(m, vocab, _as_typed(m))
     kept = ids[:limit]
     type_row = None if m.types is None else m.types[0]

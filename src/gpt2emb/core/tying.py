@@ -90,7 +90,7 @@ def tying_of(
             Check(
                 "checkpoint",
                 own is None,
-                f"{info.weights_file} stores {len(info.tensors)} tensors and {found}",
+                f"{info.weights_file} stores {len(info.tensors):,} tensors and {found}",
             )
         )
     if grad is not None and not family.causal:
@@ -217,9 +217,9 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
         )
     elif len(rows_in) < len(set(ids)):
         notes.append(
-            f"the input path touches {len(rows_in)} of the text's {len(set(ids))} distinct tokens: the last "
-            "position predicts nothing inside the text, so its token's row gets nothing by that path unless "
-            "it occurs earlier"
+            f"the input path touches {len(rows_in):,} of the text's {len(set(ids)):,} distinct tokens: the "
+            "last position predicts nothing inside the text, so its token's row gets nothing by that path "
+            "unless it occurs earlier"
         )
     return GradientResult(
         text,

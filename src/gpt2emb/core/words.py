@@ -296,8 +296,8 @@ def fewer_notes(k: int, found: list[tuple[str, int]], fold: bool) -> list[str]:
     """A note for each answer shorter than k: the candidates ran out (never padded)."""
     what = ("different word", "different words") if fold else ("token", "tokens")
     return [
-        f"{word}: only {n} {what[n != 1]} {'is' if n == 1 else 'are'} left to rank, fewer than the {k} asked "
-        f"for ({spelt('-k', 'k')})"
+        f"{word}: only {n:,} {what[n != 1]} {'is' if n == 1 else 'are'} left to rank, fewer than the {k:,} "
+        f"asked for ({spelt('-k', 'k')})"
         for word, n in found
         if n < k
     ]

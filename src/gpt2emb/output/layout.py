@@ -26,7 +26,7 @@ MAX_PIECES_SHOWN = 12
 def split(tokens: tuple[Token, ...]) -> Text:
     shown = " + ".join(f"{tok(t.token)} ({t.id})" for t in tokens[:MAX_PIECES_SHOWN])
     if len(tokens) > MAX_PIECES_SHOWN:
-        shown += f" + ... ({len(tokens)} tokens)"
+        shown += f" + ... ({len(tokens):,} tokens)"
     return Text(shown)
 
 
@@ -249,7 +249,9 @@ class _Matrix:
             if n == 1:
                 yield _title(self.title)
             if len(parts) > 1:
-                yield Text(f"part {n} of {len(parts)}: {_columns_named(part, self.columns)}", style="bold")
+                yield Text(
+                    f"part {n:,} of {len(parts):,}: {_columns_named(part, self.columns)}", style="bold"
+                )
             # a lone column wider than the room: text labels fold (at spaces first), numbers never; where
             # even that does not fit, the part is wider than the console (a terminal wraps its lines)
             width = max(options.max_width, 1 + least + sum(widths[j] for j in part))
@@ -262,7 +264,7 @@ class _Matrix:
     def _instead(self, width: int) -> RenderResult:
         rows, columns = len(self.label_rows), len(self.columns)
         yield self.instead if self.instead is not None else _title(self.title)
-        wide = f"at {width} characters wide, it would take more than {MAX_PARTS} parts"
+        wide = f"at {width:,} characters wide, it would take more than {MAX_PARTS} parts"
         yield from _notes([f"the {rows:,} x {columns:,} matrix is not printed: {wide}; {self.where}"])
 
 

@@ -17,7 +17,7 @@ _ENTRIES = "model~ commit size> path~"  # names and paths whole (see _Listing)
 
 
 def _entries(n: int, which: str = "") -> str:
-    return f"{n} {which}entry" if n == 1 else f"{n} {which}entries"
+    return f"{n} {which}entry" if n == 1 else f"{n:,} {which}entries"
 
 
 @view.register
@@ -69,7 +69,7 @@ def _(result: RefreshResult, dims: int | None) -> RenderableType:
         status = "rebuilt" if r.rebuilt else "moved" if moved else "up to date"
         rows.append([r.model, r.revision, r.old_commit[:12], r.new_commit[:12] if moved else "", status])
     n_moved = sum(r.new_commit != r.old_commit for r in result.revisions)
-    title = f"asked the Hub about {len(rows)} revision{'s' if len(rows) != 1 else ''}: {n_moved} moved"
+    title = f"asked the Hub about {len(rows):,} revision{'s' if len(rows) != 1 else ''}: {n_moved:,} moved"
     return _Listing(title, "model~ revision~ commit new status", rows)
 
 
@@ -84,7 +84,7 @@ def _(result: VerifyResult, dims: int | None) -> RenderableType:
     ]
     bad = sum(not e.ok for e in result.entries)
     rebuilt = sum(e.repaired == "rebuilt" for e in result.entries)
-    verdict = (f"{bad} damaged" if bad else "all ok") + (f", {rebuilt} rebuilt" if rebuilt else "")
+    verdict = (f"{bad:,} damaged" if bad else "all ok") + (f", {rebuilt:,} rebuilt" if rebuilt else "")
     title = f"verified {_entries(len(rows))} ({_mb(result.total_bytes)}) in {result.root}: {verdict}"
     return _Listing(title, "model~ commit state problem", rows)
 

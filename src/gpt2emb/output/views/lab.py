@@ -23,7 +23,7 @@ def _(result: LabResult, dims: int | None) -> RenderableType:
     parts: list[tuple[str, list[RenderableType]]] = [
         (f"The first {DIMS} numbers of {word}'s row of wte", [view(result.vector, DIMS)]),
         (
-            f"The {len(result.neighbors.items[0].neighbors)} nearest tokens to {word}",
+            f"The {len(result.neighbors.items[0].neighbors):,} nearest tokens to {word}",
             [view(result.neighbors, None)],
         ),
         (

@@ -81,10 +81,12 @@ class _Shaded:
 def _(result: HeatmapResult, dims: int | None) -> RenderableType:
     lines: list[RenderableType] = [
         Text(
-            f"cosine similarity of all {result.n_positions} position rows (wpe) in {result.model}",
+            f"cosine similarity of all {result.n_positions:,} position rows (wpe) in {result.model}",
             style="bold",
         ),
-        Text(f"each cell averages {result.block:.4g} x {result.block:.4g} positions; position 0 is top left"),
+        Text(
+            f"each cell averages {result.block:,.4g} x {result.block:,.4g} positions; position 0 is top left"
+        ),
         Text(""),
     ]
     width = len(str(result.n_positions))
