@@ -52,7 +52,7 @@ def test_names_and_paths_are_never_broken(
 
 
 def test_a_table_where_it_fits(tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "200")  # the test's own folders have long paths
+    monkeypatch.setenv("COLUMNS", "400")  # wide enough for the test's own long paths, under xdist too
     monkeypatch.setenv("GPT2EMB_CACHE_DIR", str(tmp_path / "c"))
     folder = save_local(tiny, tmp_path / "m")
     assert run_cli("vector", "cat", "-m", str(folder)).exit_code == 0
