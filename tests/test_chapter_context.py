@@ -62,7 +62,7 @@ def test_context_layer_0_is_the_cosine_of_the_h0_rows(hub: FakeHub, tiny: Tiny) 
         and doc["word"] == "king"
         and doc["word_tokens"] == [{"id": king, "token": " king"}]
     )
-    assert any("differ only by their position rows" in n for n in doc["notes"])
+    assert doc["notes"] == []  # what layer 0 is, the same on every run, is in docs/commands/context.md
 
 
 def test_context_every_layer_matches_transformers(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
@@ -148,7 +148,7 @@ def test_context_table(hub: FakeHub) -> None:
     out = result.stdout
     for shown in ('[" king"]', "0 (h0)", f"{N_LAYER} (last)", "1 vs 2", "1 vs wte", "2 vs wte"):
         assert shown in out
-    assert "differ only by their position rows" in out
+    assert "note:" not in out  # what layer 0 is, the same on every run, is in the docs
 
 
 def test_context_fetches_the_weights_once_and_says_how_much_first(
@@ -197,7 +197,7 @@ def test_bad_input_fetches_no_weights_when_the_embeddings_are_cached(hub: FakeHu
         (["context", "kingdom", "the kingdom", "hello kingdom", "--pool", "strict"], "is not one token"),
         (["tying", "--grad", ""], "at least two tokens"),
         (["tying", "--grad", "the"], '--grad "the" is 1 token'),
-        (["tying", "--grad", " king" * 1100], f'--grad "{" king" * 8}"... has 1100 tokens, but position'),
+        (["tying", "--grad", " king" * 1100], f'--grad "{" king" * 8}"... has 1,100 tokens, but position'),
     ],
 )
 def test_usage_errors(hub: FakeHub, args: list[str], message: str) -> None:
@@ -308,6 +308,39 @@ def test_grad_refused_on_an_untied_model(hub: FakeHub, tiny: Tiny) -> None:
     hub.repos["someone/untied"] = Repo("e" * 40, files)
     result = run_cli("tying", "-m", "someone/untied", "--grad", "hello king")
     assert result.exit_code == 2 and "someone/untied is not tied" in result.stderr
+    # what to use instead, each as it is typed, and each runs
+    compare = "gpt2emb tying -m someone/untied --compare"
+    context = "gpt2emb context WORD SENTENCE SENTENCE -m someone/untied"
+    assert (
+        f"to compare its output layer with wte: {compare}; to follow a word through its layers: {context}"
+        in (result.stderr)
+    )
+    assert run_json(*compare.split()[1:])["comparison"]["mean_cosine_matching"] == pytest.approx(
+        1.0, abs=1e-6
+    )
+    assert run_cli("context", "king", RIVER, PAID, "-m", "someone/untied").exit_code == 0
+    # in Python's words from the handle
+    import gpt2emb
+    from gpt2emb.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"with wte: tying\(compare=True\); .*: context\(word, sentences\)$"):
+        gpt2emb.open("someone/untied").tying(grad="hello king")
+
+
+def test_grad_on_an_untied_model_without_an_output_layer_to_compare_names_the_checks(
+    hub: FakeHub, tiny: Tiny
+) -> None:
+    """Untied by its config, with no output layer stored (transformers starts one at random): --compare has
+    nothing to read, so the refusal points at the checks."""
+    from fakehub import Repo
+    from tinymodel import hub_files
+
+    files = hub_files(tiny)
+    files["config.json"] = json.dumps({**tiny.config, "tie_word_embeddings": False}).encode()
+    hub.repos["someone/headless"] = Repo("e" * 40, files)
+    result = run_cli("tying", "-m", "someone/headless", "--grad", "hello king")
+    assert result.exit_code == 2 and "--compare" not in result.stderr
+    assert "its checks: gpt2emb tying -m someone/headless;" in result.stderr
 
 
 def test_grad_of_a_model_whose_loss_is_flat_says_so(hub: FakeHub, tiny: Tiny) -> None:

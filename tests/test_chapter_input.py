@@ -95,8 +95,8 @@ def test_the_1024_wall(hub: FakeHub, tiny: Tiny) -> None:
     over = run_cli("input", long_text(tiny, 1025))
     assert over.exit_code == 2 and over.stdout == ""
     assert over.stderr.strip() == (
-        "gpt2emb: the text is 1,025 tokens, but position 1024 does not exist: gpt2 learned 1024 positions, "
-        "0 to 1023; shorten the text, or use --truncate to keep the first 1024"
+        "gpt2emb: the text is 1,025 tokens, but position 1024 does not exist: gpt2 learned 1,024 positions, "
+        "0 to 1023; shorten the text, or use --truncate to keep the first 1,024"
     )
     as_json = run_cli("input", long_text(tiny, 1025), "--json")
     assert as_json.exit_code == 2 and json.loads(as_json.stderr)["error"]["code"] == 2
@@ -104,11 +104,11 @@ def test_the_1024_wall(hub: FakeHub, tiny: Tiny) -> None:
     assert cut["n_tokens"] == 1024 and cut["text_tokens"] == 1100 and len(cut["tokens"]) == 1024
     assert cut["tokens"][-1]["position"] == 1023
     assert cut["notes"] == [
-        "the text is 1,100 tokens: only the first 1024 go in (position 1024 does not exist: gpt2 learned "
-        "1024 positions, 0 to 1023)"
+        "the text is 1,100 tokens: only the first 1,024 go in (position 1024 does not exist: gpt2 learned "
+        "1,024 positions, 0 to 1023)"
     ]
     table = run_cli("input", long_text(tiny, 1100), "--truncate")
-    assert table.exit_code == 0 and "only the first 1024 go in" in table.stdout
+    assert table.exit_code == 0 and "only the first 1,024 go in" in table.stdout
     assert "wte[ids] (1024, 32) + wpe[0..1023] (1024, 32) = h0 (1024, 32)" in table.stdout
 
 

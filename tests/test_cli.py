@@ -116,7 +116,7 @@ def test_positions(hub: FakeHub, tiny: Tiny) -> None:
 @pytest.mark.parametrize(
     ("arg", "message"),
     [
-        ("1024", "position 1024 does not exist: gpt2 learned 1024 positions, 0 to 1023"),
+        ("1024", "position 1024 does not exist: gpt2 learned 1,024 positions, 0 to 1023"),
         ("abc", "'abc' is not a position"),
         ("5-2", "range 5-2 runs backwards"),
         ("-1", "No such option: -1"),

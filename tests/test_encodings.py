@@ -181,7 +181,7 @@ def test_heatmap_shades_fall_back_to_ascii(model: tuple[str, dict[str, str]]) ->
     found = runs(["positions", "--heatmap", "--cells", "8", "-m", FOLDER], model)
     utf8 = found["utf-8"]
     assert utf8.returncode == 0 and "▓" in utf8.stdout
-    ascii_shades = utf8.stdout.translate(str.maketrans("░▒▓█", ".-+#"))
+    ascii_shades = utf8.stdout.translate(str.maketrans("·░▒▓█", ".:-+#"))
     for enc in ENCODINGS:
         assert found[enc].returncode == 0 and "\\u2593" not in found[enc].stdout
         assert shown(found[enc].stdout) == shown(ascii_shades, enc)  # the same cells, shade for shade

@@ -44,7 +44,7 @@ def h0_oracle(folder: Path, ids: list[int]) -> np.ndarray:
 
 def test_wordpiece_pieces_as_text() -> None:
     from gpt2emb.families.bert import FAMILY
-    from gpt2emb.tokens import check_word
+    from gpt2emb.tokens import Specials, check_word
 
     words = FAMILY.words
     assert [words.text(p) for p in ("king", "##ing", "[CLS]", "[unused0]", ",", "##")] == [
@@ -66,10 +66,10 @@ def test_wordpiece_pieces_as_text() -> None:
         None,
         None,
     ]
-    for special in ("[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]"):  # before a registry model is fetched
-        with pytest.raises(Exception, match="special token, not a word"):
-            check_word(special, False, FAMILY.specials)
-    assert check_word("[unused0]", False, FAMILY.specials) is None
+    for n, special in enumerate(("[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]")):  # as a registry model's
+        with pytest.raises(Exception, match=rf"special token, not a word.*\(id:{100 + n}\)"):
+            check_word(special, False, Specials(FAMILY.specials, ((special, 100 + n),)))
+    assert check_word("[unused0]", False, Specials(FAMILY.specials, ())) is None
 
 
 def test_the_entry_keeps_wordpiece_pieces_and_no_bpe_table(served: FakeHub, bert: TinyBert) -> None:

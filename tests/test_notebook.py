@@ -49,7 +49,8 @@ def test_a_result_displays_as_its_table_in_a_notebook(hub: FakeHub, monkeypatch:
     assert restricted["text/plain"] == typed.replace("--restrict 300", "restrict=300").rstrip("\n")
     typed = run_cli("positions", "--heatmap", "--cells", "4").stdout
     assert shaded["text/plain"] == typed.rstrip("\n")
-    assert '<span style="color: #ff0000' in shaded["text/html"]  # the shades in their colours
+    for colour in ("#2850ff", "#dc1e1e"):  # the shades in their colours: -1 blue, +1 red
+        assert f'<span style="color: {colour}' in shaded["text/html"]
     assert rank == {"text/plain": "1"}  # anything else displays as it always does
 
 

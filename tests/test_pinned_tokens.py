@@ -56,7 +56,7 @@ def test_a_word_may_have_1000_characters_and_no_more() -> None:
     assert check_word("x" * 1000, exact=False) is None
     with pytest.raises(UsageError) as refused:
         check_word("x" * 1001, exact=False)
-    assert str(refused.value) == "a word of 1001 characters is too long: at most 1000"
+    assert str(refused.value) == "a word of 1,001 characters is too long: at most 1,000"
 
 
 def test_an_id_may_be_written_with_up_to_30_digits() -> None:

@@ -219,7 +219,8 @@ def test_clear_keeps_an_entry_in_use_whole_and_says_so(
     assert table.exit_code == 6
     shown = " ".join(table.stdout.split())
     assert shown.startswith(f"removed nothing from {caches['cache']} could not remove 1 entry, left whole")
-    assert f"gpt2 {COMMIT[:12]} in use" in shown
+    # at 80 columns the entry's long path cannot share a table's row: a record, a line per column
+    assert f"model gpt2 commit {COMMIT[:12]} why in use path {m.path}" in shown
     assert table.stderr.strip() == (
         f"gpt2emb: could not remove gpt2 ({COMMIT[:12]}): in use; "
         "close the programs using it, then run gpt2emb cache clear gpt2 again"

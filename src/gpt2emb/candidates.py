@@ -10,7 +10,6 @@ is most_similar_to_given(key, keys_list), which ranks a list of keys that are al
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +18,7 @@ from gpt2emb import limits
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError, option
 from gpt2emb.results.words import Candidates
-from gpt2emb.tokens import Vocab, check_word, listed, quote
+from gpt2emb.tokens import Specials, Vocab, check_word, listed, quote
 
 SPLIT_SHOWN = 5  # split words named in the note; the JSON lists them all
 
@@ -39,10 +38,10 @@ class Restriction:
         restrict: int | None,
         whole_words: bool,
         exact: bool,
-        specials: re.Pattern[str] | None = None,
+        specials: Specials | None = None,
         rows: int | None = None,
     ) -> Restriction | None:
-        """None when nothing restricts the candidates. specials and rows: the family's special tokens and the
+        """None when nothing restricts the candidates. specials and rows: the model's special tokens and its
         vocabulary size, when the registry knows the model before it is opened."""
         if among is None and restrict is None and not whole_words:
             return None
@@ -60,7 +59,7 @@ def check_restrict(n: int, rows: int | None) -> None:
         raise UsageError(f"{option('restrict')} must be 1 or more (the first N token ids), not {n}")
     if rows is not None and n > rows:
         raise UsageError(
-            f"{option('restrict', n)} is more than the {rows:,} tokens there are: give at most {rows}"
+            f"{option('restrict', n)} is more than the {rows:,} tokens there are: give at most {rows:,}"
         )
 
 
@@ -68,7 +67,7 @@ def _shown(path: str) -> str:
     return path if path.isprintable() else repr(path)
 
 
-def _read_words(path: str, exact: bool, specials: re.Pattern[str] | None) -> list[tuple[int, str]]:
+def _read_words(path: str, exact: bool, specials: Specials | None) -> list[tuple[int, str]]:
     """The words of a word-list file (UTF-8, one per line; see tokens.listed), each checked as a word
     typed on the command line is; a problem is named with its line."""
     shown = _shown(path)
@@ -146,7 +145,7 @@ def allowed_rows(vocab: Vocab, restriction: Restriction | None, exact: bool, poo
             ", ..." if len(split) > SPLIT_SHOWN else ""
         )
         notes.append(
-            f"{len(split)} word{'s' if len(split) > 1 else ''} of {_shown(restriction.among or '')} "
+            f"{len(split):,} word{'s' if len(split) > 1 else ''} of {_shown(restriction.among or '')} "
             f"{'are' if len(split) > 1 else 'is'} not one token and cannot be ranked as one, so "
             f"{'they are' if len(split) > 1 else 'it is'} left out: {named}"
         )

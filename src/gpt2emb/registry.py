@@ -33,12 +33,19 @@ class Shape:
         return self.n_positions > 0
 
 
+# the special tokens of each model's tokenizer and their ids: a special token typed as a word is refused
+# naming its id before anything is fetched
+GPT2_SPECIALS = (("<|endoftext|>", 50256),)
+ROBERTA_SPECIALS = (("<s>", 0), ("<pad>", 1), ("</s>", 2), ("<unk>", 3), ("<mask>", 50264))
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     name: str
     repo: str
     aliases: tuple[str, ...]
     shape: Shape
+    special_ids: tuple[tuple[str, int], ...] = GPT2_SPECIALS
 
 
 MODELS: tuple[ModelSpec, ...] = (
@@ -49,9 +56,19 @@ MODELS: tuple[ModelSpec, ...] = (
     ModelSpec("distilgpt2", "distilbert/distilgpt2", (), Shape(50257, 768, 1024, 6, 12)),
     # 514 rows of positions, the first two never used for a token: 512 positions (families/roberta.py)
     ModelSpec(
-        "roberta-base", "FacebookAI/roberta-base", ("roberta",), Shape(50265, 768, 512, 12, 12, "roberta", 2)
+        "roberta-base",
+        "FacebookAI/roberta-base",
+        ("roberta",),
+        Shape(50265, 768, 512, 12, 12, "roberta", 2),
+        ROBERTA_SPECIALS,
     ),
-    ModelSpec("roberta-large", "FacebookAI/roberta-large", (), Shape(50265, 1024, 512, 24, 16, "roberta", 2)),
+    ModelSpec(
+        "roberta-large",
+        "FacebookAI/roberta-large",
+        (),
+        Shape(50265, 1024, 512, 24, 16, "roberta", 2),
+        ROBERTA_SPECIALS,
+    ),
 )
 GPT2_SIZES = MODELS[:4]  # what `sizes` compares by the formula, without weights
 DEFAULT_MODEL = "gpt2"

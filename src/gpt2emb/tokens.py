@@ -112,10 +112,30 @@ def listed(line: str) -> str | None:
 _ID = re.compile(r"id:(.*)", re.DOTALL)
 
 
-def check_word(word: str, exact: bool, specials: re.Pattern[str] | None = None) -> int | None:
+@dataclass(frozen=True)
+class Specials:
+    """A model's special tokens as known before it is opened (a model of the registry): the family's pattern
+    of their text, and the id of each one the model has. A text the pattern matches that ids lacks is no
+    token of the model."""
+
+    pattern: re.Pattern[str]
+    ids: tuple[tuple[str, int], ...]
+
+
+def special_refused(name: str, token_id: int | None) -> UsageError:
+    """The refusal of a special token typed as a word, naming its id (None: the model has no such token)."""
+    if token_id is None:
+        return UsageError(
+            f"{name} is written as a special token, and this model's vocabulary has no such token: type a "
+            "word, or ask for a token by its id (id:N)"
+        )
+    return UsageError(f"{name} is a special token, not a word: ask for its row by id (id:{token_id})")
+
+
+def check_word(word: str, exact: bool, specials: Specials | None = None) -> int | None:
     """What can be said of a word before any model is opened: its id for `id:N`, or a UsageError.
-    specials: the pattern of the family's special tokens, when the family is known before opening. Without
-    exact, the white space around a word is no part of it, as on a line of stdin."""
+    specials: the model's special tokens, when the registry knows them before opening. Without exact, the
+    white space around a word is no part of it, as on a line of stdin."""
     if not exact:
         word = word.strip()
     match = _ID.fullmatch(word)
@@ -129,7 +149,7 @@ def check_word(word: str, exact: bool, specials: re.Pattern[str] | None = None) 
             raise UsageError(f"id:{raw[:30]} does not exist: token ids are 0 or more")
         return int(raw)
     if len(word) > MAX_WORD_CHARS:
-        raise UsageError(f"a word of {len(word)} characters is too long: at most {MAX_WORD_CHARS}")
+        raise UsageError(f"a word of {len(word):,} characters is too long: at most {MAX_WORD_CHARS:,}")
     if not exact and not word:
         raise UsageError(
             f"an empty word has no token; type a word, or use {option('exact', True)} to look up whitespace "
@@ -143,11 +163,8 @@ def check_word(word: str, exact: bool, specials: re.Pattern[str] | None = None) 
                 f"{quote(word[:40])} holds the control character U+{ord(ch):04X}: type the word without it, "
                 "or ask for a token by its id (id:N)"
             )
-    if specials is not None and specials.fullmatch(word.strip()):
-        raise UsageError(
-            f"{word.strip()} is a special token, not a word: ask for its row by id (id:N; the JSON of any "
-            "word command shows ids)"
-        )
+    if specials is not None and specials.pattern.fullmatch(word.strip()):
+        raise special_refused(word.strip(), dict(specials.ids).get(word.strip()))
     return None
 
 
@@ -160,7 +177,7 @@ class Vocab:
         self._entry = entry
         self.n_rows = n_rows
         self.words = words
-        self.specials = specials  # the family's pattern of special tokens, refused as words (check_word)
+        self.specials = specials  # the family's pattern of special tokens, refused as words (query)
         self._lookups = 0
         self._shown: dict[int, str] = {}  # token ids as shown, once worked out (a batch shows many again)
 
@@ -315,13 +332,7 @@ class Vocab:
             return Query(word, (token_id,), pool)
         name = word.strip()
         if name in self._specials or (self.specials is not None and self.specials.fullmatch(name)):
-            special = self._specials.get(name, self._id_of(name))
-            if special is None:
-                raise UsageError(
-                    f"{name} is written as a special token, and this model's vocabulary has no such token: "
-                    "type a word, or ask for a token by its id (id:N)"
-                )
-            raise UsageError(f"{name} is a special token, not a word: ask for its row by id (id:{special})")
+            raise special_refused(name, self._specials.get(name, self._id_of(name)))
         text = word if exact else self.words.running(word)
         ids = self._as_typed(text) if exact else self.encode(text)
         if ids is None:
@@ -357,7 +368,7 @@ class Vocab:
             )
         if len(ids) > MAX_PIECES:
             raise UsageError(
-                f"{quoted} splits into {len(ids)} tokens ({pieces}): more than the {MAX_PIECES} a word may "
+                f"{quoted} splits into {len(ids):,} tokens ({pieces}): more than the {MAX_PIECES} a word may "
                 f"have here; ask for a piece by its id (id:N){hint}"
             )
         if pool is Pool.strict:

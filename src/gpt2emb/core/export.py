@@ -246,7 +246,7 @@ def _keys(vocab: Vocab, ids: np.ndarray, notes: list[str]) -> list[str]:
     if by_id:
         shown = ", ".join(by_id[:SHOW_IDS]) + (", ..." if len(by_id) > SHOW_IDS else "")
         notes.append(
-            f"{len(by_id)} row{'s' if len(by_id) > 1 else ''} keyed by id ({shown}): no vocabulary entry "
+            f"{len(by_id):,} row{'s' if len(by_id) > 1 else ''} keyed by id ({shown}): no vocabulary entry "
             "without whitespace, or one that repeats another"
         )
     return keys

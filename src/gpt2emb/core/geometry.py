@@ -65,7 +65,7 @@ def _reading(name: str, d: int, cross: CrossGeometry, tables: dict[str, TableGeo
     ratio = mean / chance
     figures = (
         f"a wte row and a wpe row of {name} meet at a mean |cosine| of {mean:.3f}, {ratio:.1f} times what "
-        f"two random directions in {d} dimensions give ({chance:.3f}), and at most {top:.3f}"
+        f"two random directions in {d:,} dimensions give ({chance:.3f}), and at most {top:.3f}"
     )
     if ratio <= 1.5:
         return (
@@ -105,7 +105,7 @@ def geometry_in(o: Opened) -> GeometryResult:
             live = table.rows - table.zero_rows
             notes.append(
                 f"{name}: mean_cosine is null: a mean over pairs of rows needs two rows that are not zeros, "
-                f"and {name} has {live}"
+                f"and {name} has {live:,}"
             )
         if all(x is None for x in table.pc_variance):
             notes.append(

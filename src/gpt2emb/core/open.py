@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.common import Token
 from gpt2emb.store import build
 from gpt2emb.store.entries import OpenedEntry
-from gpt2emb.tokens import Query, Vocab, check_word
+from gpt2emb.tokens import Query, Specials, Vocab, check_word
 
 
 def load(
@@ -42,13 +41,13 @@ def tokens_of(vocab: Vocab, q: Query) -> tuple[Token, ...]:
     return tuple(Token(i, vocab.token(i)) for i in q.ids)
 
 
-def known_facts(model: str) -> tuple[re.Pattern[str] | None, int | None]:
-    """What the registry knows of a model before it is opened: its family's special tokens, its vocabulary
-    size (None, None for a model it does not name)."""
+def known_facts(model: str) -> tuple[Specials | None, int | None]:
+    """What the registry knows of a model before it is opened: its special tokens, its vocabulary size
+    (None, None for a model it does not name)."""
     spec = registry.find(model)
     if spec is None:
         return None, None
-    return families.by_name(spec.shape.family).specials, spec.shape.vocab_size
+    return Specials(families.by_name(spec.shape.family).specials, spec.special_ids), spec.shape.vocab_size
 
 
 @dataclass(frozen=True)
@@ -82,7 +81,7 @@ def check_top(k: int, rows: int | None) -> int:
     if k < 1:
         raise UsageError(f"{option('k')} must be 1 or more, not {k}")
     if rows is not None and k > rows:
-        raise UsageError(f"{option('k')} must be at most {rows} (the number of tokens), not {k}")
+        raise UsageError(f"{option('k')} must be at most {rows:,} (the number of tokens), not {k:,}")
     return k
 
 
@@ -159,7 +158,7 @@ def finite(x: float | None) -> float | None:
 def positions_learned(m: OpenedEntry) -> str:
     """What a model learned, as the refusals of a position past it say."""
     n, offset = m.shape.n_positions, m.shape.position_offset
-    said = f"{m.name} learned {n} positions, 0 to {n - 1}"
+    said = f"{m.name} learned {n:,} positions, 0 to {n - 1}"  # a count, then positions
     if offset:
         said += (
             f" (rows {offset} to {offset + n - 1} of its position table: the rows before position 0's "
@@ -195,4 +194,4 @@ def past_limit(m: OpenedEntry) -> str:
     if not added:
         return f"position {limit} does not exist: {positions_learned(m)}"
     added_in_use = f"its tokenizer adds {added} special tokens to a text in use"
-    return f"{limit} fit: {positions_learned(m)}, and {added_in_use}"
+    return f"{limit:,} fit: {positions_learned(m)}, and {added_in_use}"

@@ -61,7 +61,7 @@ def checked_positions(spans: list[tuple[int, int]], m: OpenedEntry) -> list[int]
             if not 0 <= p < n_positions:
                 raise UsageError(f"position {p} does not exist: {positions_learned(m)}")
     if sum(hi - lo + 1 for lo, hi in spans) > n_positions:
-        raise UsageError(f"more positions asked for than the {n_positions} there are")
+        raise UsageError(f"more positions asked for than the {n_positions:,} there are")
     return [p for lo, hi in spans for p in range(lo, hi + 1)]
 
 

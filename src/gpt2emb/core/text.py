@@ -12,6 +12,7 @@ from gpt2emb.core.open import (
     Opened,
     finite,
     floats,
+    known_facts,
     length_limit,
     no_position_table,
     open_entry,
@@ -36,7 +37,7 @@ from gpt2emb.results.text import (
 )
 from gpt2emb.store import checkpoint, revisions
 from gpt2emb.store.entries import OpenedEntry
-from gpt2emb.tokens import Query, Vocab, check_word, quote
+from gpt2emb.tokens import Query, Specials, Vocab, check_word, quote
 
 
 def check_text(text: str) -> None:
@@ -95,12 +96,6 @@ def _as_typed(m: OpenedEntry) -> str:
     return f"shown here as typed, without them{later}"
 
 
-def _h0_formula(m: OpenedEntry) -> str:
-    total = "wte[token]" + (" + wpe[position]" if m.shape.position_table else "")
-    total += " + type[0]" if m.types is not None else ""
-    return f"LayerNorm({total})" if m.norm is not None else total
-
-
 def context(
     word: str,
     sentences: list[str],
@@ -111,12 +106,13 @@ def context(
 ) -> ContextResult:
     """Static against contextual: the word's vector in each sentence, at every layer of the model, compared
     between sentences and with the word's row of wte."""
-    check_context(word, sentences)
+    check_context(word, sentences, known_facts(model)[0])
     return context_of(registry.resolve(model, revision), word, sentences, pool, reporter)
 
 
-def check_context(word: str, sentences: list[str]) -> None:
-    """A word and at least two sentences, checked before any model is opened."""
+def check_context(word: str, sentences: list[str], specials: Specials | None = None) -> None:
+    """A word and at least two sentences, checked before any model is opened (specials: the model's, when
+    the registry knows them)."""
     if len(sentences) < 2:
         raise UsageError(
             "give a word and at least two sentences that hold it, as in: "
@@ -125,7 +121,7 @@ def check_context(word: str, sentences: list[str]) -> None:
                 "context('bank', ['I sat on the river bank', 'I paid at the bank'])",
             )
         )
-    check_word(word, exact=False)
+    check_word(word, False, specials)
     for n, sentence in enumerate(sentences, 1):
         if not sentence.strip():
             raise UsageError(f"sentence {n} is empty; give a sentence that holds {word!r}")
@@ -165,15 +161,10 @@ def context_of(
     notes = [
         q.note,
         *(
-            f"{shown} occurs {f.occurrences} times in sentence {n}; using the first, at position {f.at[0]}"
+            f"{shown} occurs {f.occurrences:,} times in sentence {n}; using the first, at position {f.at[0]}"
             for n, f in enumerate(found, 1)
             if f.occurrences > 1
         ),
-        f"layer 0 is h0 = {_h0_formula(m)}: there the word's vectors differ only by their position "
-        "rows (at the same position they are equal)"
-        if m.shape.position_table
-        else f"layer 0 is h0 = {_h0_formula(m)} ({no_position_table(m)}): there the word's vectors are "
-        "the same in every sentence",
         *_wrapped(
             m,
             vocab,
@@ -232,9 +223,9 @@ def input_in(o: Opened, text: str, full: bool = False, truncate: bool = False) -
         if not truncate:
             raise UsageError(
                 f"the text is {len(ids):,} tokens, but {past_limit(m)}; shorten the text, or use "
-                f"{option('truncate', True)} to keep the first {limit}"
+                f"{option('truncate', True)} to keep the first {limit:,}"
             )
-        notes.append(f"the text is {len(ids):,} tokens: only the first {limit} go in ({past_limit(m)})")
+        notes.append(f"the text is {len(ids):,} tokens: only the first {limit:,} go in ({past_limit(m)})")
     notes += _wrapped(m, vocab, _as_typed(m))
     kept = ids[:limit]
     type_row = None if m.types is None else m.types[0]

@@ -90,7 +90,7 @@ def tying_of(
             Check(
                 "checkpoint",
                 own is None,
-                f"{info.weights_file} stores {len(info.tensors)} tensors and {found}",
+                f"{info.weights_file} stores {len(info.tensors):,} tensors and {found}",
             )
         )
     if grad is not None and not family.causal:
@@ -100,11 +100,7 @@ def tying_of(
             "next-token model (gpt2, GPT-Neo, a tied rotary model)"
         )
     if grad is not None and not (tie and same):
-        raise UsageError(
-            f"{ref.name} is not tied ({spelt(f'see: gpt2emb tying -m {model}', 'see: its tying()')}): "
-            "its output layer has a matrix of its own, so no gradient of it reaches wte; "
-            f"{option('grad')} needs a tied model"
-        )
+        raise UsageError(untied_grad(ref.name, model, comparable=bool(info.tensors) and own is not None))
     if compare and not info.tensors:
         raise UsageError(
             f"{ref.name} stores its weights in {info.weights_file}: {option('compare')} reads the output "
@@ -132,6 +128,21 @@ def tying_of(
         )
     tied = all(c.passed for c in checks)
     return TyingResult(ref.name, tied, saved if tied else 0, tuple(checks), gradient, comparison)
+
+
+def untied_grad(name: str, model: str, comparable: bool) -> str:
+    """Why --grad refuses an untied model, and what to use instead (comparable: --compare can read its
+    output layer)."""
+    m = f" -m {model}"
+    compare = spelt(f"gpt2emb tying{m} --compare", "tying(compare=True)")
+    checks = spelt(f"gpt2emb tying{m}", "tying()")
+    context = spelt(f"gpt2emb context WORD SENTENCE SENTENCE{m}", "context(word, sentences)")
+    instead = f"to compare its output layer with wte: {compare}" if comparable else f"its checks: {checks}"
+    return (
+        f"{name} is not tied: its output layer has a matrix of its own, so no gradient of it reaches wte, "
+        f"and {option('grad')} needs a tied model (gpt2, say); {instead}; to follow a word through its "
+        f"layers: {context}"
+    )
 
 
 COMPARE_ALL_BYTES = 1_000_000_000  # an output layer up to 1 GB is compared whole; a larger one is sampled
@@ -206,9 +217,9 @@ def _gradient(ref: ModelRef, info: CheckpointInfo, text: str, reporter: Reporter
         )
     elif len(rows_in) < len(set(ids)):
         notes.append(
-            f"the input path touches {len(rows_in)} of the text's {len(set(ids))} distinct tokens: the last "
-            "position predicts nothing inside the text, so its token's row gets nothing by that path unless "
-            "it occurs earlier"
+            f"the input path touches {len(rows_in):,} of the text's {len(set(ids)):,} distinct tokens: the "
+            "last position predicts nothing inside the text, so its token's row gets nothing by that path "
+            "unless it occurs earlier"
         )
     return GradientResult(
         text,

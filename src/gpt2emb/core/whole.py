@@ -50,5 +50,5 @@ def encode(vocab: Vocab, text: str, m: OpenedEntry, what: str) -> tuple[Sentence
     ids = vocab.tokenize(text)
     limit = length_limit(m)
     if limit is not None and len(ids) > limit:
-        raise UsageError(f"{what} has {len(ids)} tokens, but {past_limit(m)}; shorten it")
+        raise UsageError(f"{what} has {len(ids):,} tokens, but {past_limit(m)}; shorten it")
     return tuple(SentenceToken(p, i, vocab.token(i)) for p, i in enumerate(ids))

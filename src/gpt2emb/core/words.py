@@ -150,11 +150,9 @@ def restriction_of(o: Opened, options: RankOptions) -> candidates.Restriction | 
         raise UsageError(f"restrict is a number of token ids, not {restrict!r:.40}")
     if among is not None and not isinstance(among, str | Path):
         raise UsageError(f"among is a file of words (a str or a Path), not {among!r:.40}")
-    m = o.model
+    # no specials: the vocabulary refuses a special token as it reads the file's words, naming its id
     listed = None if among is None else str(among)
-    return candidates.Restriction.read(
-        listed, restrict, whole_words, exact, m.family.specials, m.shape.vocab_size
-    )
+    return candidates.Restriction.read(listed, restrict, whole_words, exact, None, o.model.shape.vocab_size)
 
 
 def allowed_rows(
@@ -298,8 +296,8 @@ def fewer_notes(k: int, found: list[tuple[str, int]], fold: bool) -> list[str]:
     """A note for each answer shorter than k: the candidates ran out (never padded)."""
     what = ("different word", "different words") if fold else ("token", "tokens")
     return [
-        f"{word}: only {n} {what[n != 1]} {'is' if n == 1 else 'are'} left to rank, fewer than the {k} asked "
-        f"for ({spelt('-k', 'k')})"
+        f"{word}: only {n:,} {what[n != 1]} {'is' if n == 1 else 'are'} left to rank, fewer than the {k:,} "
+        f"asked for ({spelt('-k', 'k')})"
         for word, n in found
         if n < k
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ from rich import box
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -24,7 +26,7 @@ MAX_PIECES_SHOWN = 12
 def split(tokens: tuple[Token, ...]) -> Text:
     shown = " + ".join(f"{tok(t.token)} ({t.id})" for t in tokens[:MAX_PIECES_SHOWN])
     if len(tokens) > MAX_PIECES_SHOWN:
-        shown += f" + ... ({len(tokens)} tokens)"
+        shown += f" + ... ({len(tokens):,} tokens)"
     return Text(shown)
 
 
@@ -64,7 +66,96 @@ def _table(title: str, columns: str | list[str], rows: list[list[Any]], caption:
         _column(table, c)
     for row in rows:
         table.add_row(*row)
-    return Group(Text(title, style="bold"), table)
+    return Group(_title(title), table)
+
+
+def _title(title: str) -> _Words:
+    return _Words(Text(title, style="bold"))
+
+
+_WORD = re.compile(r"\S+\s*")
+
+
+def _lines(text: Text, width: int) -> list[Text]:
+    """text wrapped at its spaces to lines of width, never inside a word: a word longer than a line (a path)
+    stands whole on a line of its own. rich would fold it into pieces, or crop it."""
+    lines: list[Text] = []
+    for paragraph in text.split("\n", allow_blank=True):
+        breaks, used = [], 0
+        for word in _WORD.finditer(paragraph.plain):
+            if used and used + cell_len(word.group().rstrip()) > width:
+                breaks.append(word.start())
+                used = 0
+            used += cell_len(word.group())
+        for line in paragraph.divide(breaks):
+            line.rstrip()
+            lines.append(line)
+    return lines
+
+
+class _Words:
+    """A text wrapped at its spaces and never inside a word (see _lines): a model's folder in a title, a
+    path in a line."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in _lines(self.text, options.max_width):
+            yield from line.render(console)
+            yield Segment.line()
+
+
+class _Listing:
+    """A table of names and paths ('~' columns), each whole: where the table cannot fit the console without
+    breaking one, each row is shown as a record instead, a line per column (its name, then its value). A
+    value too long for its line stands whole on a line of its own: a terminal wraps it, and it is copied in
+    one piece."""
+
+    def __init__(self, title: str, columns: str, rows: list[list[Any]]) -> None:
+        self.title, self.specs, self.rows = title, columns.split(), rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        _, least = _widths(console, options, self.specs, self.rows)
+        if 1 + least <= options.max_width:
+            yield _table(self.title, " ".join(self.specs), self.rows)
+            return
+        yield _title(self.title)
+        names = [_name(spec) for spec in self.specs]
+        indent = 4 + max(cell_len(n) for n in names)
+        room = max(1, options.max_width - indent)
+        for row in self.rows:
+            yield Text("")
+            for name, cell in zip(names, row, strict=True):
+                value = cell.copy() if isinstance(cell, Text) else Text(str(cell))
+                if not value.plain:  # no problem, no reason: nothing to say
+                    continue
+                head = Text(f"  {name}".ljust(indent))
+                for line in _lines(Text(", ").join(value.split("\n")), room):  # commit, outdated
+                    if cell_len(line.plain) > room:  # a path longer than the line: whole, from column 0
+                        if head.plain.strip():
+                            yield _Words(head)
+                        yield _Words(line)
+                    else:
+                        yield _Words(head + line)
+                    head = Text(" " * indent)
+
+
+def _widths(
+    console: Console, options: ConsoleOptions, specs: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> tuple[int, int]:
+    """The width of columns (specs as _table takes them) with their header and rows, each column's width + 3
+    (its padding and rule): natural (every cell on one line), and least (a text folded at its spaces, its
+    longest word whole; a number or a name '~' on one line)."""
+    unbound = options.update_width(1 << 20)
+    natural = least = 0
+    for k, spec in enumerate(specs):
+        cells = (_name(spec), *(row[k] for row in rows))
+        sizes = [Measurement.get(console, unbound, c) for c in cells]
+        widest = max(m.maximum for m in sizes)
+        natural += widest + 3
+        least += (widest if spec.endswith((">", "~")) else max(m.minimum for m in sizes)) + 3
+    return natural, least
 
 
 def _column(table: Table, spec: str, no_wrap: bool = False) -> None:
@@ -156,31 +247,24 @@ class _Matrix:
             for i, row in enumerate(self.label_rows):
                 table.add_row(*row, *(shown[j][i] for j in part))
             if n == 1:
-                yield Text(self.title, style="bold")
+                yield _title(self.title)
             if len(parts) > 1:
-                yield Text(f"part {n} of {len(parts)}: {_columns_named(part, self.columns)}", style="bold")
+                yield Text(
+                    f"part {n:,} of {len(parts):,}: {_columns_named(part, self.columns)}", style="bold"
+                )
             # a lone column wider than the room: text labels fold (at spaces first), numbers never; where
             # even that does not fit, the part is wider than the console (a terminal wraps its lines)
             width = max(options.max_width, 1 + least + sum(widths[j] for j in part))
             yield from console.render(table, options.update_width(width))
 
     def _label_widths(self, console: Console, options: ConsoleOptions) -> tuple[int, int]:
-        """The label columns' width, each column's width + 3: natural (on one line), and least (a text
-        label folded to its longest word; a number or a name '~' as natural)."""
-        unbound = options.update_width(1 << 20)
-        natural = least = 0
-        for k, spec in enumerate(self.labels):
-            cells = (_name(spec), *(row[k] for row in self.label_rows))
-            sizes = [Measurement.get(console, unbound, c) for c in cells]
-            widest = max(m.maximum for m in sizes)
-            natural += widest + 3
-            least += (widest if spec.endswith((">", "~")) else max(m.minimum for m in sizes)) + 3
-        return natural, least
+        """The label columns' width (see _widths)."""
+        return _widths(console, options, self.labels, self.label_rows)
 
     def _instead(self, width: int) -> RenderResult:
         rows, columns = len(self.label_rows), len(self.columns)
-        yield self.instead if self.instead is not None else Text(self.title, style="bold")
-        wide = f"at {width} characters wide, it would take more than {MAX_PARTS} parts"
+        yield self.instead if self.instead is not None else _title(self.title)
+        wide = f"at {width:,} characters wide, it would take more than {MAX_PARTS} parts"
         yield from _notes([f"the {rows:,} x {columns:,} matrix is not printed: {wide}; {self.where}"])
 
 

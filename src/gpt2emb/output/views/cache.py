@@ -7,15 +7,17 @@ from rich.segment import Segment
 from rich.text import Text
 
 from gpt2emb.output.layout import (
+    _Listing,
     _mb,
-    _table,
 )
 from gpt2emb.output.views import view
 from gpt2emb.results.cache import CachePath, CacheResult, RefreshResult, VerifyResult
 
+_ENTRIES = "model~ commit size> path~"  # names and paths whole (see _Listing)
+
 
 def _entries(n: int, which: str = "") -> str:
-    return f"{n} {which}entry" if n == 1 else f"{n} {which}entries"
+    return f"{n} {which}entry" if n == 1 else f"{n:,} {which}entries"
 
 
 @view.register
@@ -32,10 +34,11 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
         if outdated:
             size, them = _mb(sum(e.bytes for e in outdated)), "it" if len(outdated) == 1 else "them"
             return Group(
-                _table(title, "model commit size> path", rows),
+                _Listing(title, _ENTRIES, rows),
                 Text(
                     f"outdated: {_entries(len(outdated))} ({size}) built from a local folder's earlier "
-                    f"files, or from a folder that is gone; gpt2emb cache clear --outdated removes {them}"
+                    f"files, or from a folder that is gone; gpt2emb cache clear --outdated removes {them}",
+                    overflow="ignore",
                 ),
             )
     else:
@@ -44,12 +47,12 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
         kept = [[k.name, k.commit[:12], k.reason, k.path] for k in result.kept]
         if kept:
             nothing = _Unfolded(f"removed nothing from {result.root}")
-            removed = _table(title, "model commit size> path", rows) if rows else nothing
+            removed = _Listing(title, _ENTRIES, rows) if rows else nothing
             title = f"could not remove {_entries(len(kept))}, left whole"
-            return Group(removed, Text(""), _table(title, "model commit why path", kept))
+            return Group(removed, Text(""), _Listing(title, "model~ commit why path~", kept))
         if not rows:
             return _Unfolded(f"nothing {which}to remove in {result.root}")
-    return _table(title, "model commit size> path", rows)
+    return _Listing(title, _ENTRIES, rows)
 
 
 @view.register
@@ -57,7 +60,8 @@ def _(result: RefreshResult, dims: int | None) -> RenderableType:
     if not result.revisions:
         return Text(
             f"nothing to refresh in {result.root}: no model of the Hub is cached (a local folder's entry "
-            "follows its files; a model is cached on first use)"
+            "follows its files; a model is cached on first use)",
+            overflow="ignore",
         )
     rows = []
     for r in result.revisions:
@@ -65,14 +69,14 @@ def _(result: RefreshResult, dims: int | None) -> RenderableType:
         status = "rebuilt" if r.rebuilt else "moved" if moved else "up to date"
         rows.append([r.model, r.revision, r.old_commit[:12], r.new_commit[:12] if moved else "", status])
     n_moved = sum(r.new_commit != r.old_commit for r in result.revisions)
-    title = f"asked the Hub about {len(rows)} revision{'s' if len(rows) != 1 else ''}: {n_moved} moved"
-    return _table(title, "model revision commit new status", rows)
+    title = f"asked the Hub about {len(rows):,} revision{'s' if len(rows) != 1 else ''}: {n_moved:,} moved"
+    return _Listing(title, "model~ revision~ commit new status", rows)
 
 
 @view.register
 def _(result: VerifyResult, dims: int | None) -> RenderableType:
     if not result.entries:
-        return Text(f"nothing cached in {result.root}: nothing to verify")
+        return Text(f"nothing cached in {result.root}: nothing to verify", overflow="ignore")
     state = {True: Text("ok", style="green"), False: Text("damaged", style="red")}
     rows = [
         [e.name, e.commit[:12], Text(e.repaired, style="green") if e.repaired else state[e.ok], e.problem]
@@ -80,9 +84,9 @@ def _(result: VerifyResult, dims: int | None) -> RenderableType:
     ]
     bad = sum(not e.ok for e in result.entries)
     rebuilt = sum(e.repaired == "rebuilt" for e in result.entries)
-    verdict = (f"{bad} damaged" if bad else "all ok") + (f", {rebuilt} rebuilt" if rebuilt else "")
+    verdict = (f"{bad:,} damaged" if bad else "all ok") + (f", {rebuilt:,} rebuilt" if rebuilt else "")
     title = f"verified {_entries(len(rows))} ({_mb(result.total_bytes)}) in {result.root}: {verdict}"
-    return _table(title, "model commit state problem", rows)
+    return _Listing(title, "model~ commit state problem", rows)
 
 
 @view.register

@@ -17,7 +17,7 @@ from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult
 def _(result: AnalogyEvalResult, dims: int | None) -> RenderableType:
     case = ", any case" if result.ignore_case else ""
     rows = [
-        [s.section, str(s.correct), str(s.correct + s.incorrect), str(s.skipped), _pct(s.accuracy)]
+        [s.section, f"{s.correct:,}", f"{s.correct + s.incorrect:,}", f"{s.skipped:,}", _pct(s.accuracy)]
         for s in (*result.sections, result.total)
     ]
     if result.restrict is not None:
@@ -32,7 +32,7 @@ def _(result: AnalogyEvalResult, dims: int | None) -> RenderableType:
         shown = [
             [f.section, " ".join(f.question), f.expected, f.predicted or "-"] for f in result.errors[:20]
         ]
-        more = f" (first 20 of {len(result.errors)}; --json lists all)" if len(result.errors) > 20 else ""
+        more = f" (first 20 of {len(result.errors):,}; --json lists all)" if len(result.errors) > 20 else ""
         parts.append(_table(f"answered wrong{more}", "section question expected predicted", shown))
     return Group(*parts)
 
@@ -43,8 +43,8 @@ def _(result: PairsEvalResult, dims: int | None) -> RenderableType:
     rows = [
         ["Spearman", "undefined" if result.spearman is None else f"{result.spearman:.4f}"],
         ["Pearson", "undefined" if result.pearson is None else f"{result.pearson:.4f}"],
-        ["pairs used", f"{result.used} of {result.pairs}"],
-        ["skipped (not one token)", f"{result.skipped} ({result.oov_ratio:.1f}%)"],
+        ["pairs used", f"{result.used:,} of {result.pairs:,}"],
+        ["skipped (not one token)", f"{result.skipped:,} ({result.oov_ratio:.1f}%)"],
     ]
     if result.unreadable:
         rows.append(["lines skipped (unreadable)", f"{result.unreadable:,}"])

@@ -19,7 +19,7 @@ def _(result: ExportResult, dims: int | None) -> RenderableType:
     if result.limit is not None and result.limit <= result.rows:  # a limit past the rows left cut nothing
         chosen.append(f"the first {result.limit:,}")
     which = f" ({', '.join(chosen)})" if chosen else ""
-    title = f"{result.table} of {result.model}: {result.rows:,} rows{which} of {result.dims} numbers"
+    title = f"{result.table} of {result.model}: {result.rows:,} rows{which} of {result.dims:,} numbers"
     rows = [[f.path, f"{f.bytes:,}"] for f in result.files]
     parts: list[RenderableType] = [
         *_notes(list(result.notes)),

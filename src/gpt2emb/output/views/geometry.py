@@ -47,7 +47,7 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
         rows.append([f"variance along PC{k + 1}", *(_pct(_at(t.pc_variance, k)) for t in tables)])
     rows.append([f"PC1-{len(wte.pc_variance)} together", *(_pct(_together(t.pc_variance)) for t in tables)])
     names = ("wte", "wpe")[: len(tables)]
-    title = f"{' and '.join(names)} of {result.model} (d = {result.d_model})"
+    title = f"{' and '.join(names)} of {result.model} (d = {result.d_model:,})"
     summary = _table(title, "_ " + " ".join(f"{name}>" for name in names), rows)
     by_norm_wte = _table(
         "wte rows of smallest and largest norm", "smallest id> norm> largest id> norm>", _extremes(wte)
@@ -72,7 +72,7 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
     cross_rows = [
         ["mean", _maybe(cross.mean_abs_cosine)],
         [largest, _maybe(cross.max_abs_cosine)],
-        [f"mean of two random directions in {d} dimensions", _num(cross.random_mean_abs_cosine)],
+        [f"mean of two random directions in {d:,} dimensions", _num(cross.random_mean_abs_cosine)],
     ]
     title = f"content against position: every wte row with every wpe row ({cross.pairs:,} pairs)"
     content = _table(title, "_ |cosine|>", cross_rows)

@@ -9,9 +9,6 @@ from gpt2emb.output.views import DIMS, view
 from gpt2emb.results.lab import LabResult
 from gpt2emb.tokens import quote as tok
 
-# the chapter's caveat: in GPT-2 itself, the raw sum lands nearest to an input, which a ranking must leave out
-_CAVEAT = "(in GPT-2, king itself comes out on top until the inputs are left out)"
-
 
 @view.register
 def _(result: LabResult, dims: int | None) -> RenderableType:
@@ -26,12 +23,12 @@ def _(result: LabResult, dims: int | None) -> RenderableType:
     parts: list[tuple[str, list[RenderableType]]] = [
         (f"The first {DIMS} numbers of {word}'s row of wte", [view(result.vector, DIMS)]),
         (
-            f"The {len(result.neighbors.items[0].neighbors)} nearest tokens to {word}",
+            f"The {len(result.neighbors.items[0].neighbors):,} nearest tokens to {word}",
             [view(result.neighbors, None)],
         ),
         (
             f"{kept.expression}: the inputs kept, then left out",
-            [Text(_CAVEAT, style="dim"), Text(""), view(kept, None), Text(""), view(left_out, None)],
+            [view(kept, None), Text(""), view(left_out, None)],
         ),
         (sizes, [view(result.sizes, None)]),
         ("The tying check: does the output layer reuse wte?", [view(result.tying, None)]),

@@ -42,17 +42,21 @@ def _(result: PositionsResult, dims: int | None) -> RenderableType:
     )
 
 
-_SHADES = " ░▒▓█"
-_ASCII_SHADES = " .-+#"
+# every level a character, the lowest too: a cell must show on any background, and without colour
+_SHADES = "·░▒▓█"
+_ASCII_SHADES = ".:-+#"
+# grey at 0, to blue at -1 and to red at +1: each at least 3:1 in contrast on black and on white, so that no
+# cell fades into a dark or a light terminal's background (white at 0 vanished on a light one)
+_GREY, _BLUE, _RED = (110, 110, 110), (40, 80, 255), (220, 30, 30)
 
 
 def _cell(v: float) -> tuple[int, str]:
     """A cosine in [-1, 1] as a shade level (how high) and a colour (blue to red, too)."""
     v = max(-1.0, min(1.0, v))
     level = min(4, int((v + 1) / 2 * 5))
-    fade = int(255 * (1 - abs(v)))
-    rgb = (255, fade, fade) if v >= 0 else (fade, fade, 255)
-    return level, f"rgb({rgb[0]},{rgb[1]},{rgb[2]})"
+    end = _RED if v >= 0 else _BLUE
+    r, g, b = (round(m + abs(v) * (e - m)) for m, e in zip(_GREY, end, strict=True))
+    return level, f"rgb({r},{g},{b})"
 
 
 class _Shaded:
@@ -77,10 +81,12 @@ class _Shaded:
 def _(result: HeatmapResult, dims: int | None) -> RenderableType:
     lines: list[RenderableType] = [
         Text(
-            f"cosine similarity of all {result.n_positions} position rows (wpe) in {result.model}",
+            f"cosine similarity of all {result.n_positions:,} position rows (wpe) in {result.model}",
             style="bold",
         ),
-        Text(f"each cell averages {result.block:.4g} x {result.block:.4g} positions; position 0 is top left"),
+        Text(
+            f"each cell averages {result.block:,.4g} x {result.block:,.4g} positions; position 0 is top left"
+        ),
         Text(""),
     ]
     width = len(str(result.n_positions))

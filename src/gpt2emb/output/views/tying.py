@@ -50,14 +50,14 @@ def _comparison(c: Comparison) -> RenderableType:
 
 def _gradient(g: GradientResult) -> RenderableType:
     tokens = " ".join(tok(t.token) for t in g.tokens[:MAX_PIECES_SHOWN])
-    tokens += f" ... ({len(g.tokens)} tokens)" if len(g.tokens) > MAX_PIECES_SHOWN else ""
+    tokens += f" ... ({len(g.tokens):,} tokens)" if len(g.tokens) > MAX_PIECES_SHOWN else ""
     vocab = f"{g.table_rows:,}"
     rows = [
-        [Text("input lookup (wte[ids])"), f"{g.input_path.norm:.6g}", f"{g.input_path.rows} of {vocab}"],
+        [Text("input lookup (wte[ids])"), f"{g.input_path.norm:.6g}", f"{g.input_path.rows:,} of {vocab}"],
         [
             Text("output layer (lm_head = wte)"),
             f"{g.output_path.norm:.6g}",
-            f"{g.output_path.rows} of {vocab}",
+            f"{g.output_path.rows:,} of {vocab}",
         ],
         [Text("tied model (both uses)"), f"{g.tied_norm:.6g}", ""],
     ]
@@ -67,7 +67,7 @@ def _gradient(g: GradientResult) -> RenderableType:
         Text(""),
         _table(title, "path norm> rows>", rows),
         Text(
-            f"cosine of the two on the {g.shared_rows} row{'' if g.shared_rows == 1 else 's'} both touch: "
+            f"cosine of the two on the {g.shared_rows:,} row{'' if g.shared_rows == 1 else 's'} both touch: "
             f"{_maybe(g.cosine_on_shared_rows)}"
         ),
         Text.assemble(

@@ -40,13 +40,13 @@ def _(result: VectorResult, dims: int | None) -> RenderableType:
         shown = item.vector if dims is None else item.vector[:dims]
         more = len(item.vector) - len(shown)
         numbers = f"[{', '.join(map(_signed, shown))}]" + (
-            f"  ... ({more} more{spelt('; --full', ' in .vector')})" if more else ""
+            f"  ... ({more:,} more{spelt('; --full', ' in .vector')})" if more else ""
         )
         parts += _notes([item.note])
         plain = item.word.strip() == item.word and item.word.isprintable()  # else quoted: --exact " "
         title = f"{item.word if plain else tok(item.word)} in {result.model}: {split(item.tokens)}"
         parts += [
-            _table(title, "norm> mean> std> min> max> dims>", [[*stats, str(len(item.vector))]]),
+            _table(title, "norm> mean> std> min> max> dims>", [[*stats, f"{len(item.vector):,}"]]),
             Text(numbers),
         ]
         parts.append(Text(""))
@@ -113,7 +113,7 @@ def _(result: NeighborsResult, dims: int | None) -> RenderableType:
         ]
         n = item.form_share
         are = "is a form" if n == 1 else "are forms"
-        share = f"{n} of the {result.k} nearest tokens {are} of {item.word}" if n is not None else ""
+        share = f"{n:,} of the {result.k:,} nearest tokens {are} of {item.word}" if n is not None else ""
         columns = "rank> token id> cosine> other_forms"
         parts.append(_table(f"{title}, one row per word", columns, folded, share))
     return Group(*parts)
@@ -173,7 +173,7 @@ def _(result: SideBySideResult, dims: int | None) -> RenderableType:
         ranks = [[str(rank + 1)] for rank in depth]
         parts.append(_Matrix(title, ["rank>"], ranks, result.models, cells, where="--json has every answer"))
         parts += [
-            Text(f"{o.models[0]} and {o.models[1]} share {o.shared} of their top {o.k}\n")
+            Text(f"{o.models[0]} and {o.models[1]} share {o.shared:,} of their top {o.k:,}\n")
             for o in result.overlap
             if o.query == query
         ]
