@@ -3,8 +3,10 @@ import os
 import pkgutil
 import subprocess
 import sys
+from enum import Enum
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -334,6 +336,69 @@ def test_a_warm_word_command_imports_its_own_stem_only(hub: FakeHub, args: list[
     ours = {m.removeprefix("gpt2emb.") for m in found["OURS"].split(",")}
     assert ours == WARM_WORDS, f"imported beyond the expected: {ours - WARM_WORDS}; not: {WARM_WORDS - ours}"
     assert set(found["THIRD"].split(",")) == WARM_THIRD_PARTY
+
+
+def _described(command: Any) -> list[Any]:
+    """A click command as a run parses it and its help shows it: each parameter's plain attributes (names,
+    kind, default, help, ...) and its subcommands' (the cache group), in order."""
+
+    def plain(value: Any) -> str:
+        kept = isinstance(value, str | int | float | list | tuple | Enum) or value is None
+        return repr(value) if kept else type(value).__name__
+
+    def typed(param: Any) -> str:
+        return repr(getattr(getattr(param, "type_descriptor", None), "annotation", None))
+
+    params = [[*sorted((k, plain(v)) for k, v in vars(p).items()), typed(p)] for p in command.params]
+    subs = [[n, *_described(c)] for n, c in getattr(command, "commands", {}).items()]
+    return [(command.name, command.help, command.epilog), *params, *subs]
+
+
+def test_a_run_builds_the_command_it_runs_alone() -> None:
+    """cli.app.for_run: the app a run gets holds its command alone, the same as in the whole app, with the
+    same help; a run without a command (or with one misspelt) gets the whole app."""
+    import typer
+    from typer.testing import CliRunner
+
+    from gpt2emb.cli.app import app, for_run
+
+    whole = typer.main.get_command(app)
+    names = list(whole.commands)  # type: ignore[attr-defined]
+    assert {"neighbors", "analogy", "vector", "cache", "sizes", "context"} <= set(names)
+    for name in names:
+        narrowed = for_run([name, "x", "--json"])
+        one = typer.main.get_command(narrowed)
+        assert list(one.commands) == [name]  # type: ignore[attr-defined]
+        assert _described(one.commands[name]) == _described(whole.commands[name])  # type: ignore[attr-defined]
+        root = len(whole.params) + 1  # the root's name, help and options
+        assert _described(one)[:root] == _described(whole)[:root]
+        assert CliRunner().invoke(narrowed, [name, "--help"]).stdout == run_cli(name, "--help").stdout
+    for argv in ([], ["--help"], ["--version"], ["neighbor", "cat"], ["-h", "neighbors"]):
+        assert for_run(argv) is app
+
+
+COUNTING = """
+import atexit, sys
+import typer.main
+made = []
+built = typer.main.get_command_from_info
+typer.main.get_command_from_info = lambda *a, **k: made.append(1) or built(*a, **k)
+atexit.register(lambda: sys.stderr.write(f"MADE={len(made)}\\n"))
+sys.argv = ["gpt2emb"] + sys.argv[1:]
+from gpt2emb.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(("args", "made"), [(["neighbors", "--help"], 1), (["cache", "list", "--help"], 5)])
+def test_a_command_run_makes_its_command_alone(args: list[str], made: int) -> None:
+    """Typer makes each command of the app it is given; the console script gives it the one it runs (the
+    cache group: its five)."""
+    proc = subprocess.run([sys.executable, "-c", COUNTING, *args], capture_output=True, text=True)
+    assert proc.returncode == 0 and "Usage: gpt2emb" in proc.stdout, proc.stderr
+    assert f"MADE={made}" in proc.stderr.splitlines()
+    whole = subprocess.run([sys.executable, "-c", COUNTING, "--help"], capture_output=True, text=True)
+    assert int(whole.stderr.split("MADE=")[1]) > 15  # --help lists every command: all are made
 
 
 def test_similarity(hub: FakeHub, tiny: Tiny) -> None:
