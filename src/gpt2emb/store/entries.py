@@ -32,7 +32,6 @@ from gpt2emb import families, limits, measures, registry
 from gpt2emb.errors import LONE_SURROGATE, DamagedEntry, UsageError
 from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
-from gpt2emb.store import checkpoint
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
@@ -215,6 +214,8 @@ def _folder_fingerprint(folder: Path) -> str:
     another file is, by its file index (st_ino), even when NTFS hands it the old creation time. The entry of
     the folder's earlier files stays, outdated, until `cache clear --outdated`: a process may still be reading
     it."""
+    from gpt2emb.store import checkpoint  # a Hub model's warm command reads no checkpoint: not imported then
+
     parts = []
     for name in (
         "config.json",
