@@ -313,11 +313,7 @@ WARM_WORDS = {
     *("results.words", "output", "output.console", "output.layout", "output.progress", "output.streams"),
     *("output.views", "output.views.words", "cli", "cli.app", "cli.options", "cli.stdin"),
     *(f"cli.{m.name}" for m in pkgutil.iter_modules(cli.__path__)),  # each builds the app: commands are lazy
-    *("store", "store.build", "store.entries", "store.hub", "store.revisions", "families"),
-    *(
-        f"families.{f}"
-        for f in ("bert", "distilbert", "gpt2", "gpt_neo", "llama", "neox", "qwen2", "roberta")
-    ),
+    *("store", "store.build", "store.entries", "store.hub", "store.revisions", "families", "families.gpt2"),
 }
 WARM_THIRD_PARTY = {"annotated_doc", "numpy", "rich", "shellingham", "typer"}
 
