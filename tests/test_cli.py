@@ -308,7 +308,7 @@ main()
 # and what every command shares, never another stem's core, results or views (each cli/ module is imported
 # to build the app: they import their stem's modules only when run). A new import fails here.
 WARM_WORDS = {
-    *("batch", "bpe", "candidates", "choices", "contract", "errors", "forms", "limits", "measures", "ops"),
+    *("bpe", "candidates", "choices", "contract", "errors", "forms", "limits", "measures", "ops"),
     *("registry", "report", "tokens", "core", "core.open", "core.words", "results", "results.common"),
     *("results.words", "output", "output.console", "output.layout", "output.progress", "output.streams"),
     *("output.views", "output.views.words", "cli", "cli.app", "cli.options", "cli.stdin"),
