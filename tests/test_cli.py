@@ -372,6 +372,19 @@ def test_a_run_builds_the_command_it_runs_alone() -> None:
         assert for_run(argv) is app
 
 
+def test_the_warm_commands_annotations_are_objects_not_strings() -> None:
+    """cli/words.py and cli/app.py hold no `from __future__ import annotations`: Typer would evaluate each
+    annotation string of the command it makes twice on every run."""
+    from gpt2emb.cli import words
+    from gpt2emb.cli.app import _root
+
+    commands = [words.vector, words.neighbors, words.analogy, words.similarity, _root]
+    for command in commands:
+        assert command.__annotations__, command
+        strings = [name for name, kind in command.__annotations__.items() if isinstance(kind, str)]
+        assert strings == [], (command.__name__, strings)
+
+
 COUNTING = """
 import atexit, sys
 import typer.main
