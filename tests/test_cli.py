@@ -333,6 +333,47 @@ def test_a_warm_word_command_imports_its_own_stem_only(hub: FakeHub, args: list[
     assert set(found["THIRD"].split(",")) == WARM_THIRD_PARTY
 
 
+MODULES_PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.stderr.write("MODULES=" + ",".join(sorted(sys.modules)) + "\\n"))
+sys.argv = ["gpt2emb"] + sys.argv[1:]
+from gpt2emb.cli import main
+main()
+"""
+# what a warm query never needs: the heavy libraries, numpy.ma (np.unique imports it), what only a build
+# uses (a checkpoint's readers, temporary folders), stdin's threads (batch); as --json, no rich nor views
+NEVER_WARM = {"torch", "transformers", "tokenizers", "pydantic", "huggingface_hub", "numpy.ma", "tempfile"}
+NEVER_WARM |= {f"gpt2emb.{m}" for m in ("store.checkpoint", "store.tokenizer_files", "batch", "heavy")}
+NEVER_AS_JSON = NEVER_WARM | {
+    "rich",
+    "gpt2emb.output.console",
+    "gpt2emb.output.layout",
+    "gpt2emb.output.views.words",
+}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["neighbors", "cat", "--json"],
+        ["vector", "cat", "--json"],
+        ["analogy", "king", "man", "woman", "--json"],
+        ["neighbors", "cat"],
+        ["analogy", "king", "man", "woman"],
+    ],
+)
+def test_a_warm_query_imports_nothing_it_does_not_use(hub: FakeHub, args: list[str]) -> None:
+    assert run_cli("neighbors", "cat").exit_code == 0  # builds the cache
+    proc = subprocess.run([sys.executable, "-c", MODULES_PROBE, *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES="))
+    modules = set(line.removeprefix("MODULES=").split(","))
+    never = NEVER_AS_JSON if "--json" in args else NEVER_WARM
+    assert {m for m in modules if m in never or m.split(".")[0] in never} == set()
+    assert "rich" in modules or "--json" in args  # a table is rich's
+    assert sorted(m for m in modules if m.startswith("gpt2emb.families.")) == ["gpt2emb.families.gpt2"]
+
+
 def _described(command: Any) -> list[Any]:
     """A click command as a run parses it and its help shows it: each parameter's plain attributes (names,
     kind, default, help, ...) and its subcommands' (the cache group), in order."""
