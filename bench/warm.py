@@ -1,4 +1,4 @@
-"""Warm queries against their floor (issue 30), run by hand to catch a regression: exits 1 when a limit is past.
+"""Warm queries against their floor (issue 30), run by hand to catch a regression: exits 1 past a limit.
 
     python bench/warm.py                      # about 5 minutes with the default 7 rounds
     python bench/warm.py --runs 9 --workdir /tmp/gpt2emb-warm --out docs/performance.md
@@ -97,7 +97,8 @@ def prepare(work: Path) -> tuple[dict[str, str], Path, Path]:
     """The environment every way runs in (offline), the gpt2-shaped checkpoint folder and the cache entry's
     folder: built on the first run in work, reused after."""
     env = {**os.environ, "HF_HUB_CACHE": str(work / "hf"), "GPT2EMB_CACHE_DIR": str(work / "cache"),
-           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "1", "SHELL": "/bin/sh", "COLUMNS": "100"}  # fmt: skip
+           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_OFFLINE": "1", "SHELL": "/bin/sh",
+           "COLUMNS": "100"}  # fmt: skip
     # PYTHONDONTWRITEBYTECODE would make every way recompile its modules on every run: nobody runs like that
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     folder = work / "gpt2"
@@ -143,7 +144,9 @@ def ways(folder: Path, entry: Path, work: Path) -> tuple[list[Way], list[Way]]:
         ]
     snapshot = next((work / "hf").glob("models--*/snapshots/*"))  # the files gpt2emb context runs
     others = [Way(" ".join(cmd), [ours, *cmd, "--json"]) for cmd in OTHERS]
-    others.append(Way("plain context", [py, str(ROOT / "bench" / "context_plain.py"), str(snapshot), *CONTEXT]))
+    others.append(
+        Way("plain context", [py, str(ROOT / "bench" / "context_plain.py"), str(snapshot), *CONTEXT])
+    )
     return limited, others
 
 
@@ -182,8 +185,9 @@ def limits_table(named: dict[str, Way]) -> tuple[list[str], bool]:
         w = named[name]
         lines.append(f"| {name} | {spread(w.walls, 3)} | {spread(w.rss, 0)} | | | | |")
     for command in WORDS:
-        peer = "neighbors" if command == "vector" else command  # vector is held against the same query's peers
-        for shown, floor, limit in (("--json", "floor", "json ÷ floor"), ("(table)", "floor (table)", "table ÷ floor")):  # fmt: skip
+        peer = "neighbors" if command == "vector" else command  # vector: against the peers' neighbors
+        shown_as = (("--json", "floor", "json ÷ floor"), ("(table)", "floor (table)", "table ÷ floor"))
+        for shown, floor, limit in shown_as:
             w = named[f"{command} {shown}"]
             cells = [judged(ratios(w, named[floor]), LIMITS[limit]),
                      judged(ratios(w, named[floor], rss=True), LIMITS["RSS ÷ floor's"])]  # fmt: skip
@@ -202,36 +206,37 @@ def limits_table(named: dict[str, Way]) -> tuple[list[str], bool]:
 
 
 def dominant(way: Way, env: dict[str, str], work: Path) -> str:
-    """What a command's time goes to: its imports (by -X importtime, the two biggest packages named), then
-    the function of its own that takes longest (by cProfile, imports left out)."""
-    cmd = way.cmd[1:] if way.cmd[0].endswith("gpt2emb") else None
-    if cmd is None:
-        return ""
-    cmd = [part.replace("{out}", str(work / "export.txt")) for part in cmd]
+    """What a command's time goes to, from one run of each: its imports (-X importtime: the total, and the
+    three packages whose modules take longest, by their own time), then the function of gpt2emb's, outside
+    cli/, with the longest cumulative time (cProfile)."""
+    cmd = [part.replace("{out}", str(work / "export.txt")) for part in way.cmd[1:]]
     launch = "import sys; sys.argv = ['gpt2emb', *sys.argv[1:]]; from gpt2emb.cli import main; main()"
     proc = subprocess.run([sys.executable, "-X", "importtime", "-c", launch, *cmd], env=env,
                           capture_output=True, text=True)  # fmt: skip
-    tops: dict[str, int] = {}
+    own: dict[str, int] = {}
     for line in proc.stderr.splitlines():
-        found = re.match(r"import time:\s+\d+ \|\s+(\d+) \| ( *)(\S+)", line)
-        if found and found.group(2) == "":  # imported at the top level of the run
-            package = found.group(3).split(".")[0]
-            tops[package] = tops.get(package, 0) + int(found.group(1))
-    total = sum(tops.values()) / 1e6
-    named = ", ".join(f"{p} {t / 1e6 * 1000:.0f}" for p, t in sorted(tops.items(), key=lambda kv: -kv[1])[:3])
+        found = re.match(r"import time:\s+(\d+) \|\s+\d+ \| *(\S+)", line)
+        if found:
+            package = found.group(2).split(".")[0]
+            own[package] = own.get(package, 0) + int(found.group(1))
+    top = sorted(own.items(), key=lambda kv: -kv[1])[:3]
+    imports = (
+        f"imports {sum(own.values()) / 1000:.0f} ms ("
+        + ", ".join(f"{p} {t / 1000:.0f}" for p, t in top)
+        + ")"
+    )
     profile = work / "profile.out"
     subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "gpt2emb", *cmd], env=env,
                    capture_output=True, check=True)  # fmt: skip
     import pstats
 
     stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
-    ours = [(v[2], f"{k[2]} ({Path(k[0]).name})") for k, v in stats.items()
-            if "gpt2emb" in k[0] and "importlib" not in k[0] and k[2] not in ("<module>", "main", "invoke")]  # fmt: skip
-    # the own time of gpt2emb's functions hides the numpy calls they make: take the longest cumulative one
-    # that is not the command's whole body (a cli/ function)
-    inner = sorted(((t, n) for t, n in ours if "cli" not in n and not n.startswith("<")), reverse=True)
-    work_part = f"; {inner[0][1]} {inner[0][0] * 1000:.0f} ms" if inner else ""
-    return f"imports {total * 1000:.0f} ms ({named}){work_part}"
+    ours = sorted(
+        ((v[3], k[2], Path(k[0]).name) for k, v in stats.items()
+         if "/gpt2emb/" in k[0] and "/cli/" not in k[0] and not k[2].startswith("<")),
+        reverse=True,
+    )  # fmt: skip
+    return imports + (f"; {ours[0][1]} ({ours[0][2]}) {ours[0][0] * 1000:.0f} ms" if ours else "")
 
 
 def others_table(named: dict[str, Way], env: dict[str, str], work: Path) -> tuple[list[str], bool]:
@@ -254,11 +259,17 @@ def others_table(named: dict[str, Way], env: dict[str, str], work: Path) -> tupl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=7, help="timed rounds (at least 3), after a warm-up round")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--runs", type=int, default=7, help="timed rounds (at least 3), after a warm-up round"
+    )
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "gpt2emb-bench-warm",
-                        help="where the checkpoint, gensim's file and the caches are built, then reused")  # fmt: skip
-    parser.add_argument("--out", type=Path, default=None, help="a docs/performance.md whose sections to replace")
+                        help="where the checkpoint, gensim's file and the caches go (reused)")  # fmt: skip
+    parser.add_argument(
+        "--out", type=Path, default=None, help="a docs/performance.md whose sections to replace"
+    )
     parser.add_argument("--skip-others", action="store_true", help="only the ways the limits hold")
     args = parser.parse_args()
     if args.runs < 3:
@@ -277,16 +288,16 @@ def main() -> None:
     check_answers(named)
     head = [
         f"Machine: {machine()}.",
-        f"Run on {time.strftime('%Y-%m-%d')} with `python bench/warm.py` (see its docstring): a gpt2-shaped entry,"
-        f" {args.runs} interleaved rounds after a warm-up round, median (min-max); a ratio is the median of each"
-        f" round's own ratio, **bold** when past its limit. Load average (1, 5, 15 min) before: "
+        f"Run on {time.strftime('%Y-%m-%d')} with `python bench/warm.py` (see its docstring): a gpt2-shaped "
+        f"entry, {args.runs} interleaved rounds after a warm-up round, median (min-max); a ratio is the "
+        "median of each round's own ratio, **bold** when past its limit. Load average (1, 5, 15 min) before: "
         f"{', '.join(f'{x:.2f}' for x in load)}; after: {', '.join(f'{x:.2f}' for x in load_after)}.",
         "",
     ]
     table, ok = limits_table(named)
     warm = [f"## {SECTION_WARM}", "", *head,
-            "A table runs in a pseudo-terminal (script(1), COLUMNS=100), and is held against the floor run so too;"
-            " --json writes to a file. vector is held against gensim's and the lab's neighbors.",
+            "A table runs in a pseudo-terminal (script(1), COLUMNS=100) and is held against the floor run so"
+            " too; --json writes to a file. vector is held against gensim's and the lab's neighbors.",
             "", *table]  # fmt: skip
     print("\n".join(warm))
     if not args.skip_others:
