@@ -3,8 +3,10 @@ import os
 import pkgutil
 import subprocess
 import sys
+from enum import Enum
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -306,17 +308,12 @@ main()
 # and what every command shares, never another stem's core, results or views (each cli/ module is imported
 # to build the app: they import their stem's modules only when run). A new import fails here.
 WARM_WORDS = {
-    *("batch", "bpe", "candidates", "choices", "contract", "errors", "forms", "limits", "measures", "ops"),
+    *("bpe", "candidates", "choices", "contract", "errors", "forms", "limits", "measures", "ops"),
     *("registry", "report", "tokens", "core", "core.open", "core.words", "results", "results.common"),
     *("results.words", "output", "output.console", "output.layout", "output.progress", "output.streams"),
     *("output.views", "output.views.words", "cli", "cli.app", "cli.options", "cli.stdin"),
     *(f"cli.{m.name}" for m in pkgutil.iter_modules(cli.__path__)),  # each builds the app: commands are lazy
-    *("store", "store.build", "store.checkpoint", "store.entries", "store.formats", "store.hub"),
-    *("store.revisions", "store.tokenizer_files", "families"),
-    *(
-        f"families.{f}"
-        for f in ("bert", "distilbert", "gpt2", "gpt_neo", "llama", "neox", "qwen2", "roberta")
-    ),
+    *("store", "store.build", "store.entries", "store.hub", "store.revisions", "families", "families.gpt2"),
 }
 WARM_THIRD_PARTY = {"annotated_doc", "numpy", "rich", "shellingham", "typer"}
 
@@ -334,6 +331,123 @@ def test_a_warm_word_command_imports_its_own_stem_only(hub: FakeHub, args: list[
     ours = {m.removeprefix("gpt2emb.") for m in found["OURS"].split(",")}
     assert ours == WARM_WORDS, f"imported beyond the expected: {ours - WARM_WORDS}; not: {WARM_WORDS - ours}"
     assert set(found["THIRD"].split(",")) == WARM_THIRD_PARTY
+
+
+MODULES_PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.stderr.write("MODULES=" + ",".join(sorted(sys.modules)) + "\\n"))
+sys.argv = ["gpt2emb"] + sys.argv[1:]
+from gpt2emb.cli import main
+main()
+"""
+# what a warm query never needs: the heavy libraries, numpy.ma (np.unique imports it), what only a build
+# uses (a checkpoint's readers, temporary folders), stdin's threads (batch); as --json, no rich nor views
+NEVER_WARM = {"torch", "transformers", "tokenizers", "pydantic", "huggingface_hub", "numpy.ma", "tempfile"}
+NEVER_WARM |= {f"gpt2emb.{m}" for m in ("store.checkpoint", "store.tokenizer_files", "batch", "heavy")}
+NEVER_AS_JSON = NEVER_WARM | {
+    "rich",
+    "gpt2emb.output.console",
+    "gpt2emb.output.layout",
+    "gpt2emb.output.views.words",
+}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["neighbors", "cat", "--json"],
+        ["vector", "cat", "--json"],
+        ["analogy", "king", "man", "woman", "--json"],
+        ["neighbors", "cat"],
+        ["analogy", "king", "man", "woman"],
+    ],
+)
+def test_a_warm_query_imports_nothing_it_does_not_use(hub: FakeHub, args: list[str]) -> None:
+    assert run_cli("neighbors", "cat").exit_code == 0  # builds the cache
+    proc = subprocess.run([sys.executable, "-c", MODULES_PROBE, *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES="))
+    modules = set(line.removeprefix("MODULES=").split(","))
+    never = NEVER_AS_JSON if "--json" in args else NEVER_WARM
+    assert {m for m in modules if m in never or m.split(".")[0] in never} == set()
+    assert "rich" in modules or "--json" in args  # a table is rich's
+    assert sorted(m for m in modules if m.startswith("gpt2emb.families.")) == ["gpt2emb.families.gpt2"]
+
+
+def _described(command: Any) -> list[Any]:
+    """A click command as a run parses it and its help shows it: each parameter's plain attributes (names,
+    kind, default, help, ...) and its subcommands' (the cache group), in order."""
+
+    def plain(value: Any) -> str:
+        kept = isinstance(value, str | int | float | list | tuple | Enum) or value is None
+        return repr(value) if kept else type(value).__name__
+
+    def typed(param: Any) -> str:
+        return repr(getattr(getattr(param, "type_descriptor", None), "annotation", None))
+
+    params = [[*sorted((k, plain(v)) for k, v in vars(p).items()), typed(p)] for p in command.params]
+    subs = [[n, *_described(c)] for n, c in getattr(command, "commands", {}).items()]
+    return [(command.name, command.help, command.epilog), *params, *subs]
+
+
+def test_a_run_builds_the_command_it_runs_alone() -> None:
+    """cli.app.for_run: the app a run gets holds its command alone, the same as in the whole app, with the
+    same help; a run without a command (or with one misspelt) gets the whole app."""
+    import typer
+    from typer.testing import CliRunner
+
+    from gpt2emb.cli.app import app, for_run
+
+    whole = typer.main.get_command(app)
+    names = list(whole.commands)  # type: ignore[attr-defined]
+    assert {"neighbors", "analogy", "vector", "cache", "sizes", "context"} <= set(names)
+    for name in names:
+        narrowed = for_run([name, "x", "--json"])
+        one = typer.main.get_command(narrowed)
+        assert list(one.commands) == [name]  # type: ignore[attr-defined]
+        assert _described(one.commands[name]) == _described(whole.commands[name])  # type: ignore[attr-defined]
+        root = len(whole.params) + 1  # the root's name, help and options
+        assert _described(one)[:root] == _described(whole)[:root]
+        assert CliRunner().invoke(narrowed, [name, "--help"]).stdout == run_cli(name, "--help").stdout
+    for argv in ([], ["--help"], ["--version"], ["neighbor", "cat"], ["-h", "neighbors"]):
+        assert for_run(argv) is app
+
+
+def test_the_warm_commands_annotations_are_objects_not_strings() -> None:
+    """cli/words.py and cli/app.py hold no `from __future__ import annotations`: Typer would evaluate each
+    annotation string of the command it makes twice on every run."""
+    from gpt2emb.cli import words
+    from gpt2emb.cli.app import _root
+
+    commands = [words.vector, words.neighbors, words.analogy, words.similarity, _root]
+    for command in commands:
+        assert command.__annotations__, command
+        strings = [name for name, kind in command.__annotations__.items() if isinstance(kind, str)]
+        assert strings == [], (command.__name__, strings)
+
+
+COUNTING = """
+import atexit, sys
+import typer.main
+made = []
+built = typer.main.get_command_from_info
+typer.main.get_command_from_info = lambda *a, **k: made.append(1) or built(*a, **k)
+atexit.register(lambda: sys.stderr.write(f"MADE={len(made)}\\n"))
+sys.argv = ["gpt2emb"] + sys.argv[1:]
+from gpt2emb.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize(("args", "made"), [(["neighbors", "--help"], 1), (["cache", "list", "--help"], 5)])
+def test_a_command_run_makes_its_command_alone(args: list[str], made: int) -> None:
+    """Typer makes each command of the app it is given; the console script gives it the one it runs (the
+    cache group: its five)."""
+    proc = subprocess.run([sys.executable, "-c", COUNTING, *args], capture_output=True, text=True)
+    assert proc.returncode == 0 and "Usage: gpt2emb" in proc.stdout, proc.stderr
+    assert f"MADE={made}" in proc.stderr.splitlines()
+    whole = subprocess.run([sys.executable, "-c", COUNTING, "--help"], capture_output=True, text=True)
+    assert int(whole.stderr.split("MADE=")[1]) > 15  # --help lists every command: all are made
 
 
 def test_similarity(hub: FakeHub, tiny: Tiny) -> None:

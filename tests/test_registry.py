@@ -91,3 +91,25 @@ def test_a_file_is_not_a_model_folder(tmp_path, monkeypatch) -> None:  # type: i
             registry.resolve(name)
         assert err.value.message.startswith(f"{name} is a file, not a folder; give the folder that holds")
     assert registry.resolve("bad/other").repo == "bad/other"  # no such file: a Hub repo id, as before
+
+
+def test_a_family_is_found_by_name_importing_its_own_module_alone() -> None:
+    """families.by_name imports the module named as the family where there is one; every family is the
+    record the full list holds, and a Spelling recorded by name is one of that name and class."""
+    import subprocess
+    import sys
+
+    from gpt2emb import families
+
+    every = families._families()
+    assert [f.name for f in every][:1] == ["gpt2"] and len(every) >= 8
+    for family in every:
+        assert families.by_name(family.name) is family
+        for spelling in {f.words.name: f.words for f in every}.values():
+            found = families.words_named(spelling.name, family)
+            assert (found.name, type(found)) == (spelling.name, type(spelling))
+        assert families.words_named("", family) is family.words  # an entry that recorded none
+    probe = "import sys; from gpt2emb import families; families.by_name('gpt2'); "
+    probe += "print(*sorted(m for m in sys.modules if m.startswith('gpt2emb.families.')))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["gpt2emb.families.gpt2"]

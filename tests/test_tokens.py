@@ -167,3 +167,34 @@ def test_a_special_token_is_refused_where_the_tokenizer_does_not_list_it(tiny: T
     assert run_cli("vector", "king", "-m", str(folder)).exit_code == 0
     other = run_cli("vector", "<|im_start|>", "-m", str(folder))  # another tokenizer's special token
     assert other.exit_code == 2 and "this model's vocabulary has no such token" in other.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "a",
+        "\n",
+        "a\nb\nb\n\nĠcat\nc",
+        "\nx\n\n",
+        "é\r\nĠdog\rcat\n\r\nx",  # read_text reads \r\n and \r as line ends: so do the bytes
+        "Ġcat\nĠcat",
+        "x\nĠcatx\nĠcat",
+    ],
+)
+def test_an_entry_looked_up_in_the_bytes_is_the_split_list_s(tmp_path: Path, text: str) -> None:
+    """A warm command reads a few lines of pieces.txt from its bytes (tokens._line_of, Vocab._piece), not
+    splitting all of them: the same entries, at the same ids, as the split list, which is read_text's."""
+    (tmp_path / "pieces.txt").write_bytes(text.encode("utf-8"))
+    listed = (tmp_path / "pieces.txt").read_text(encoding="utf-8").split("\n")
+    lazy = Vocab(tmp_path, 3)
+    for i in range(-2, len(listed) + 3):
+        expected = listed[i] if 0 <= i < len(listed) else ""
+        assert lazy._piece(i) == expected, i
+    assert "_pieces" not in lazy.__dict__  # answered from the bytes alone
+    for piece in {*listed, "zz", "Ġca", "at", "a\nb", "\ud800", "é\r"}:
+        expected_id = listed.index(piece) if piece in listed else None
+        assert Vocab(tmp_path, 3)._id_of(piece) == expected_id, repr(piece)
+    split = Vocab(tmp_path, 3)
+    split._pieces  # noqa: B018  (the list made, as a command that shows every token makes it)
+    assert [split._piece(i) for i in range(len(listed) + 1)] == [*listed, ""]

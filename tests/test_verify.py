@@ -323,3 +323,12 @@ def test_verifying_a_model_that_is_not_cached_says_so(hub: FakeHub) -> None:
     assert result.stderr.strip() == (
         "gpt2emb: gpt2-xl is not cached, so there is nothing of it to verify (gpt2emb cache list)"
     )
+
+
+def test_the_rows_checked_are_the_distinct_ids_in_order() -> None:
+    """check_rows checks each row once, in id order: the ids np.unique would give (it is not used: it
+    imports numpy.ma on every warm run)."""
+    rng = np.random.default_rng(3)
+    for ids in ([], [5], [7, 7, 7], rng.integers(-3, 50, 200).tolist(), list(range(10, 0, -1))):
+        given = np.array(ids, dtype=np.int64)
+        assert np.array_equal(entries._distinct(given), np.unique(given)), ids

@@ -18,10 +18,10 @@ from typing import Any, Generic, TypeVar
 
 from gpt2emb import limits
 from gpt2emb.errors import DamagedEntry, Gpt2embError, UsageError
+from gpt2emb.limits import BLOCK
 from gpt2emb.tokens import listed
 
 MAX_LINE = 1 << 16  # bytes of one line kept: a word is at most 1,000 characters (tokens.MAX_WORD_CHARS)
-BLOCK = 512  # words per matrix pass (ops.cosine_tops): larger passes run no faster
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,17 @@ import numbers
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from gpt2emb import batch
 from gpt2emb.choices import DType, Format, Method, Pool, Rule, Table
 from gpt2emb.errors import LONE_SURROGATE, UsageError, WrongType, not_unicode, option
 from gpt2emb.report import Reporter
 from gpt2emb.tokens import listed, quote
+
+if TYPE_CHECKING:
+    from gpt2emb import batch
 
 
 def whole(value: Any) -> Any:
@@ -261,6 +263,8 @@ def blocks_of(words: Iterable[str], name: str = "words") -> Iterator[list[batch.
     """A handle's stream of words as blocks of numbered lines, as stdin's lines come (see each_vector): a
     word that is not Unicode text fails as a line that is not UTF-8 does; an item that is no str is a
     WrongType, when the stream reaches it."""
+    from gpt2emb import batch  # only streams need it: a warm command with its words imports none
+
     wrong = WrongType(f"{name} must be an iterable of str (a list, a file, a generator), not {shown(words)}")
     if isinstance(words, str | bytes):
         raise wrong

@@ -13,6 +13,7 @@ MAX_LINE = 1 << 20  # bytes of one line of stdin, a word list or a benchmark fil
 MAX_FILE = 64 << 20  # bytes of a word list (--among) or a benchmark file (--eval); the largest known is 1 MB
 MAX_ANSWERS = 10_000  # answers to stdin's words gathered in one --json document (--jsonl streams any number)
 MAX_TEXT = 16 << 20  # bytes of a text read from stdin (input -, context -): far past any model's context
+BLOCK = 512  # words per matrix pass (ops.cosine_tops), and stdin's lines gathered for one: more run no faster
 
 
 def user_path(path: str | os.PathLike[str]) -> Path:

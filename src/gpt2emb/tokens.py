@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
@@ -29,6 +29,9 @@ from gpt2emb.choices import Pool
 from gpt2emb.errors import BadModel, UsageError, not_unicode, option
 from gpt2emb.families import Spelling
 from gpt2emb.forms import Forms
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BYTE_LEVEL = Spelling()
 
@@ -168,6 +171,19 @@ def check_word(word: str, exact: bool, specials: Specials | None = None) -> int 
     return None
 
 
+def _line_of(text: bytes, line: bytes) -> int | None:
+    """The number of the first line of text equal to line (lines end at \\n): what text.split(b"\\n").index
+    gives, without the split. line holds no \\n."""
+    if text == line or text.startswith(line + b"\n"):
+        return 0
+    at = text.find(b"\n" + line + b"\n")  # at: the \n before the line
+    if at < 0:
+        if not text.endswith(b"\n" + line):
+            return None
+        at = len(text) - len(line) - 1
+    return text.count(b"\n", 0, at + 1)
+
+
 class Vocab:
     """The tokenizer of one cache entry, loaded as lazily as possible."""
 
@@ -182,22 +198,39 @@ class Vocab:
         self._shown: dict[int, str] = {}  # token ids as shown, once worked out (a batch shows many again)
 
     @functools.cached_property
+    def _lines(self) -> bytes:
+        """pieces.txt, line i the vocabulary entry of token i, its line ends as read_text reads them (\\r\\n
+        and \\r as \\n). A warm command looks up a few entries in these bytes: decoding and splitting all
+        50,257 (_pieces) costs more than the rest of its lookups together."""
+        data = (self._entry / "pieces.txt").read_bytes()
+        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
+
+    @functools.cached_property
     def _pieces(self) -> list[str]:
         """The vocabulary entry of each token id ("" where there is none)."""
-        return (self._entry / "pieces.txt").read_text(encoding="utf-8").split("\n")
+        return self._lines.decode("utf-8").split("\n")
+
+    @functools.cached_property
+    def _ends(self) -> np.ndarray:
+        """Where each line of _lines ends (the offset of its \\n), the last line aside."""
+        import numpy as np  # a command that looks up a token has numpy loaded: it holds the rows
+
+        return np.flatnonzero(np.frombuffer(self._lines, dtype=np.uint8) == 10)
 
     @functools.cached_property
     def _ids(self) -> dict[str, int]:
         return {p: i for i, p in enumerate(self._pieces) if p}
 
     def _id_of(self, piece: str) -> int | None:
-        # a scan of the list costs far less than building the dict, until there are many words to look up
+        # a search of the file's bytes costs far less than building the dict, until there are many words
         self._lookups += 1
         if self._lookups > 16:
             return self._ids.get(piece)
+        if "\n" in piece or "\r" in piece:
+            return None  # no line holds one
         try:
-            return self._pieces.index(piece)
-        except ValueError:
+            return _line_of(self._lines, piece.encode("utf-8"))
+        except UnicodeEncodeError:  # a lone surrogate: no entry of a UTF-8 file
             return None
 
     @functools.cached_property
@@ -276,8 +309,16 @@ class Vocab:
         return Forms(self.texts()[1][: self.n_rows])
 
     def _piece(self, token_id: int) -> str:
-        """The vocabulary entry of a token id ("" for an added token or an id past the vocabulary)."""
-        return self._pieces[token_id] if 0 <= token_id < len(self._pieces) else ""
+        """The vocabulary entry of a token id ("" for an added token or an id past the vocabulary): line
+        token_id of pieces.txt, from the split lines once they are made, else from the file's bytes."""
+        if "_pieces" in self.__dict__:
+            return self._pieces[token_id] if 0 <= token_id < len(self._pieces) else ""
+        ends = self._ends
+        if not 0 <= token_id <= len(ends):
+            return ""
+        start = ends[token_id - 1] + 1 if token_id else 0
+        end = ends[token_id] if token_id < len(ends) else len(self._lines)
+        return self._lines[start:end].decode("utf-8")
 
     def token(self, token_id: int) -> str:
         """A token as tables and JSON show it: the text it stands for (see Spelling.text)."""

@@ -1,8 +1,11 @@
 """The Typer app: root options, each stem's commands added, the hook into Typer's per-parameter slot, and the
 one error boundary (App.main: any failure becomes a one-line message and an exit code, never a traceback)."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` in this module: Typer reads a command's annotations on every run
+# (inspect.signature with eval_str, then get_type_hints), evaluating each string twice, half of what making
+# the command costs; as objects they are made once, at import (tests/test_cli.py checks they are not strings).
 
+import copy
 import errno
 import importlib
 import os
@@ -10,7 +13,7 @@ import re
 import sys
 from collections.abc import Sequence
 from enum import Enum
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, TypeVar, get_args, get_origin
 
 import typer
 from typer.core import TyperGroup
@@ -250,4 +253,44 @@ app.add_typer(stem("schema"))
 
 
 def main() -> None:
-    app(prog_name="gpt2emb")
+    for_run(sys.argv[1:])(prog_name="gpt2emb")
+
+
+def for_run(argv: list[str]) -> typer.Typer:
+    """The app a run needs: when its first argument names a command (or the cache group), the app holding
+    that one alone, else the whole app.
+
+    Typer makes a click command of every command of an app on every run, reading each signature and making
+    each parameter: 40 ms or more for the commands here on a busy 2-core machine, 6 for one of them, when a
+    warm query may take some 40 ms beyond numpy's import. A run invokes one, so only that one is made. The
+    app is the same but for its list of commands, which only a run without a command shows (--help,
+    --version, completion, a misspelt command: those get the whole app, its lists and suggestions whole).
+    tests/test_cli.py checks that each command's --help and options are the same either way."""
+    name = argv[0] if argv else ""
+    for group in app.registered_groups:
+        commands = group.typer_instance
+        assert commands is not None
+        if _named(group.name) or _named(commands.info.name):  # a group of its own (cache)
+            if name in (_named(group.name), _named(commands.info.name)):
+                return _holding(app, registered_groups=[group])
+            continue
+        for command in commands.registered_commands:
+            if name == (command.name or typer.main.get_command_name(command.callback.__name__)):  # type: ignore[union-attr]
+                one = _holding(commands, registered_commands=[command])
+                return _holding(app, registered_groups=[_holding(group, typer_instance=one)])
+    return app
+
+
+_Copied = TypeVar("_Copied")
+
+
+def _named(name: Any) -> str | None:
+    """A name given to add_typer or typer.Typer; None where it was left out (Typer's DefaultPlaceholder)."""
+    return name if isinstance(name, str) else None
+
+
+def _holding(original: _Copied, **changed: Any) -> _Copied:
+    """A shallow copy of a Typer (or its TyperInfo) with some attributes changed; the original stays."""
+    holding = copy.copy(original)
+    holding.__dict__.update(changed)
+    return holding

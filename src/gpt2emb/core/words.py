@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2emb import batch, candidates, contract, forms, measures, ops
+from gpt2emb import candidates, contract, forms, measures, ops
 from gpt2emb.choices import Method, Pool
 from gpt2emb.core.open import (
     Opened,
@@ -25,6 +25,7 @@ from gpt2emb.errors import (
     UsageError,
     spelt,
 )
+from gpt2emb.limits import BLOCK
 from gpt2emb.report import Reporter
 from gpt2emb.results.words import (
     AnalogyInput,
@@ -76,7 +77,7 @@ def check_matrix(n: int) -> None:
 
 
 # vectors whose whole rankings (two bounds per row) are held at once: 128 x 50257 x 8 bytes, 51 MB (a block of
-# words for neighbors needs less per word: batch.BLOCK)
+# words for neighbors needs less per word: limits.BLOCK)
 RANKED = 128
 
 
@@ -186,8 +187,8 @@ def neighbor_items(
     vocab, items, m = o.vocab, [], o.model
     if len(queries) * k >= 5000:
         vocab.texts()  # thousands of tokens to show: every token's text worked out at once costs less
-    for start in range(0, len(queries), batch.BLOCK):  # a block of words per matrix pass
-        block = queries[start : start + batch.BLOCK]
+    for start in range(0, len(queries), BLOCK):  # a block of words per matrix pass
+        block = queries[start : start + BLOCK]
         excludes = [() if keep_query else q.ids for q, _ in block]
         vectors = [v for _, v in block]
         if fold:  # a word's rows are asked for until k different words show: a ranking each

@@ -13,6 +13,7 @@ tests/tiny_llama.py).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
@@ -287,6 +288,15 @@ def _families() -> tuple[Family, ...]:
 
 
 def by_name(name: str) -> Family:
+    """The family of that name. A family's module is named as its record (gpt2.py holds gpt2's): that module
+    alone is imported where it holds it, so a command on one model imports one family, not all."""
+    if name.isidentifier():
+        with contextlib.suppress(ImportError):
+            module = importlib.import_module(f"{__name__}.{name}")
+            own = (v for v in vars(module).values() if isinstance(v, Family) and v.name == name)
+            found = next(own, None)
+            if found is not None:
+                return found
     return next(f for f in _families() if f.name == name)
 
 
@@ -315,5 +325,9 @@ def words_for(family: Family, tokenizer: dict[str, Any]) -> Spelling:
 
 
 def words_named(name: str, family: Family) -> Spelling:
-    """The Spelling a cache entry recorded by name (the family's own for an entry that recorded none)."""
+    """The Spelling a cache entry recorded by name (the family's own for an entry that recorded none).
+    Spellings hold no state, so one of that name is as good as another: the family's own, when it is that
+    one, needs no other family imported."""
+    if family.words.name == name:
+        return family.words
     return next((f.words for f in _families() if f.words.name == name), family.words)

@@ -10,19 +10,16 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
 from gpt2emb import bpe, families
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
-from gpt2emb.store import checkpoint, tokenizer_files
-from gpt2emb.store.checkpoint import CheckpointInfo
 from gpt2emb.store.entries import (
     _UNTRUSTED,
     EXTRA,
@@ -43,6 +40,12 @@ from gpt2emb.store.entries import (
 )
 from gpt2emb.store.revisions import _record_commit, _resolve_commit, checkpoint_info
 from gpt2emb.tokens import ADDED_FILE
+
+if TYPE_CHECKING:
+    from gpt2emb.store.checkpoint import CheckpointInfo
+
+# A warm command opens an entry and builds nothing: what only a build uses (reading a checkpoint, its
+# tokenizer files, a temporary folder) is imported by the functions that build, not here.
 
 # a cache folder that cannot be written, for whatever reason (/proc/cache cannot be made: ENOENT; a name past
 # the system's limit: ENAMETOOLONG; a symbolic link to nothing: EEXIST): gpt2emb answers without it
@@ -122,6 +125,10 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
     """Build the entry of info.commit in a temporary folder and move it into place; returns where it went.
 
     Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
+    import tempfile
+
+    from gpt2emb.store import checkpoint, tokenizer_files
+
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
     tokenizer, parsed = tokenizer_files.tokenizer(ref, info.commit, shape.vocab_size)
@@ -213,6 +220,10 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
             if root.is_symlink() and not root.exists():
                 why = f"a symbolic link to {os.readlink(root)}, which does not exist"
         reporter.note(f"cannot write the cache in {root} ({why}); working without it this time")
+        import tempfile
+
+        from gpt2emb.store import checkpoint
+
         parent = Path(tempfile.mkdtemp(prefix="gpt2emb-"))
         atexit.register(shutil.rmtree, parent, True)
         return _open_entry(ref, _build(ref, checkpoint.read_info(ref, commit), parent, reporter))

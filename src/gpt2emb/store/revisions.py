@@ -6,18 +6,22 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from gpt2emb.errors import BadModel, NotCached
 from gpt2emb.registry import ModelRef
-from gpt2emb.store import checkpoint, hub
-from gpt2emb.store.checkpoint import CheckpointInfo
+from gpt2emb.store import hub
 from gpt2emb.store.entries import _UNTRUSTED, _folder_fingerprint, _generations, _live, _repo_dir
+
+if TYPE_CHECKING:
+    from gpt2emb.store.checkpoint import CheckpointInfo
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    import tempfile  # once per model and revision: a warm command writes nothing
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
@@ -71,6 +75,8 @@ def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
 
     Without a commit, the one ref.revision names, recorded once the header is read; with one, whoever
     resolved it records it (open_model, after building the entry)."""
+    from gpt2emb.store import checkpoint  # a warm command reads no checkpoint: imported when one is read
+
     known = True
     if commit is None:
         commit, known = _resolve_commit(ref)
