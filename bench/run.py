@@ -272,7 +272,13 @@ def report(work: Path, args: argparse.Namespace) -> None:
 def write(out: Path, rows: list[tuple[str, Run | None, Run | None, Run]], facts: dict[str, float],
           light: dict[str, Run]) -> None:  # fmt: skip
     lines = [
-        "# Benchmarks",
+        "# Performance",
+        "",
+        "What gpt2emb costs, measured against three peers: *the lab way* (the chapter's lab script:",
+        "transformers loads the whole model and torch computes, on every run), gensim's memory-mapped",
+        "`KeyedVectors`, and *the floor* (a plain numpy script doing only a warm query's own work:",
+        "`bench/floor.py`). Each section is written by the bench script it names;",
+        "[development](development.md#benchmarks) lists them.",
         "",
         f"Machine: {machine()}.",
         f"Run on {time.strftime('%Y-%m-%d')} with `python bench/run.py` (see its docstring).",
