@@ -107,3 +107,24 @@ def test_the_development_map_names_every_module() -> None:
     modules = [p.name for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")]
     missing = [m for m in modules if f"  {m} " not in text]
     assert len(modules) > 10 and missing == [], f"docs/development.md's map lacks {missing}"
+
+
+def test_the_json_page_names_only_keys_the_schemas_hold() -> None:
+    """docs/json.md's key summary is written by hand: every key it names outside a comment is a property of
+    one of the shipped schemas, so a renamed or invented key there fails."""
+    import json
+
+    def properties(node: object) -> set[str]:
+        if isinstance(node, dict):
+            found = set(node.get("properties", {})) if isinstance(node.get("properties"), dict) else set()
+            return found.union(*(properties(v) for v in node.values()))
+        if isinstance(node, list):
+            return set().union(*(properties(v) for v in node))
+        return set()
+
+    known = set().union(*(properties(json.loads(p.read_text())) for p in (DOCS / "schema").glob("*.json")))
+    text = (DOCS / "json.md").read_text()
+    summary = text[text.index("## The keys") :].split("```text\n")[1].split("```")[0]
+    keys = [re.sub(r'"\w+"(\|"\w+")+', "", line.split("#")[0]) for line in summary.splitlines()]  # not values
+    named = {key for line in keys for key in re.findall(r'"(\w+)"', line)}
+    assert len(named) > 100 and sorted(named - known) == []
