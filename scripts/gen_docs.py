@@ -131,7 +131,8 @@ class Workspace:
 
     hub: Any
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="gpt2emb-docs-")))
-    codes: list[int] = field(default_factory=list)
+    codes: list[int] = field(default_factory=list)  # each command's exit code, in page order
+    namespace: dict[str, Any] = field(default_factory=dict)  # the page's Python blocks and sessions share it
 
     @contextlib.contextmanager
     def opened(self) -> Iterator[Workspace]:
@@ -195,8 +196,9 @@ class Workspace:
         return printed.getvalue()
 
     def python(self, source: str) -> str:
-        """A pycon block's session: each `>>>` statement run as the interpreter runs it, then its output."""
-        interpreter = code.InteractiveInterpreter(self.namespace)
+        """A pycon block's session: each `>>>` statement run as the interpreter runs it, then its output; its
+        exit code 1 when a statement raised (a page shows no traceback)."""
+        interpreter = _Session(self.namespace)
         blocks: list[list[str]] = []
         for line in source.splitlines():
             if line.startswith(">>> "):
@@ -210,9 +212,22 @@ class Workspace:
                 interpreter.runsource("\n".join(block) + ("\n" if len(block) > 1 else ""), symbol="single")
             out += [f">>> {block[0]}", *[f"... {b}" for b in block[1:]]]
             out += [line.rstrip() for line in printed.getvalue().splitlines()]
+        self.codes.append(1 if interpreter.raised else 0)
         return "\n".join(out)
 
-    namespace: dict[str, Any] = field(default_factory=dict)
+
+class _Session(code.InteractiveInterpreter):
+    """The interpreter of a pycon block, which remembers whether a statement raised."""
+
+    raised = False
+
+    def showtraceback(self) -> None:
+        self.raised = True
+        super().showtraceback()
+
+    def showsyntaxerror(self, filename: str | None = None, **kwargs: Any) -> None:
+        self.raised = True
+        super().showsyntaxerror(filename, **kwargs)
 
 
 # what may differ between two runs of the same example: a number by BLAS rounding (1e-3 on the 3 or 4 decimals
@@ -321,7 +336,7 @@ def generate(text: str, space: Workspace, on_command: Callable[[str, str, int], 
             return m.group(0)
         session = space.python(body)
         if on_command:
-            on_command(kind, body.splitlines()[0], 0)
+            on_command(kind, body.splitlines()[0], space.codes[-1])
         return f"```pycon\n{session}\n```"
 
     text = BLOCK.sub(block, text)

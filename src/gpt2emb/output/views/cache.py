@@ -9,6 +9,7 @@ from rich.text import Text
 from gpt2emb.output.layout import (
     _Listing,
     _mb,
+    _Words,
 )
 from gpt2emb.output.views import view
 from gpt2emb.results.cache import CachePath, CacheResult, RefreshResult, VerifyResult
@@ -35,10 +36,11 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
             size, them = _mb(sum(e.bytes for e in outdated)), "it" if len(outdated) == 1 else "them"
             return Group(
                 _Listing(title, _ENTRIES, rows),
-                Text(
-                    f"outdated: {_entries(len(outdated))} ({size}) built from a local folder's earlier "
-                    f"files, or from a folder that is gone; gpt2emb cache clear --outdated removes {them}",
-                    overflow="ignore",
+                _Words(
+                    Text(
+                        f"outdated: {_entries(len(outdated))} ({size}) built from a local folder's earlier "
+                        f"files, or from a folder that is gone; gpt2emb cache clear --outdated removes {them}"
+                    )
                 ),
             )
     else:
@@ -58,10 +60,11 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
 @view.register
 def _(result: RefreshResult, dims: int | None) -> RenderableType:
     if not result.revisions:
-        return Text(
-            f"nothing to refresh in {result.root}: no model of the Hub is cached (a local folder's entry "
-            "follows its files; a model is cached on first use)",
-            overflow="ignore",
+        return _Words(
+            Text(
+                f"nothing to refresh in {result.root}: no model of the Hub is cached (a local folder's entry "
+                "follows its files; a model is cached on first use)"
+            )
         )
     rows = []
     for r in result.revisions:
@@ -76,7 +79,7 @@ def _(result: RefreshResult, dims: int | None) -> RenderableType:
 @view.register
 def _(result: VerifyResult, dims: int | None) -> RenderableType:
     if not result.entries:
-        return Text(f"nothing cached in {result.root}: nothing to verify", overflow="ignore")
+        return _Words(Text(f"nothing cached in {result.root}: nothing to verify"))
     state = {True: Text("ok", style="green"), False: Text("damaged", style="red")}
     rows = [
         [e.name, e.commit[:12], Text(e.repaired, style="green") if e.repaired else state[e.ok], e.problem]
