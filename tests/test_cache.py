@@ -339,7 +339,7 @@ def test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated(
     # an entry of a gpt2emb from before manifests named their folder: never opened again, so outdated
     manifest = json.loads((built / "manifest.json").read_text())
     del manifest["folder"]
-    manifest["sha256_self"] = store_entries._manifest_digest(manifest)
+    manifest[store_entries.SELF_CHECK] = store_entries._manifest_digest(manifest)
     (built / "manifest.json").write_text(json.dumps(manifest))
     assert [(e.path, e.outdated) for e in manage.entries()] == [(built, True)]
 
@@ -389,7 +389,7 @@ def test_an_entry_keyed_as_before_is_rebuilt(tiny: Tiny, tmp_path: Path, caches:
     built.rename(old)
     manifest = json.loads((old / "manifest.json").read_text())
     manifest["commit"] = old.name
-    manifest["sha256_self"] = store_entries._manifest_digest(manifest)
+    manifest[store_entries.SELF_CHECK] = store_entries._manifest_digest(manifest)
     (old / "manifest.json").write_text(json.dumps(manifest))
     assert [e.commit for e in manage.entries()] == [old.name]
 

@@ -24,7 +24,7 @@ from gpt2emb.store import entries, manage, verify
 
 
 def _cache_result(
-    action: str, found: list[entries.ListedEntry], kept: Iterable[manage.Kept] = (), outdated: bool = False
+    action: str, found: list[manage.ListedEntry], kept: Iterable[manage.Kept] = (), outdated: bool = False
 ) -> CacheResult:
     rows = tuple(CacheEntry(e.name, e.repo, e.commit, str(e.path), e.size, e.outdated) for e in found)
     held = tuple(

@@ -17,7 +17,6 @@ import contextlib
 import functools
 import importlib
 import json
-import pkgutil
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -278,6 +277,8 @@ def blocks_in(names: Iterable[str]) -> int | None:
 def _families() -> tuple[Family, ...]:
     """Every family record of every module of this package (gpt2 first: messages list the families in this
     order): a new family is a new module, and nothing else lists it."""
+    import pkgutil  # only here: a warm command imports its one family (by_name), and lists none
+
     found: dict[str, Family] = {}  # by name: a module that builds on another's record imports it too
     modules = sorted((m.name for m in pkgutil.iter_modules(__path__)), key=lambda m: (m != "gpt2", m))
     for module in modules:

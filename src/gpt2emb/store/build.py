@@ -6,7 +6,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import shutil
@@ -25,6 +24,7 @@ from gpt2emb.store.entries import (
     EXTRA,
     FORMAT,
     GENERATION,
+    SELF_CHECK,
     OpenedEntry,
     _commit_of,
     _fingerprint,
@@ -99,6 +99,8 @@ class _HashingFile:
     """A file being written that hashes the bytes on their way to disk: the full checksum needs no re-read."""
 
     def __init__(self, f: BinaryIO) -> None:
+        import hashlib  # a build's only: a warm open loads no OpenSSL
+
         self._f, self.sha256 = f, hashlib.sha256()
 
     def write(self, data: bytes) -> int:
@@ -170,7 +172,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "files": {f: _fingerprint(tmp / f) for f in contents},
             "sha256": sha256,
         }
-        manifest["sha256_self"] = _manifest_digest(manifest)
+        manifest[SELF_CHECK] = _manifest_digest(manifest)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
         return _install(tmp, parent, info.commit)
     finally:

@@ -17,7 +17,6 @@ rows it shows before it prints them.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import zlib
@@ -28,7 +27,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from gpt2emb import families, limits, measures, registry
+from gpt2emb import families, limits
 from gpt2emb.errors import LONE_SURROGATE, DamagedEntry, UsageError
 from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
@@ -36,10 +35,11 @@ from gpt2emb.registry import ModelRef, Shape
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
 GENERATION = "+"  # `<commit>+1`: a commit id never holds one
-FORMAT = 3  # bump whenever the files of an entry change: older entries are then rebuilt
+FORMAT = 4  # bump whenever the files of an entry change: older entries are then rebuilt (4: CRC-32 checks)
 ARRAYS = ("wte", "wpe", "wte_norm", "wte_crc", "wpe_crc")
 EXTRA = ("types", "norm")  # token-type rows and the layer norm before the first block, for families with them
 TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
+SELF_CHECK = "crc32_self"  # the manifest's key of its own checksum
 # A stored norm may differ from the norm recomputed in float64 by float32 rounding: about 1e-7 relative per
 # step of a sum of at most a few thousand squares, far below this; a damaged norm that is off by less than
 # this changes no digit a command prints (cache verify still finds it).
@@ -152,6 +152,8 @@ def cache_root() -> Path:
 def _repo_dir(ref: ModelRef) -> Path:
     root = cache_root()
     if ref.folder is not None:
+        import hashlib  # a local folder's only: a Hub model's warm open loads no OpenSSL
+
         digest = hashlib.sha256(str(ref.folder).encode()).hexdigest()[:16]
         return root / "local" / digest
     assert ref.repo is not None
@@ -214,6 +216,8 @@ def _folder_fingerprint(folder: Path) -> str:
     another file is, by its file index (st_ino), even when NTFS hands it the old creation time. The entry of
     the folder's earlier files stays, outdated, until `cache clear --outdated`: a process may still be reading
     it."""
+    import hashlib
+
     from gpt2emb.store import checkpoint  # a Hub model's warm command reads no checkpoint: not imported then
 
     parts = []
@@ -232,26 +236,30 @@ def _folder_fingerprint(folder: Path) -> str:
 
 
 def _fingerprint(path: Path) -> str:
-    """A cheap checksum: the size and 16 sampled 4 KiB blocks, enough to tell damage or a swapped file."""
+    """A cheap checksum, checked on every open: the CRC-32 of the size and 16 sampled 4 KiB blocks, enough to
+    tell damage or a swapped file (`cache verify` checks each file's whole SHA-256). CRC-32, as zlib has it:
+    hashlib's import loads OpenSSL, a tenth of a warm command's own time."""
     size = path.stat().st_size
-    h = hashlib.sha256(str(size).encode())
+    crc = zlib.crc32(str(size).encode())
     with path.open("rb") as f:
         for i in range(16):
             f.seek(max(0, (size - 4096) * i // 15))
-            h.update(f.read(4096))
-    return h.hexdigest()[:32]
+            crc = zlib.crc32(f.read(4096), crc)
+    return f"{crc:08x}"
 
 
 def _manifest_digest(manifest: dict[str, Any]) -> str:
-    """The SHA-256 of the manifest's own fields (all but this one): a damaged manifest is noticed too."""
-    body = {k: v for k, v in manifest.items() if k != "sha256_self"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    """The CRC-32 of the manifest's own fields (all but this one): a damaged manifest is noticed too."""
+    body = {k: v for k, v in manifest.items() if k != SELF_CHECK}
+    return f"{zlib.crc32(json.dumps(body, sort_keys=True).encode()):08x}"
 
 
 def _row_norms(wte: np.ndarray) -> np.ndarray:
     """Each row's norm as stored: summed in float64 (in float32 the squares of tiny or huge rows under- or
     overflow). A norm past float32's range is stored as inf: such a row gets no fast bound, and is scored
     exactly."""
+    from gpt2emb import measures  # a build's only: a warm open does not build measures' records
+
     with np.errstate(over="ignore"):
         return measures.row_norms(wte).astype(np.float32)
 
@@ -299,7 +307,7 @@ def _read_manifest(entry: Path) -> dict[str, Any]:
         raise ValueError("manifest.json is damaged: it is not a JSON object")
     if manifest.get("format") != FORMAT:
         raise _OtherVersion("it was written by another version of gpt2emb")
-    if manifest.get("sha256_self") != _manifest_digest(manifest):
+    if manifest.get(SELF_CHECK) != _manifest_digest(manifest):
         raise ValueError("manifest.json is damaged: it does not match its checksum")
     return manifest
 
@@ -360,49 +368,3 @@ def has_entries(ref: ModelRef) -> bool:
 def has_entry(ref: ModelRef, commit: str) -> bool:
     """Whether the entry of a commit is built (opening it still checks it)."""
     return (_repo_dir(ref) / commit).is_dir()
-
-
-# ---------------------------------------------------------------- an entry as the cache commands show it
-
-
-@dataclass(frozen=True)
-class ListedEntry:
-    name: str
-    repo: str | None
-    commit: str
-    path: Path
-    size: int  # bytes on disk
-    outdated: bool = False  # a local folder's entry whose files have changed since it was built, or are gone
-
-
-def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> ListedEntry:
-    """What an entry folder holds, from its manifest or, when that is damaged, from where it lies."""
-    if manifest is not None:
-        return ListedEntry(
-            manifest["name"], manifest["repo"], manifest["commit"], path, size, _outdated(manifest)
-        )
-    repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
-    spec = registry.find(repo) if repo is not None else None
-    name = spec.name if spec else repo or f"a local folder ({path.parent.name})"
-    return ListedEntry(name, repo, _commit_of(path), path, size)
-
-
-def _unchanged_folder(manifest: dict[str, Any]) -> Path | None:
-    """The local folder an entry was built from, while its files are those it was built from (else None:
-    the entry is outdated; so is one of a gpt2emb from before manifests named their folder, never used now).
-    OSError where the folder cannot be read."""
-    if not manifest.get("folder"):
-        return None
-    folder = Path(manifest["folder"])
-    return folder if folder.is_dir() and _folder_fingerprint(folder) == manifest["commit"] else None
-
-
-def _outdated(manifest: dict[str, Any]) -> bool:
-    """Whether an entry is outdated: a local folder's whose files have changed or are gone (a Hub entry
-    never is); not where that cannot be told (a folder that cannot be read): never removed on a guess."""
-    if manifest["repo"] is not None:
-        return False
-    try:
-        return _unchanged_folder(manifest) is None
-    except OSError:
-        return False

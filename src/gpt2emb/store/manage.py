@@ -8,6 +8,7 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from gpt2emb import registry
@@ -19,8 +20,8 @@ from gpt2emb.store import hub
 from gpt2emb.store.build import open_model
 from gpt2emb.store.entries import (
     _UNTRUSTED,
-    ListedEntry,
-    _entry_of,
+    _commit_of,
+    _folder_fingerprint,
     _generations,
     _live,
     _lives,
@@ -31,6 +32,51 @@ from gpt2emb.store.entries import (
     cache_root,
 )
 from gpt2emb.store.revisions import _record_commit
+
+# an entry as the cache commands show it (list, verify, clear): not built by a warm open
+
+
+@dataclass(frozen=True)
+class ListedEntry:
+    name: str
+    repo: str | None
+    commit: str
+    path: Path
+    size: int  # bytes on disk
+    outdated: bool = False  # a local folder's entry whose files have changed since it was built, or are gone
+
+
+def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> ListedEntry:
+    """What an entry folder holds, from its manifest or, when that is damaged, from where it lies."""
+    if manifest is not None:
+        return ListedEntry(
+            manifest["name"], manifest["repo"], manifest["commit"], path, size, _outdated(manifest)
+        )
+    repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
+    spec = registry.find(repo) if repo is not None else None
+    name = spec.name if spec else repo or f"a local folder ({path.parent.name})"
+    return ListedEntry(name, repo, _commit_of(path), path, size)
+
+
+def _unchanged_folder(manifest: dict[str, Any]) -> Path | None:
+    """The local folder an entry was built from, while its files are those it was built from (else None:
+    the entry is outdated; so is one of a gpt2emb from before manifests named their folder, never used now).
+    OSError where the folder cannot be read."""
+    if not manifest.get("folder"):
+        return None
+    folder = Path(manifest["folder"])
+    return folder if folder.is_dir() and _folder_fingerprint(folder) == manifest["commit"] else None
+
+
+def _outdated(manifest: dict[str, Any]) -> bool:
+    """Whether an entry is outdated: a local folder's whose files have changed or are gone (a Hub entry
+    never is); not where that cannot be told (a folder that cannot be read): never removed on a guess."""
+    if manifest["repo"] is not None:
+        return False
+    try:
+        return _unchanged_folder(manifest) is None
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)

@@ -17,16 +17,14 @@ from gpt2emb.store import checkpoint
 from gpt2emb.store.build import _build, _locked
 from gpt2emb.store.entries import (
     _UNTRUSTED,
-    ListedEntry,
-    _entry_of,
     _lives,
     _OtherVersion,
     _parents,
     _read_manifest,
     _remove,
     _size,
-    _unchanged_folder,
 )
+from gpt2emb.store.manage import ListedEntry, _entry_of, _unchanged_folder
 
 
 @dataclass(frozen=True)
