@@ -18,26 +18,22 @@ from gpt2emb.core.words import analogy_in, neighbors_in, restriction_of, similar
 from gpt2emb.core.words_stream import each_analogy_in, each_neighbors_in, each_similarity_in, each_vector_in
 from gpt2emb.errors import UsageError, WrongType
 from gpt2emb.report import Reporter
+from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.cache import CacheResult, RefreshResult, VerifyResult
+from gpt2emb.results.compare import SideBySideResult
 from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult
 from gpt2emb.results.export import ExportResult
 from gpt2emb.results.geometry import GeometryResult
+from gpt2emb.results.neighbors import NeighborsItem, NeighborsResult
 from gpt2emb.results.positions import HeatmapResult, PositionsResult
+from gpt2emb.results.similarity import SimilarityResult
 from gpt2emb.results.sizes import ModelsResult, SizesResult
 from gpt2emb.results.text import (
     ContextResult,
     InputResult,
 )
 from gpt2emb.results.tying import TyingResult
-from gpt2emb.results.words import (
-    AnalogyResult,
-    NeighborsItem,
-    NeighborsResult,
-    SideBySideResult,
-    SimilarityResult,
-    VectorItem,
-    VectorResult,
-)
+from gpt2emb.results.vector import VectorItem, VectorResult
 
 
 @contract.enforced

@@ -14,8 +14,8 @@ from gpt2emb.core import words
 from gpt2emb.core.open import RankOptions
 from gpt2emb.errors import Gpt2embError
 from gpt2emb.report import Reporter
+from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.lab import LabResult
-from gpt2emb.results.words import AnalogyResult
 
 WORD = "king"  # the chapter's word, unless told
 ANALOGY = ("king", "man", "woman")  # part 3, whatever the word

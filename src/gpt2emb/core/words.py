@@ -27,21 +27,11 @@ from gpt2emb.errors import (
 )
 from gpt2emb.limits import BLOCK
 from gpt2emb.report import Reporter
-from gpt2emb.results.words import (
-    AnalogyInput,
-    AnalogyResult,
-    Form,
-    Neighbor,
-    NeighborsItem,
-    NeighborsResult,
-    Overlap,
-    Ranked,
-    SideBySideResult,
-    SimilarityResult,
-    VectorItem,
-    VectorResult,
-    Word,
-)
+from gpt2emb.results.analogy import AnalogyInput, AnalogyResult, Ranked
+from gpt2emb.results.compare import Overlap, SideBySideResult
+from gpt2emb.results.neighbors import Form, Neighbor, NeighborsItem, NeighborsResult
+from gpt2emb.results.similarity import SimilarityResult, Word
+from gpt2emb.results.vector import VectorItem, VectorResult
 from gpt2emb.tokens import Query, Vocab
 
 

@@ -33,15 +33,10 @@ from gpt2emb.errors import (
     spelt,
 )
 from gpt2emb.report import Reporter
-from gpt2emb.results.words import (
-    AnalogyBatch,
-    AnalogyResult,
-    NeighborsItem,
-    NeighborsResult,
-    SimilarityResult,
-    VectorItem,
-    VectorResult,
-)
+from gpt2emb.results.analogy import AnalogyBatch, AnalogyResult
+from gpt2emb.results.neighbors import NeighborsItem, NeighborsResult
+from gpt2emb.results.similarity import SimilarityResult
+from gpt2emb.results.vector import VectorItem, VectorResult
 from gpt2emb.tokens import quote
 
 
