@@ -55,7 +55,7 @@ def vector(
     strict: Strict = False,
 ) -> int:
     """The raw row of wte for each word: its first numbers, norm, mean, std, min and max."""
-    from gpt2emb.core import words as core
+    from gpt2emb.core import vector as core
 
     shown = None if full else dims
     if _from_stdin(words, json, jsonl, strict):
@@ -104,7 +104,8 @@ def neighbors(
 ) -> int:
     """The nearest tokens to each word by cosine similarity over all of wte (or the candidates chosen)."""
     from gpt2emb import registry
-    from gpt2emb.core import words as core
+    from gpt2emb.core import compare
+    from gpt2emb.core import neighbors as core
     from gpt2emb.core.open import RankOptions
 
     options = RankOptions(top, exact, pool, keep_query, among, restrict, whole_words, fold)
@@ -119,7 +120,7 @@ def neighbors(
     if jsonl:
         models = [_one_model(models, jsonl=True)]
     results = [core.neighbors(m, words, options, output.reporter(json or jsonl), revision) for m in models]
-    output.render(results[0] if len(results) == 1 else core.side_by_side(results), json, lines=jsonl)
+    output.render(results[0] if len(results) == 1 else compare.side_by_side(results), json, lines=jsonl)
     return ExitCode.OK
 
 
@@ -176,7 +177,8 @@ def analogy(
 
     With - in place of A B C, questions from stdin, one `A B C` per line. With --eval FILE, a whole benchmark file of analogies instead, scored per section (--restrict N: only questions whose words are among the first N token ids, as gensim's restrict_vocab)."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb import registry
-    from gpt2emb.core import words as core
+    from gpt2emb.core import analogy as core
+    from gpt2emb.core import compare
     from gpt2emb.core.open import RankOptions
 
     options = RankOptions(top, exact, pool, keep_inputs, among, restrict, whole_words)
@@ -217,7 +219,7 @@ def analogy(
         core.analogy(m, a, b, c, options, method, output.reporter(json or jsonl), revision)
         for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
-    output.render(results[0] if len(results) == 1 else core.side_by_side(results), json, lines=jsonl)
+    output.render(results[0] if len(results) == 1 else compare.side_by_side(results), json, lines=jsonl)
     return ExitCode.OK
 
 
@@ -247,7 +249,7 @@ def similarity(
     """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
 
     With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""  # noqa: E501 (one paragraph: --help wraps it)
-    from gpt2emb.core import words as core
+    from gpt2emb.core import similarity as core
 
     if eval_file is not None:
         if words:

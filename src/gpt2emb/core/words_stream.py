@@ -7,7 +7,9 @@ from collections.abc import Iterable
 
 from gpt2emb import batch, candidates
 from gpt2emb.choices import Method, Pool
-from gpt2emb.core import words as one_by_one  # its MAX_MATRIX read at each use, as a test lowers it
+from gpt2emb.core import similarity as one_by_one  # its MAX_MATRIX read at each use, as a test lowers it
+from gpt2emb.core.analogy import analogies, question_of
+from gpt2emb.core.neighbors import neighbor_items, neighbors_whole
 from gpt2emb.core.open import (
     Opened,
     RankOptions,
@@ -15,19 +17,9 @@ from gpt2emb.core.open import (
     check_top,
     open_checked,
 )
-from gpt2emb.core.words import (
-    Aimed,
-    aimed_of,
-    allowed_rows,
-    analogies,
-    fewer_notes,
-    matrix_of,
-    neighbor_items,
-    neighbors_whole,
-    query_of,
-    question_of,
-    vector_items,
-)
+from gpt2emb.core.similarity import matrix_of
+from gpt2emb.core.vector import vector_items
+from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, query_of
 from gpt2emb.errors import (
     UsageError,
     spelt,
