@@ -309,7 +309,7 @@ main()
 # (each cli/ module is imported to build the app: they import their stem's modules only when run). A new
 # import fails here.
 WARM_SHARED = {
-    *("bpe", "candidates", "choices", "contract", "errors", "forms", "limits", "measures", "ops"),
+    *("bpe", "candidates", "choices", "contract", "errors", "limits", "measures", "ops"),
     *("registry", "report", "tokens", "core", "core.open", "core.words", "results", "results.common"),
     *("results.candidates", "output", "output.console", "output.layout", "output.progress", "output.streams"),
     *("output.views", "cli", "cli.app", "cli.options", "cli.stdin"),
