@@ -3,7 +3,7 @@
     python bench/batch.py [--runs 7]       # prints a markdown table; needs ../shared/gpt2-vocab
 
 It builds GPT-2- and gpt2-xl-shaped folders (random rows, the real tokenizer) in a temporary folder, opens
-each once so its cache entry exists, then times `core.words.neighbors` on the same words, interleaving the
+each once so its cache entry exists, then times `core.neighbors.neighbors` on the same words, interleaving the
 batch sizes, and reports the median and the range. Run it on two versions of the code to compare them.
 """
 
@@ -29,7 +29,7 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="gpt2emb-batch-"))
     os.environ["GPT2EMB_CACHE_DIR"] = str(work / "cache")
-    from gpt2emb.core import words as core_words
+    from gpt2emb.core import neighbors as core_neighbors
     from gpt2emb.core.open import RankOptions
 
     tok = tokenizer_json()
@@ -38,12 +38,12 @@ def main() -> None:
     for name in ("gpt2", "gpt2-xl"):
         folder = work / name
         make_checkpoint(folder, name, tok)
-        core_words.neighbors(str(folder), ["cat"], RankOptions())  # build the entry
+        core_neighbors.neighbors(str(folder), ["cat"], RankOptions())  # build the entry
         times: dict[int, list[float]] = {1: [], 10: [], 100: []}
         for _ in range(args.runs):
             for n in times:
                 t0 = time.perf_counter()
-                core_words.neighbors(str(folder), words[:n], RankOptions())
+                core_neighbors.neighbors(str(folder), words[:n], RankOptions())
                 times[n].append((time.perf_counter() - t0) * 1000)
         for n, ts in times.items():
             print(f"| {name} | {n} | {statistics.median(ts):.0f} | {min(ts):.0f}-{max(ts):.0f} |")

@@ -304,17 +304,24 @@ sys.argv = ["gpt2emb"] + sys.argv[1:]
 from gpt2emb.cli import main
 main()
 """
-# What a warm word command imports: its own stem (cli.words, core.words, results.words, output.views.words)
-# and what every command shares, never another stem's core, results or views (each cli/ module is imported
-# to build the app: they import their stem's modules only when run). A new import fails here.
-WARM_WORDS = {
-    *("bpe", "candidates", "choices", "contract", "errors", "forms", "limits", "measures", "ops"),
+# What a warm word command imports: what every command shares, and its own stem (cli.neighbors,
+# core.neighbors, results.neighbors, output.views.neighbors), never another stem's core, results or views
+# (each cli/ module is imported to build the app: they import their stem's modules only when run). A new
+# import fails here.
+WARM_SHARED = {
+    *("bpe", "candidates", "choices", "contract", "errors", "limits", "measures", "ops"),
     *("registry", "report", "tokens", "core", "core.open", "core.words", "results", "results.common"),
-    *("results.words", "output", "output.console", "output.layout", "output.progress", "output.streams"),
-    *("output.views", "output.views.words", "cli", "cli.app", "cli.options", "cli.stdin"),
+    *("results.candidates", "output", "output.console", "output.layout", "output.progress", "output.streams"),
+    *("output.views", "cli", "cli.app", "cli.options", "cli.stdin"),
     *(f"cli.{m.name}" for m in pkgutil.iter_modules(cli.__path__)),  # each builds the app: commands are lazy
     *("store", "store.build", "store.entries", "store.hub", "store.revisions", "families", "families.gpt2"),
 }
+WARM_OWN = {  # views.words: what the views of neighbors and analogy share
+    "neighbors": {"core.neighbors", "results.neighbors", "output.views.neighbors", "output.views.words"},
+    "vector": {"core.vector", "results.vector", "output.views.vector"},
+    "analogy": {"core.analogy", "results.analogy", "output.views.analogy", "output.views.words"},
+}
+WORD_STEMS = ("vector", "neighbors", "analogy", "similarity")
 WARM_THIRD_PARTY = {"annotated_doc", "numpy", "rich", "shellingham", "typer"}
 
 
@@ -329,7 +336,12 @@ def test_a_warm_word_command_imports_its_own_stem_only(hub: FakeHub, args: list[
         line.split("=", 1) for line in proc.stderr.splitlines() if line.startswith(("OURS=", "THIRD="))
     )
     ours = {m.removeprefix("gpt2emb.") for m in found["OURS"].split(",")}
-    assert ours == WARM_WORDS, f"imported beyond the expected: {ours - WARM_WORDS}; not: {WARM_WORDS - ours}"
+    others = {
+        f"{layer}.{s}" for s in WORD_STEMS if s != args[0] for layer in ("core", "results", "output.views")
+    }
+    assert ours & (others | {"core.compare", "results.compare", "output.views.compare"}) == set()
+    expected = WARM_SHARED | WARM_OWN[args[0]]
+    assert ours == expected, f"imported beyond the expected: {ours - expected}; not: {expected - ours}"
     assert set(found["THIRD"].split(",")) == WARM_THIRD_PARTY
 
 
@@ -344,12 +356,8 @@ main()
 # uses (a checkpoint's readers, temporary folders), stdin's threads (batch); as --json, no rich nor views
 NEVER_WARM = {"torch", "transformers", "tokenizers", "pydantic", "huggingface_hub", "numpy.ma", "tempfile"}
 NEVER_WARM |= {f"gpt2emb.{m}" for m in ("store.checkpoint", "store.tokenizer_files", "batch", "heavy")}
-NEVER_AS_JSON = NEVER_WARM | {
-    "rich",
-    "gpt2emb.output.console",
-    "gpt2emb.output.layout",
-    "gpt2emb.output.views.words",
-}
+NEVER_AS_JSON = NEVER_WARM | {"rich", "gpt2emb.output.console", "gpt2emb.output.layout"}
+NEVER_AS_JSON |= {f"gpt2emb.output.views.{stem}" for stem in ("words", *WORD_STEMS)}
 
 
 @pytest.mark.parametrize(
@@ -414,12 +422,12 @@ def test_a_run_builds_the_command_it_runs_alone() -> None:
 
 
 def test_the_warm_commands_annotations_are_objects_not_strings() -> None:
-    """cli/words.py and cli/app.py hold no `from __future__ import annotations`: Typer would evaluate each
-    annotation string of the command it makes twice on every run."""
-    from gpt2emb.cli import words
+    """cli/vector.py, neighbors.py, analogy.py, similarity.py and cli/app.py hold no `from __future__ import
+    annotations`: Typer would evaluate each annotation string of the command it makes twice on every run."""
+    from gpt2emb.cli import analogy, neighbors, similarity, vector
     from gpt2emb.cli.app import _root
 
-    commands = [words.vector, words.neighbors, words.analogy, words.similarity, _root]
+    commands = [vector.vector, neighbors.neighbors, analogy.analogy, similarity.similarity, _root]
     for command in commands:
         assert command.__annotations__, command
         strings = [name for name, kind in command.__annotations__.items() if isinstance(kind, str)]

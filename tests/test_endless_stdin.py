@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gpt2emb import limits
-from gpt2emb.core import words
+from gpt2emb.core import similarity
 
 from conftest import HANG, run_cli
 from fakehub import FakeHub
@@ -79,7 +79,7 @@ def test_the_limits_are_where_they_say(
     stdin(b"king\n" * 6)
     assert run_cli("vector", "-", "--json").exit_code == 2
     assert len(run_cli("vector", "-", "--jsonl").stdout.splitlines()) == 6  # a line each, no limit
-    monkeypatch.setattr(words, "MAX_MATRIX", 4)
+    monkeypatch.setattr(similarity, "MAX_MATRIX", 4)
     stdin(b"king\ncat\ndog\nqueen\n")
     assert len(json.loads(run_cli("similarity", "-", "--json").stdout)["matrix"]) == 4
     stdin(b"king\ncat\ndog\nqueen\nman\n")

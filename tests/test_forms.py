@@ -177,7 +177,7 @@ def test_the_folded_table_never_breaks_a_token_at_its_own_space(width: int) -> N
 
     from gpt2emb.output.views import view
     from gpt2emb.results.common import Token
-    from gpt2emb.results.words import Form, Neighbor, NeighborsItem, NeighborsResult
+    from gpt2emb.results.neighbors import Form, Neighbor, NeighborsItem, NeighborsResult
 
     words = [" queen", " Queen", "queen", " queens", "Queen", " QUEEN", "QUEEN", "Queens", " Queens"]
     forms = tuple(Form(i, t, 0.5) for i, t in enumerate(words))

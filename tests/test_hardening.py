@@ -153,7 +153,7 @@ os.replace = dying(os.replace)
 pathlib.Path.write_text = dying(pathlib.Path.write_text)
 pathlib.Path.write_bytes = dying(pathlib.Path.write_bytes)
 sys.argv = ["gpt2emb", "neighbors", "cat", "-k", "3", "--json"]
-from gpt2emb.core import words  # what a first use imports before its first write: loaded once, for all
+from gpt2emb.core import neighbors  # what a first use imports before its first write: loaded once, for all
 from gpt2emb.cli import main
 for line in sys.stdin:  # n: a first use that dies at its nth write, in a child forked before anything ran
     n[0] = int(line)

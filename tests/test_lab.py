@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gpt2emb import heavy
-from gpt2emb.core import words
+from gpt2emb.core import analogy
 from gpt2emb.errors import BadModel, NetworkError
 
 from conftest import run_cli, run_json
@@ -165,7 +165,7 @@ def test_a_failing_load_stops_at_part_5(hub: FakeHub, monkeypatch: pytest.Monkey
 @pytest.mark.parametrize(
     "part, target, error",
     [
-        (3, "gpt2emb.core.words.analogy", NetworkError("the Hub did not answer")),
+        (3, "gpt2emb.core.analogy.analogy", NetworkError("the Hub did not answer")),
         (4, "gpt2emb.core.sizes.of_models", NetworkError("the Hub did not answer")),
     ],
 )
@@ -182,14 +182,14 @@ def test_each_part_s_failure_keeps_its_code(
 
 
 def test_the_second_analogy_failing_is_part_3_too(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = words.analogy
+    real = analogy.analogy
 
     def left_out_fails(*args: Any, **kwargs: Any) -> Any:
         if not args[7]:  # keep_inputs
             raise NetworkError("the Hub did not answer")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(words, "analogy", left_out_fails)
+    monkeypatch.setattr(analogy, "analogy", left_out_fails)
     assert failure(run_cli("lab"), 5, 3) == "gpt2emb: part 3: the Hub did not answer"
 
 

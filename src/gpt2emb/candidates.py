@@ -17,7 +17,7 @@ import numpy as np
 from gpt2emb import limits
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError, option
-from gpt2emb.results.words import Candidates
+from gpt2emb.results.candidates import Candidates
 from gpt2emb.tokens import Specials, Vocab, check_word, listed, quote
 
 SPLIT_SHOWN = 5  # split words named in the note; the JSON lists them all

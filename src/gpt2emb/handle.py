@@ -10,34 +10,34 @@ from pathlib import Path
 from gpt2emb import batch, contract, registry
 from gpt2emb.candidates import Restriction
 from gpt2emb.choices import Format, Method, Pool, Rule, Table
+from gpt2emb.core.analogy import analogy_in
 from gpt2emb.core.export import export_in
+from gpt2emb.core.neighbors import neighbors_in
 from gpt2emb.core.open import Opened, RankOptions, open_entry
 from gpt2emb.core.positions import position_map_in, positions_in
+from gpt2emb.core.similarity import similarity_in
 from gpt2emb.core.text import input_in
-from gpt2emb.core.words import analogy_in, neighbors_in, restriction_of, similarity_in, vector_in
+from gpt2emb.core.vector import vector_in
+from gpt2emb.core.words import restriction_of
 from gpt2emb.core.words_stream import each_analogy_in, each_neighbors_in, each_similarity_in, each_vector_in
 from gpt2emb.errors import UsageError, WrongType
 from gpt2emb.report import Reporter
+from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.cache import CacheResult, RefreshResult, VerifyResult
+from gpt2emb.results.compare import SideBySideResult
 from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult
 from gpt2emb.results.export import ExportResult
 from gpt2emb.results.geometry import GeometryResult
+from gpt2emb.results.neighbors import NeighborsItem, NeighborsResult
 from gpt2emb.results.positions import HeatmapResult, PositionsResult
+from gpt2emb.results.similarity import SimilarityResult
 from gpt2emb.results.sizes import ModelsResult, SizesResult
 from gpt2emb.results.text import (
     ContextResult,
     InputResult,
 )
 from gpt2emb.results.tying import TyingResult
-from gpt2emb.results.words import (
-    AnalogyResult,
-    NeighborsItem,
-    NeighborsResult,
-    SideBySideResult,
-    SimilarityResult,
-    VectorItem,
-    VectorResult,
-)
+from gpt2emb.results.vector import VectorItem, VectorResult
 
 
 @contract.enforced
@@ -380,7 +380,7 @@ def cache_refresh(model: str | None = None, reporter: Reporter | None = None) ->
 def side_by_side(results: Sequence[NeighborsResult] | Sequence[AnalogyResult]) -> SideBySideResult:
     """Several models' answers to one question side by side, and how much each pair's lists overlap, as
     `neighbors WORD -m A -m B` shows them: results, each handle's neighbors (or analogy) of the same words."""
-    from gpt2emb.core import words
+    from gpt2emb.core import compare
 
     listed = list(results) if isinstance(results, Sequence) and not isinstance(results, str) else None
     kinds = {type(r) for r in listed or ()}
@@ -395,7 +395,7 @@ def side_by_side(results: Sequence[NeighborsResult] | Sequence[AnalogyResult]) -
     if len(asked) > 1:
         shown = " and ".join(sorted(repr(q) for q in asked)[:2])
         raise UsageError(f"the results answer different questions ({shown}): give each model the same words")
-    return words.side_by_side(listed)  # type: ignore[arg-type]  # one kind, checked above
+    return compare.side_by_side(listed)  # type: ignore[arg-type]  # one kind, checked above
 
 
 def _question(result: object) -> str:

@@ -28,10 +28,11 @@ from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
 from gpt2emb.errors import BadModel, UsageError, not_unicode, option
 from gpt2emb.families import Spelling
-from gpt2emb.forms import Forms
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from gpt2emb.forms import Forms
 
 BYTE_LEVEL = Spelling()
 
@@ -306,6 +307,10 @@ class Vocab:
     @functools.cached_property
     def forms(self) -> Forms:
         """Which rows are one word in another form (neighbors --fold): see forms.py."""
+        # imported here, for --fold alone: building its dataclass (forms.Folded) costs some 1 ms, which every
+        # other warm command would pay for nothing
+        from gpt2emb.forms import Forms
+
         return Forms(self.texts()[1][: self.n_rows])
 
     def _piece(self, token_id: int) -> str:

@@ -240,7 +240,10 @@ def stem(name: str) -> typer.Typer:
 
 
 # each stem's commands, at the top level in this order (--help lists them so); cache is a group of its own
-app.add_typer(stem("words"))
+app.add_typer(stem("vector"))
+app.add_typer(stem("neighbors"))
+app.add_typer(stem("analogy"))
+app.add_typer(stem("similarity"))
 app.add_typer(stem("positions"))
 app.add_typer(stem("sizes"))
 app.add_typer(stem("tying"))

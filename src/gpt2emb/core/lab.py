@@ -8,14 +8,16 @@ from typing import TypeVar
 
 from gpt2emb import registry
 from gpt2emb.choices import Method, Pool
+from gpt2emb.core import analogy as analogy_core
+from gpt2emb.core import neighbors as neighbors_core
 from gpt2emb.core import sizes as sizes_core
 from gpt2emb.core import tying as tying_core
-from gpt2emb.core import words
+from gpt2emb.core import vector as vector_core
 from gpt2emb.core.open import RankOptions
 from gpt2emb.errors import Gpt2embError
 from gpt2emb.report import Reporter
+from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.lab import LabResult
-from gpt2emb.results.words import AnalogyResult
 
 WORD = "king"  # the chapter's word, unless told
 ANALOGY = ("king", "man", "woman")  # part 3, whatever the word
@@ -45,11 +47,11 @@ def lab(
     is given, else the model's own from its headers), and the tying check (load: tying --load)."""
     name = registry.distinct_models([model or registry.DEFAULT_MODEL], revision)[0]  # refused before part 1
     a, b, c = ANALOGY
-    vector = part(1, lambda: words.vector(name, [word], False, Pool.mean, reporter, revision))
-    neighbors = part(2, lambda: words.neighbors(name, [word], RankOptions(K), reporter, revision))
+    vector = part(1, lambda: vector_core.vector(name, [word], False, Pool.mean, reporter, revision))
+    neighbors = part(2, lambda: neighbors_core.neighbors(name, [word], RankOptions(K), reporter, revision))
 
     def analogy(keep_inputs: bool) -> AnalogyResult:
-        return words.analogy(
+        return analogy_core.analogy(
             name, a, b, c, RankOptions(K, keep_inputs=keep_inputs), Method.add, reporter, revision
         )
 

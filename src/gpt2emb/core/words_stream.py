@@ -7,7 +7,9 @@ from collections.abc import Iterable
 
 from gpt2emb import batch, candidates
 from gpt2emb.choices import Method, Pool
-from gpt2emb.core import words as one_by_one  # its MAX_MATRIX read at each use, as a test lowers it
+from gpt2emb.core import similarity as one_by_one  # its MAX_MATRIX read at each use, as a test lowers it
+from gpt2emb.core.analogy import analogies, question_of
+from gpt2emb.core.neighbors import neighbor_items, neighbors_whole
 from gpt2emb.core.open import (
     Opened,
     RankOptions,
@@ -15,33 +17,18 @@ from gpt2emb.core.open import (
     check_top,
     open_checked,
 )
-from gpt2emb.core.words import (
-    Aimed,
-    aimed_of,
-    allowed_rows,
-    analogies,
-    fewer_notes,
-    matrix_of,
-    neighbor_items,
-    neighbors_whole,
-    query_of,
-    question_of,
-    vector_items,
-)
+from gpt2emb.core.similarity import matrix_of
+from gpt2emb.core.vector import vector_items
+from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, query_of
 from gpt2emb.errors import (
     UsageError,
     spelt,
 )
 from gpt2emb.report import Reporter
-from gpt2emb.results.words import (
-    AnalogyBatch,
-    AnalogyResult,
-    NeighborsItem,
-    NeighborsResult,
-    SimilarityResult,
-    VectorItem,
-    VectorResult,
-)
+from gpt2emb.results.analogy import AnalogyBatch, AnalogyResult
+from gpt2emb.results.neighbors import NeighborsItem, NeighborsResult
+from gpt2emb.results.similarity import SimilarityResult
+from gpt2emb.results.vector import VectorItem, VectorResult
 from gpt2emb.tokens import quote
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.common import Document
+from gpt2emb.results.neighbors import NeighborsResult
 from gpt2emb.results.sizes import SizesResult
 from gpt2emb.results.tying import TyingResult
-from gpt2emb.results.words import AnalogyResult, NeighborsResult, VectorResult
+from gpt2emb.results.vector import VectorResult
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,13 @@ def view(result: Any, dims: int | None) -> RenderableType:
 
 def _imported(kind: type) -> bool:
     """Whether importing the views of kind's stem gave it a view: found from the module of its class
-    (gpt2emb.results.words -> gpt2emb.output.views.words), so a command imports its own stem's views only,
-    and no list of them is kept."""
+    (gpt2emb.results.neighbors -> gpt2emb.output.views.neighbors), so a command imports its own stem's views
+    only, and no list of them is kept."""
     module = kind.__module__
     if not module.startswith(_RESULTS):
         return False
     name = f"{__name__}.{module.removeprefix(_RESULTS)}"
-    if importlib.util.find_spec(name) is None:  # results.common: no view of its own
+    if importlib.util.find_spec(name) is None:  # results.common, results.candidates: no view of their own
         return False
     importlib.import_module(name)
     return view.dispatch(kind) is not view.registry[object]

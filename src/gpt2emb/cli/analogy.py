@@ -1,0 +1,137 @@
+"""The analogy command: A - B + C ranked against every token, and analogy --eval FILE."""
+
+# No `from __future__ import annotations` in this module: Typer reads a command's annotations on every run
+# (inspect.signature with eval_str, then get_type_hints), evaluating each string twice, half of what making
+# the command costs; as objects they are made once, at import (tests/test_cli.py checks they are not strings).
+
+from typing import Annotated
+
+import typer
+
+from gpt2emb import output
+from gpt2emb.choices import Method, Pool, Rule
+from gpt2emb.cli.options import (
+    Among,
+    EvalFile,
+    Exact,
+    IgnoreCase,
+    Json,
+    Jsonl,
+    Models,
+    PoolOpt,
+    Restrict,
+    Revision,
+    RuleOpt,
+    Strict,
+    Top,
+    WholeWords,
+    _refuse_unused,
+)
+from gpt2emb.cli.stdin import _from_stdin, _one_model, _stdin_blocks, _stream
+from gpt2emb.errors import ExitCode, UsageError
+from gpt2emb.registry import DEFAULT_MODEL
+
+app = typer.Typer()
+
+
+@app.command(
+    epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy Paris France Italy -k 5\n\n  "
+    "gpt2emb analogy king man woman --keep-inputs\n\n  gpt2emb analogy king man woman --method 3cosmul\n\n  "
+    "gpt2emb analogy king man woman --among royals.txt\n\n  "
+    "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case\n\n  "
+    "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case --restrict 30000\n\n  "
+    "printf 'king man woman\\nParis France Italy\\n' | gpt2emb analogy - --jsonl"
+)
+def analogy(
+    ctx: typer.Context,
+    a: Annotated[
+        str | None,
+        typer.Argument(
+            help="A in A - B + C, e.g. king; - alone reads questions from stdin, A B C per line.",
+            metavar="A",
+            show_default=False,
+        ),
+    ] = None,
+    b: Annotated[str | None, typer.Argument(help="B, e.g. man.", metavar="B", show_default=False)] = None,
+    c: Annotated[str | None, typer.Argument(help="C, e.g. woman.", metavar="C", show_default=False)] = None,
+    model: Models = None,
+    top: Top = 10,
+    keep_inputs: Annotated[
+        bool, typer.Option("--keep-inputs", help="Rank the input words too, marked *.")
+    ] = False,
+    method: Annotated[
+        Method,
+        typer.Option(
+            "--method",
+            help="add: the lab's raw v(A)-v(B)+v(C); 3cosadd: on unit vectors (gensim most_similar); "
+            "3cosmul: Levy and Goldberg's multiplicative form (gensim most_similar_cosmul).",
+        ),
+    ] = Method.add,
+    among: Among = None,
+    restrict: Restrict = None,
+    whole_words: WholeWords = False,
+    exact: Exact = False,
+    pool: PoolOpt = Pool.mean,
+    eval_file: EvalFile = None,
+    rule: RuleOpt = Rule.space,
+    ignore_case: IgnoreCase = False,
+    errors: Annotated[
+        bool, typer.Option("--errors", help="With --eval: list the questions answered wrong.")
+    ] = False,
+    revision: Revision = None,
+    json: Json = False,
+    jsonl: Jsonl = False,
+    strict: Strict = False,
+) -> int:
+    """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
+
+    With - in place of A B C, questions from stdin, one `A B C` per line. With --eval FILE, a whole benchmark file of analogies instead, scored per section (--restrict N: only questions whose words are among the first N token ids, as gensim's restrict_vocab)."""  # noqa: E501 (one paragraph: --help wraps it)
+    from gpt2emb import registry
+    from gpt2emb.core import analogy as core
+    from gpt2emb.core.open import RankOptions
+
+    options = RankOptions(top, exact, pool, keep_inputs, among, restrict, whole_words)
+
+    models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
+    if eval_file is not None:
+        if a is not None or len(models) > 1:
+            raise UsageError("--eval takes one model and no words A B C")
+        _refuse_unused(
+            ctx,
+            ("top", "keep_inputs", "exact", "pool"),
+            "would change nothing with --eval: it scores each question's first answer, words read by --rule",
+        )
+        if among is not None or whole_words:
+            raise UsageError("--eval takes --restrict N to limit its words, not --among or --whole-words")
+        if jsonl or strict:
+            raise UsageError("--eval prints one table or one --json document: --jsonl and --strict are for -")
+        reporter = output.reporter(json or jsonl)
+        from gpt2emb.core import evaluate as evaluation
+
+        result = evaluation.analogy_eval(
+            models[0], eval_file, method, rule, ignore_case, errors, reporter, revision, restrict
+        )
+        output.render(result, json)
+        return ExitCode.OK
+    _refuse_unused(ctx, ("rule", "ignore_case", "errors"), "would change nothing without --eval FILE")
+    if _from_stdin([w for w in (a, b, c) if w is not None], json, jsonl, strict):
+        reporter = output.reporter(json or jsonl)
+        from gpt2emb.core import words_stream as stream
+
+        answers = stream.each_analogy(
+            _one_model(models), _stdin_blocks(), options, method, reporter, revision
+        )
+        return _stream(answers, json, jsonl, strict)
+    if a is None or b is None or c is None:
+        raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
+    results = [
+        core.analogy(m, a, b, c, options, method, output.reporter(json or jsonl), revision)
+        for m in ([_one_model(models, jsonl=True)] if jsonl else models)
+    ]
+    if len(results) > 1:  # models side by side: compare (its results' classes) imported for them alone
+        from gpt2emb.core import compare
+
+        output.render(compare.side_by_side(results), json, lines=jsonl)
+        return ExitCode.OK
+    output.render(results[0], json, lines=jsonl)
+    return ExitCode.OK

@@ -1,0 +1,89 @@
+"""The neighbors command: the nearest tokens to each word (-m more than once: models side by side)."""
+
+# No `from __future__ import annotations` in this module: Typer reads a command's annotations on every run
+# (inspect.signature with eval_str, then get_type_hints), evaluating each string twice, half of what making
+# the command costs; as objects they are made once, at import (tests/test_cli.py checks they are not strings).
+
+from typing import Annotated
+
+import typer
+
+from gpt2emb import output
+from gpt2emb.choices import Pool
+from gpt2emb.cli.options import (
+    Among,
+    Exact,
+    Json,
+    Jsonl,
+    Models,
+    PoolOpt,
+    Restrict,
+    Revision,
+    Strict,
+    Top,
+    WholeWords,
+    Words,
+)
+from gpt2emb.cli.stdin import _from_stdin, _one_model, _stdin_blocks, _stream
+from gpt2emb.errors import ExitCode
+from gpt2emb.registry import DEFAULT_MODEL
+
+app = typer.Typer()
+
+
+@app.command(
+    epilog="Examples:\n\n  gpt2emb neighbors cat\n\n  gpt2emb neighbors cat dog -k 5\n\n  "
+    "gpt2emb neighbors king --fold\n\n  gpt2emb neighbors cat --among animals.txt -k 5\n\n  "
+    "gpt2emb neighbors cat --restrict 10000 --whole-words\n\n  "
+    "gpt2emb neighbors cat --json | jq '.items[0].neighbors[].token'\n\n  "
+    "gpt2emb neighbors - -k 5 --jsonl < words.txt | head"
+)
+def neighbors(
+    words: Words,
+    model: Models = None,
+    top: Top = 10,
+    keep_query: Annotated[
+        bool, typer.Option("--keep-query", help="Keep the word's own token in the list.")
+    ] = False,
+    fold: Annotated[
+        bool,
+        typer.Option(
+            "--fold",
+            help="One row per word: its forms (leading space or not, any case, plural in -s/-es) folded "
+            "together, so the top k are k different words; forms of the query itself left out.",
+        ),
+    ] = False,
+    among: Among = None,
+    restrict: Restrict = None,
+    whole_words: WholeWords = False,
+    exact: Exact = False,
+    pool: PoolOpt = Pool.mean,
+    revision: Revision = None,
+    json: Json = False,
+    jsonl: Jsonl = False,
+    strict: Strict = False,
+) -> int:
+    """The nearest tokens to each word by cosine similarity over all of wte (or the candidates chosen)."""
+    from gpt2emb import registry
+    from gpt2emb.core import neighbors as core
+    from gpt2emb.core.open import RankOptions
+
+    options = RankOptions(top, exact, pool, keep_query, among, restrict, whole_words, fold)
+
+    if _from_stdin(words, json, jsonl, strict):
+        reporter = output.reporter(json or jsonl)
+        from gpt2emb.core import words_stream as stream
+
+        answers = stream.each_neighbors(_one_model(model), _stdin_blocks(), options, reporter, revision)
+        return _stream(answers, json, jsonl, strict)
+    models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
+    if jsonl:
+        models = [_one_model(models, jsonl=True)]
+    results = [core.neighbors(m, words, options, output.reporter(json or jsonl), revision) for m in models]
+    if len(results) > 1:  # models side by side: compare (its results' classes) imported for them alone
+        from gpt2emb.core import compare
+
+        output.render(compare.side_by_side(results), json, lines=jsonl)
+        return ExitCode.OK
+    output.render(results[0], json, lines=jsonl)
+    return ExitCode.OK

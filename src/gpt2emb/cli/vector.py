@@ -1,0 +1,61 @@
+"""The vector command: the raw row of wte for each word, its first numbers and statistics."""
+
+# No `from __future__ import annotations` in this module: Typer reads a command's annotations on every run
+# (inspect.signature with eval_str, then get_type_hints), evaluating each string twice, half of what making
+# the command costs; as objects they are made once, at import (tests/test_cli.py checks they are not strings).
+
+from typing import Annotated
+
+import typer
+
+from gpt2emb import output
+from gpt2emb.choices import Pool
+from gpt2emb.cli.options import (
+    Exact,
+    Json,
+    Jsonl,
+    Model,
+    PoolOpt,
+    Revision,
+    Strict,
+    Words,
+)
+from gpt2emb.cli.stdin import _from_stdin, _stdin_blocks, _stream
+from gpt2emb.errors import ExitCode
+from gpt2emb.registry import DEFAULT_MODEL
+
+app = typer.Typer()
+
+
+@app.command(
+    epilog="Examples:\n\n  gpt2emb vector king\n\n  gpt2emb vector king queen --dims 4\n\n  "
+    "gpt2emb vector id:5822 --full --json\n\n  gpt2emb vector - --jsonl < words.txt"
+)
+def vector(
+    words: Words,
+    model: Model = DEFAULT_MODEL,
+    dims: Annotated[
+        int, typer.Option("--dims", min=1, help="How many numbers the table shows (--json has them all).")
+    ] = output.DIMS,
+    full: Annotated[bool, typer.Option("--full", help="Show every number.")] = False,
+    exact: Exact = False,
+    pool: PoolOpt = Pool.mean,
+    revision: Revision = None,
+    json: Json = False,
+    jsonl: Jsonl = False,
+    strict: Strict = False,
+) -> int:
+    """The raw row of wte for each word: its first numbers, norm, mean, std, min and max."""
+    from gpt2emb.core import vector as core
+
+    shown = None if full else dims
+    if _from_stdin(words, json, jsonl, strict):
+        from gpt2emb.core import words_stream as stream
+
+        answers = stream.each_vector(
+            model, _stdin_blocks(), exact, pool, output.reporter(json or jsonl), revision
+        )
+        return _stream(answers, json, jsonl, strict, shown)
+    result = core.vector(model, words, exact, pool, output.reporter(json or jsonl), revision)
+    output.render(result, json, shown, jsonl)
+    return ExitCode.OK

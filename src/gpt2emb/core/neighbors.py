@@ -1,0 +1,103 @@
+"""neighbors over an opened model: each word's nearest tokens by cosine, or with --fold its nearest words
+(words_stream.py: the same answering a stream of lines)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpt2emb import candidates, ops
+from gpt2emb.core.open import Opened, RankOptions, check_candidates, check_top, open_checked, tokens_of
+from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, rankings_of
+from gpt2emb.limits import BLOCK
+from gpt2emb.report import Reporter
+from gpt2emb.results.neighbors import Form, Neighbor, NeighborsItem, NeighborsResult
+from gpt2emb.tokens import Query, Vocab
+
+
+def neighbors_in(
+    o: Opened, words: list[str], options: RankOptions, restriction: candidates.Restriction | None
+) -> NeighborsResult:
+    exact, pool, keep_query, fold = options.exact, options.pool, options.keep_inputs, options.fold
+    k = check_top(options.k, o.model.shape.vocab_size)
+    allowed = allowed_rows(o, restriction, exact, pool)
+    queries = [aimed_of(o, w, exact, pool) for w in words]
+    return neighbors_whole(
+        o, tuple(neighbor_items(o, queries, k, keep_query, allowed, fold)), k, allowed, fold
+    )
+
+
+def neighbors_whole(
+    o: Opened, items: tuple[NeighborsItem, ...], k: int, allowed: candidates.Allowed, fold: bool
+) -> NeighborsResult:
+    notes = (*allowed.notes, *fewer_notes(k, [(item.word, len(item.neighbors)) for item in items], fold))
+    return NeighborsResult(o.name, k, items, allowed.info, fold, notes)
+
+
+def neighbor_items(
+    o: Opened, queries: list[Aimed], k: int, keep_query: bool, allowed: candidates.Allowed, fold: bool
+) -> list[NeighborsItem]:
+    vocab, items, m = o.vocab, [], o.model
+    if len(queries) * k >= 5000:
+        vocab.texts()  # thousands of tokens to show: every token's text worked out at once costs less
+    for start in range(0, len(queries), BLOCK):  # a block of words per matrix pass
+        block = queries[start : start + BLOCK]
+        excludes = [() if keep_query else q.ids for q, _ in block]
+        vectors = [v for _, v in block]
+        if fold:  # a word's rows are asked for until k different words show: a ranking each
+            for (q, _), ranking, out in zip(block, rankings_of(o, vectors), excludes, strict=True):
+                items.append(folded_item(vocab, q, ranking, k, out, allowed.mask, keep_query))
+            continue
+        tops = ops.cosine_tops(m.wte, m.wte_norm, vectors, k, excludes, allowed.mask)
+        for (q, _), best in zip(block, tops, strict=True):
+            found = tuple(Neighbor(r, i, vocab.token(i), s) for r, (i, s) in enumerate(best, 1))
+            items.append(NeighborsItem(q.word, tokens_of(vocab, q), q.pool.value, q.note, found))
+    shown = [n.id for item in items for n in item.neighbors]
+    forms = [f.id for item in items for n in item.neighbors for f in n.forms or ()] if fold else []
+    m.check_rows([*(t.id for item in items for t in item.tokens), *shown, *forms])
+    return items
+
+
+def folded_item(
+    vocab: Vocab,
+    q: Query,
+    ranking: ops.Ranking,
+    k: int,
+    exclude: tuple[int, ...],
+    allowed: np.ndarray | None,
+    keep_query: bool,
+) -> NeighborsItem:
+    """One word's neighbours folded by word form (--fold): see forms.fold."""
+    # imported here, for --fold alone: building its dataclass (forms.Folded) costs some 1 ms, which every
+    # other warm neighbors would pay for nothing
+    from gpt2emb import forms
+
+    def eligible(ids: list[int]) -> list[bool]:
+        return [i not in exclude and (allowed is None or bool(allowed[i])) for i in ids]
+
+    query = vocab.forms.of_text("".join(vocab.token(i) for i in q.ids))
+    folded = forms.fold(
+        lambda n: ranking.top(n, exclude, allowed),
+        lambda ids: [float(x) for x in ranking.scores(np.array(ids, dtype=np.int64))],
+        eligible,
+        vocab.forms,
+        query,
+        k,
+        keep_query,
+    )
+    rows = []
+    for rank, row in enumerate(folded.rows, 1):
+        (head, score), shown = row[0], tuple(Form(i, vocab.token(i), s) for i, s in row)
+        rows.append(Neighbor(rank, head, vocab.token(head), score, shown))
+    return NeighborsItem(q.word, tokens_of(vocab, q), q.pool.value, q.note, tuple(rows), folded.form_share)
+
+
+def neighbors(
+    model: str,
+    words: list[str],
+    options: RankOptions,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> NeighborsResult:
+    chosen = check_candidates(model, options)  # checked before opening
+    opened = open_checked(model, words, options.exact, options.k, reporter, revision)
+    return neighbors_in(opened, words, options, chosen)

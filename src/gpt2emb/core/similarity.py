@@ -1,0 +1,60 @@
+"""similarity over an opened model: the cosine of every pair of words (words_stream.py: the words of a
+stream of lines)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from gpt2emb import contract, measures
+from gpt2emb.choices import Pool
+from gpt2emb.core.open import Opened, floats, open_checked, tokens_of
+from gpt2emb.core.words import Aimed, aimed_of
+from gpt2emb.errors import UsageError, spelt
+from gpt2emb.report import Reporter
+from gpt2emb.results.similarity import SimilarityResult, Word
+
+MAX_MATRIX = 1000  # words of one similarity matrix: a million cosines, some 20 MB of JSON
+
+
+def check_matrix(n: int) -> None:
+    if n < 2:
+        raise UsageError(
+            "give at least two words to compare, as in: "
+            + spelt("similarity cat cats dog", "similarity(['cat', 'cats', 'dog'])")
+        )
+    if n > MAX_MATRIX:
+        raise UsageError(
+            f"similarity compares at most {MAX_MATRIX:,} words (a {MAX_MATRIX:,}-square matrix), not {n:,}; "
+            f"for each word's nearest tokens, use {spelt('neighbors -', 'each_neighbors')} instead"
+        )
+
+
+def similarity_in(
+    o: Opened, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
+) -> SimilarityResult:
+    """The cosine of every pair of words, and each word's norm."""
+    words = contract.words_of(words)
+    check_matrix(len(words))
+    return matrix_of(o, [aimed_of(o, w, exact, pool) for w in words])
+
+
+def matrix_of(o: Opened, queries: list[Aimed]) -> SimilarityResult:
+    check_matrix(len(queries))
+    matrix, norms = measures.cosine_matrix(np.stack([v for _, v in queries]))
+    items = tuple(Word(q.word, tokens_of(o.vocab, q), q.pool.value, q.note) for q, _ in queries)
+    o.model.check_rows(t.id for item in items for t in item.tokens)
+    return SimilarityResult(o.name, items, floats(norms), tuple(floats(r) for r in matrix))
+
+
+def similarity(
+    model: str,
+    words: list[str],
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> SimilarityResult:
+    check_matrix(len(words))
+    return similarity_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)

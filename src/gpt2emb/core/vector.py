@@ -1,0 +1,52 @@
+"""vector over an opened model: each word's raw row of wte and its statistics (words_stream.py: the same
+answering a stream of lines)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpt2emb import contract, measures, ops
+from gpt2emb.choices import Pool
+from gpt2emb.core.open import Opened, open_checked, tokens_of
+from gpt2emb.core.words import query_of
+from gpt2emb.report import Reporter
+from gpt2emb.results.vector import VectorItem, VectorResult
+from gpt2emb.tokens import Query
+
+
+def vector_in(
+    o: Opened, words: str | Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
+) -> VectorResult:
+    """The raw row of wte for each word, with its norm, mean, std, min and max."""
+    return VectorResult(
+        o.name, tuple(vector_items(o, [query_of(o, w, exact, pool) for w in contract.words_of(words)]))
+    )
+
+
+def vector_items(o: Opened, queries: list[Query]) -> list[VectorItem]:
+    items = []
+    for q in queries:
+        v = ops.query_vector(o.model.wte, q)
+        items.append(
+            VectorItem(
+                q.word,
+                tokens_of(o.vocab, q),
+                q.pool.value,
+                q.note,
+                tuple(float(x) for x in v),
+                **measures.vector_stats(v),
+            )
+        )
+    o.model.check_rows(t.id for item in items for t in item.tokens)
+    return items
+
+
+def vector(
+    model: str,
+    words: list[str],
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> VectorResult:
+    return vector_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)

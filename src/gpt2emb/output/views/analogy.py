@@ -1,0 +1,38 @@
+"""The views of analogy: the answers and where the inputs rank; a stream's answers one after another."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+
+from gpt2emb.output.layout import _notes, _num, _table
+from gpt2emb.output.views import view
+from gpt2emb.output.views.words import _candidates
+from gpt2emb.results.analogy import AnalogyBatch, AnalogyResult
+from gpt2emb.tokens import quote as tok
+
+
+@view.register
+def _(result: AnalogyBatch, dims: int | None) -> RenderableType:
+    return Group(*(view(item, dims) for item in result.items))
+
+
+@view.register
+def _(result: AnalogyResult, dims: int | None) -> RenderableType:
+    kept = "inputs kept, marked *" if result.keep_inputs else "inputs left out"
+    score = "score" if result.method == "3cosmul" else "cosine"
+    rows = [
+        [str(r.rank), tok(r.token) + (" *" if r.input else ""), str(r.id), _num(r.score)]
+        for r in result.results
+    ]
+    inputs = [[i.word, tok(i.token), str(i.id), str(i.rank), _num(i.score)] for i in result.inputs]
+    among = "all tokens" if result.candidates is None else "the candidates"
+    return Group(
+        *_candidates(result.candidates),
+        *_notes(list(result.notes)),
+        _table(
+            f"{result.expression} in {result.model} ({result.method}, {kept})",
+            f"rank> token id> {score}>",
+            rows,
+        ),
+        _table(f"where the inputs rank (among {among})", f"word token id> rank> {score}>", inputs),
+    )

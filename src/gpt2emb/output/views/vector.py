@@ -1,0 +1,33 @@
+"""The view of vector: each word's row, its first numbers and its statistics."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from gpt2emb.errors import spelt
+from gpt2emb.output.layout import _notes, _num, _signed, _table, split
+from gpt2emb.output.views import view
+from gpt2emb.results.vector import VectorResult
+from gpt2emb.tokens import quote as tok
+
+
+@view.register
+def _(result: VectorResult, dims: int | None) -> RenderableType:
+    parts: list[RenderableType] = []
+    for item in result.items:
+        stats = [_num(getattr(item, f)) for f in ("norm", "mean", "std", "min", "max")]
+        shown = item.vector if dims is None else item.vector[:dims]
+        more = len(item.vector) - len(shown)
+        numbers = f"[{', '.join(map(_signed, shown))}]" + (
+            f"  ... ({more:,} more{spelt('; --full', ' in .vector')})" if more else ""
+        )
+        parts += _notes([item.note])
+        plain = item.word.strip() == item.word and item.word.isprintable()  # else quoted: --exact " "
+        title = f"{item.word if plain else tok(item.word)} in {result.model}: {split(item.tokens)}"
+        parts += [
+            _table(title, "norm> mean> std> min> max> dims>", [[*stats, f"{len(item.vector):,}"]]),
+            Text(numbers),
+        ]
+        parts.append(Text(""))
+    return Group(*parts)

@@ -1,0 +1,49 @@
+"""The results of analogy (one question, and a stream of them).
+
+The JSON document of a command is its result's to_dict(), so field names here are the JSON interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpt2emb.results.candidates import Candidates
+from gpt2emb.results.common import Document
+
+
+@dataclass(frozen=True)
+class Ranked(Document):
+    rank: int
+    id: int
+    token: str
+    score: float
+    input: bool
+
+
+@dataclass(frozen=True)
+class AnalogyInput(Document):
+    word: str
+    id: int
+    token: str
+    rank: int  # place in the full ranking, inputs included
+    score: float
+
+
+@dataclass(frozen=True)
+class AnalogyResult(Document):
+    model: str
+    expression: str
+    method: str
+    keep_inputs: bool
+    results: tuple[Ranked, ...]
+    inputs: tuple[AnalogyInput, ...]
+    notes: tuple[str, ...]
+    candidates: Candidates | None = None  # None: every token; else inputs rank among these
+
+
+@dataclass(frozen=True)
+class AnalogyBatch(Document):
+    """`analogy -`'s --json: each line's `analogy A B C --json` document, in the order of the lines."""
+
+    model: str
+    items: tuple[AnalogyResult, ...]

@@ -1,0 +1,49 @@
+"""The result of neighbors.
+
+The JSON document of a command is its result's to_dict(), so field names here are the JSON interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpt2emb.results.candidates import Candidates
+from gpt2emb.results.common import Document, Token
+
+
+@dataclass(frozen=True)
+class Form(Document):
+    """A token of a folded row (neighbors --fold): one form of the row's word."""
+
+    id: int
+    token: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Neighbor(Document):
+    rank: int
+    id: int
+    token: str
+    score: float
+    forms: tuple[Form, ...] | None = None  # --fold: every candidate form of the word, best first (this one)
+
+
+@dataclass(frozen=True)
+class NeighborsItem(Document):
+    word: str
+    tokens: tuple[Token, ...]
+    pool: str
+    note: str
+    neighbors: tuple[Neighbor, ...]
+    form_share: int | None = None  # --fold: how many of the raw top k (unfolded) are forms of the word
+
+
+@dataclass(frozen=True)
+class NeighborsResult(Document):
+    model: str
+    k: int
+    items: tuple[NeighborsItem, ...]
+    candidates: Candidates | None = None  # None: every token
+    fold: bool = False
+    notes: tuple[str, ...] = ()

@@ -1,0 +1,26 @@
+"""The result of similarity.
+
+The JSON document of a command is its result's to_dict(), so field names here are the JSON interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpt2emb.results.common import Document, Token
+
+
+@dataclass(frozen=True)
+class Word(Document):
+    word: str
+    tokens: tuple[Token, ...]
+    pool: str
+    note: str
+
+
+@dataclass(frozen=True)
+class SimilarityResult(Document):
+    model: str
+    items: tuple[Word, ...]
+    norms: tuple[float, ...]
+    matrix: tuple[tuple[float, ...], ...]  # cosine of items[i] with items[j]
