@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import measures
+from gpt2emb import measures, tables
 from test_cli import imported
 
 from conftest import run_cli, run_json
@@ -166,7 +166,7 @@ def check_cross(got: dict[str, Any], wte: np.ndarray, wpe: np.ndarray) -> None:
     assert (got["max_pair"]["id"], got["max_pair"]["position"]) == (ka[i], kb[j])
     assert got["max_abs_cosine"] == pytest.approx(abs(cos[i, j]), abs=1e-12)
     assert got["max_pair"]["cosine"] == pytest.approx(cos[i, j], abs=1e-12)
-    assert got["random_mean_abs_cosine"] == pytest.approx(measures.random_mean_abs_cosine(32), rel=1e-15)
+    assert got["random_mean_abs_cosine"] == pytest.approx(tables.random_mean_abs_cosine(32), rel=1e-15)
 
 
 def test_geometry_is_brute_forces(hub: FakeHub, tiny: Tiny) -> None:
@@ -246,15 +246,15 @@ def test_a_model_with_nan_rows_gives_strict_json(tiny: Tiny, tmp_path: Path) -> 
 
 def test_random_baseline_is_the_exact_expectation() -> None:
     """Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)): 2/pi in 2 dimensions, 1/2 in 3, about sqrt(2/(pi d))."""
-    assert measures.random_mean_abs_cosine(2) == pytest.approx(2 / math.pi, rel=1e-14)
-    assert measures.random_mean_abs_cosine(3) == pytest.approx(0.5, rel=1e-14)
+    assert tables.random_mean_abs_cosine(2) == pytest.approx(2 / math.pi, rel=1e-14)
+    assert tables.random_mean_abs_cosine(3) == pytest.approx(0.5, rel=1e-14)
     for d in (768, 1600):  # the approximation's relative error is about 1/(4d)
-        assert measures.random_mean_abs_cosine(d) == pytest.approx(math.sqrt(2 / (math.pi * d)), rel=1 / d)
+        assert tables.random_mean_abs_cosine(d) == pytest.approx(math.sqrt(2 / (math.pi * d)), rel=1 / d)
     rng = np.random.default_rng(0)
     a, b = unit(rng.standard_normal((200_000, 32))), unit(rng.standard_normal((200_000, 32)))
     sampled = np.abs((a * b).sum(axis=1))
     # 200,000 samples: the sample mean is within 4 standard errors of the expectation
-    assert measures.random_mean_abs_cosine(32) == pytest.approx(sampled.mean(), abs=4 * sampled.std() / 447)
+    assert tables.random_mean_abs_cosine(32) == pytest.approx(sampled.mean(), abs=4 * sampled.std() / 447)
 
 
 def test_blocks_give_the_figures_of_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -262,9 +262,9 @@ def test_blocks_give_the_figures_of_one_pass(monkeypatch: pytest.MonkeyPatch) ->
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((300, 16)).astype(np.float32), rng.standard_normal((50, 16)).astype(np.float32)
     a[[40, 250]] = b[7]  # two rows of a meet b[7] at cosine 1
-    whole, shape_whole = measures.cross_cosines(a, b), measures.table_shape(a)
+    whole, shape_whole = tables.cross_cosines(a, b), tables.table_shape(a)
     monkeypatch.setattr(measures, "_BLOCK_VALUES", 16 * 7)  # 7 rows a block
-    blocked, shape_blocked = measures.cross_cosines(a, b), measures.table_shape(a)
+    blocked, shape_blocked = tables.cross_cosines(a, b), tables.table_shape(a)
     assert whole.argmax == blocked.argmax == (40, 7)
     assert blocked.max_abs == pytest.approx(1.0, abs=1e-12)
     # float32 products of another shape round otherwise: each within 8 (d + 2) 2^-24 of the exact cosine
@@ -287,7 +287,7 @@ def test_the_largest_cosine_is_exact_where_float32_cannot_tell() -> None:
     a[3], a[6] = (v + 3e-4 * w).astype(np.float32), (v + 1e-4 * w).astype(np.float32)  # a[6] is nearer
     exact = unit(a) @ unit(b).T
     assert 0 < exact[6, 0] - exact[3, 0] < 2**-24  # float32 cannot tell them apart
-    found = measures.cross_cosines(a, b)
+    found = tables.cross_cosines(a, b)
     assert found.argmax == (6, 0)
     assert found.max_abs == pytest.approx(exact[6, 0], abs=1e-15)
 

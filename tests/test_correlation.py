@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from gpt2emb import limits, measures
+from gpt2emb import limits, tables
 from gpt2emb.core import evaluate_files, evaluate_scoring
 
 from conftest import FUZZ, run_cli, run_json, run_process
@@ -273,8 +273,8 @@ def test_table_figures_with_rows_of_tiny_and_huge_numbers_are_brute_forces() -> 
     rng = np.random.default_rng(7)
     a, b = rng.normal(size=(300, 16)).astype(np.float32), rng.normal(size=(40, 16)).astype(np.float32)
     a[3], a[7], a[9, 0], b[2] = 1e-40, 3.4e38, 3.4e38, 1e-40
-    shape = measures.table_shape(a)
-    cross = measures.cross_cosines(a, b, shape.norms)
+    shape = tables.table_shape(a)
+    cross = tables.cross_cosines(a, b, shape.norms)
     ua, ub = unit(a), unit(b)
     pairs = ua @ ua.T
     assert shape.mean_cosine == pytest.approx(pairs[~np.eye(len(a), dtype=bool)].mean(), abs=1e-12)

@@ -13,7 +13,7 @@ import pytest
 from gensim.models import KeyedVectors
 from scipy.spatial import distance
 
-from gpt2emb import measures, ops
+from gpt2emb import measures, ops, tables
 from gpt2emb.choices import Method, Pool
 from gpt2emb.tokens import Query
 
@@ -70,12 +70,12 @@ def test_the_mean_cosine_of_two_rows_is_their_cosine() -> None:
     rng = np.random.default_rng(3)
     rows = np.zeros((5, 8), dtype=np.float32)
     rows[1], rows[3] = rng.standard_normal((2, 8))
-    shape = measures.table_shape(rows)
+    shape = tables.table_shape(rows)
     assert shape.zero_rows == 3
     r1, r3 = rows[1].astype(np.float64), rows[3].astype(np.float64)  # scipy computes in its inputs' dtype
     assert shape.mean_cosine == pytest.approx(1 - distance.cosine(r1, r3), rel=REL)
     rows[3] = 0.0  # one direction left: no pair
-    assert measures.table_shape(rows).mean_cosine is None
+    assert tables.table_shape(rows).mean_cosine is None
 
 
 def brute_cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -132,7 +132,7 @@ def cos64(x: np.ndarray, y: np.ndarray) -> float:
 @pytest.mark.parametrize(("d", "expected"), [(2, 2 / np.pi), (3, 0.5), (4, 4 / (3 * np.pi)), (5, 3 / 8)])
 def test_random_mean_abs_cosine_closed_forms(d: int, expected: float) -> None:
     """E|cos| = Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)): 2/pi, 1/2, 4/(3 pi), 3/8 for d = 2 to 5."""
-    assert measures.random_mean_abs_cosine(d) == pytest.approx(expected, rel=1e-12)
+    assert tables.random_mean_abs_cosine(d) == pytest.approx(expected, rel=1e-12)
 
 
 def test_block_means_by_loops() -> None:
@@ -188,9 +188,9 @@ def test_input_rows_by_the_definitions(eps: float) -> None:
     norm = rng.standard_normal((2, 6)).astype(np.float32)
     ids = (3, 7, 3)
     got = (
-        measures.input_rows(wte, wpe, ids, type_row, norm, eps)
+        tables.input_rows(wte, wpe, ids, type_row, norm, eps)
         if eps != 1e-5
-        else measures.input_rows(wte, wpe, ids, type_row, norm)
+        else tables.input_rows(wte, wpe, ids, type_row, norm)
     )
     for pos, i in enumerate(ids):
         total = wte[i] + wpe[pos] + type_row  # float32, as the model adds
@@ -209,7 +209,7 @@ def test_input_rows_by_the_definitions(eps: float) -> None:
             assert np.isnan(got.cos_wte_wpe[pos])
         else:
             assert got.cos_wte_wpe[pos] == pytest.approx(cos64(wte[i], wpe[pos]), rel=REL)
-    bare = measures.input_rows(wte, None, ids)  # no position table, no norm: h0 is the token rows
+    bare = tables.input_rows(wte, None, ids)  # no position table, no norm: h0 is the token rows
     assert np.array_equal(bare.h0, wte[list(ids)]) and bare.wpe_norm is None and bare.cos_wte_wpe is None
     assert bare.sum_norm == pytest.approx(bare.wte_norm, rel=REL)
 
@@ -249,7 +249,7 @@ def test_table_shape_by_pairs_and_singular_values(block: int | None, monkeypatch
     rng = np.random.default_rng(12)
     rows = (rng.standard_normal((9, 6)) + np.array([2.0, 0, 0, 0, 0, 1.0])).astype(np.float32)
     rows[4] = 0.0
-    shape = measures.table_shape(rows, k=4)
+    shape = tables.table_shape(rows, k=4)
     assert shape.zero_rows == 1 and shape.broken_rows == 0
     assert shape.norms == pytest.approx([math.hypot(*map(float, r)) for r in rows], rel=REL)
     assert shape.mean_cosine == pytest.approx(pairs_mean_cosine(rows), rel=1e-9)
@@ -257,7 +257,7 @@ def test_table_shape_by_pairs_and_singular_values(block: int | None, monkeypatch
     s = np.linalg.svd(x - x.mean(axis=0), compute_uv=False)
     assert shape.pc_variance == pytest.approx((s**2 / (s**2).sum())[:4], rel=1e-9)
     rows[2, 1] = np.inf
-    broken = measures.table_shape(rows, k=4)
+    broken = tables.table_shape(rows, k=4)
     assert broken.broken_rows == 1 and broken.mean_cosine is None and np.isnan(broken.pc_variance).all()
 
 
@@ -287,7 +287,7 @@ def test_cross_cosines_by_every_pair(block: int | None, monkeypatch: pytest.Monk
     a[10] = -b[4] * np.float32(2.0**-60)  # the largest |cosine|, -1, on a tiny row
     near_b0 = b[0] + 0.3 * b[1]
     a[11] = near_b0 / np.abs(near_b0).max() * np.float32(3e38)  # near float32's largest: products past it
-    got = measures.cross_cosines(a, b)
+    got = tables.cross_cosines(a, b)
     mean, top, where, signed = brute_cross(a, b)
     assert got.pairs == 11 * 6
     assert got.mean_abs == pytest.approx(mean, rel=1e-5)  # float32 products, summed in float64
@@ -296,8 +296,8 @@ def test_cross_cosines_by_every_pair(block: int | None, monkeypatch: pytest.Monk
     assert got.max_cosine == pytest.approx(signed, rel=REL)
     assert where == (10, 4)
     a[1, 0] = np.nan
-    assert measures.cross_cosines(a, b) == measures.CrossCosines(66, None, None, None, None)
-    assert measures.cross_cosines(np.zeros((3, 5), np.float32), b).pairs == 0
+    assert tables.cross_cosines(a, b) == tables.CrossCosines(66, None, None, None, None)
+    assert tables.cross_cosines(np.zeros((3, 5), np.float32), b).pairs == 0
 
 
 # ---------------------------------------------------------------- rankings and tops against every row scored
@@ -468,7 +468,7 @@ def test_3cosmul_bounds_hold_every_exact_score(seed: int) -> None:
 def test_a_table_of_one_row_repeated_has_no_principal_direction() -> None:
     """Every row the same: cosine 1 for every pair, and no variance for a principal direction to share."""
     rows = np.tile(np.array([[0.5, -2.0, 3.0]], dtype=np.float32), (6, 1))
-    shape = measures.table_shape(rows, k=2)
+    shape = tables.table_shape(rows, k=2)
     assert shape.mean_cosine == pytest.approx(1.0, rel=REL)
     assert np.isnan(shape.pc_variance).all() and shape.pc_variance.shape == (2,)
 

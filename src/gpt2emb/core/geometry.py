@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gpt2emb import measures
+from gpt2emb import tables
 from gpt2emb.core.open import (
     Opened,
     finite,
@@ -32,7 +32,7 @@ EXTREMES = 5  # rows shown at each end of a table's norm distribution
 RANDOM_FORMULA = "Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2)), about sqrt(2/(pi d))"
 
 
-def _table_geometry(shape: measures.TableShape, row: Callable[[int, float], Any]) -> TableGeometry:
+def _table_geometry(shape: tables.TableShape, row: Callable[[int, float], Any]) -> TableGeometry:
     norms = shape.norms
     index = np.arange(len(norms))
     smallest = np.lexsort((index, norms))[:EXTREMES]
@@ -92,7 +92,7 @@ def geometry_in(o: Opened) -> GeometryResult:
     d = m.shape.d_model
     notes: list[str] = []
 
-    def measured(name: str, shape: measures.TableShape, row: Callable[[int, float], Any]) -> TableGeometry:
+    def measured(name: str, shape: tables.TableShape, row: Callable[[int, float], Any]) -> TableGeometry:
         table = _table_geometry(shape, row)
         if shape.broken_rows:
             rows = "1 row holds" if shape.broken_rows == 1 else f"{shape.broken_rows:,} rows hold"
@@ -114,14 +114,14 @@ def geometry_in(o: Opened) -> GeometryResult:
             )
         return table
 
-    wte_shape = measures.table_shape(m.wte)
+    wte_shape = tables.table_shape(m.wte)
     wte = measured("wte", wte_shape, lambda i, n: TokenNorm(i, vocab.token(i), n))
     if not m.shape.position_table:
         reading = f"{no_position_table(m)}: there is no wpe to measure, nor content against position."
         return GeometryResult(m.name, d, wte, None, None, reading, tuple(notes))
-    wpe_shape = measures.table_shape(m.wpe)
+    wpe_shape = tables.table_shape(m.wpe)
     wpe = measured("wpe", wpe_shape, PositionNorm)
-    c = measures.cross_cosines(m.wte, m.wpe, wte_shape.norms)
+    c = tables.cross_cosines(m.wte, m.wpe, wte_shape.norms)
     pair = None
     if c.argmax is not None and c.max_cosine is not None:
         i, p = c.argmax
@@ -130,7 +130,7 @@ def geometry_in(o: Opened) -> GeometryResult:
         finite(c.mean_abs),
         finite(c.max_abs),
         pair,
-        measures.random_mean_abs_cosine(d),
+        tables.random_mean_abs_cosine(d),
         RANDOM_FORMULA,
         c.pairs,
     )

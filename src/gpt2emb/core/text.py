@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 
-from gpt2emb import measures, ops, registry
+from gpt2emb import ops, registry, tables
 from gpt2emb.choices import Pool
 from gpt2emb.core.open import (
     Opened,
@@ -60,7 +60,7 @@ def model_input(
     return input_in(open_entry(model, revision, reporter), text, full, truncate)
 
 
-def _overflowed(rows: measures.InputRows) -> list[str]:
+def _overflowed(rows: tables.InputRows) -> list[str]:
     """A note for the positions whose rows are finite but add up past float32 (two rows near 3e38): the
     null there is the model's own input, not a broken row."""
     finite = np.isfinite(rows.wte_norm) & (True if rows.wpe_norm is None else np.isfinite(rows.wpe_norm))
@@ -229,7 +229,7 @@ def input_in(o: Opened, text: str, full: bool = False, truncate: bool = False) -
     notes += _wrapped(m, vocab, _as_typed(m))
     kept = ids[:limit]
     type_row = None if m.types is None else m.types[0]
-    rows = measures.input_rows(m.wte, None if limit is None else m.wpe, kept, type_row, m.norm, m.norm_eps)
+    rows = tables.input_rows(m.wte, None if limit is None else m.wpe, kept, type_row, m.norm, m.norm_eps)
     offset = m.shape.position_offset
     absent = [None] * len(kept)  # no position table: no wpe figures
     tokens = tuple(
