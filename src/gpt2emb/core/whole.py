@@ -14,7 +14,7 @@ from gpt2emb.errors import (
 )
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
-from gpt2emb.results.common import SentenceToken
+from gpt2emb.results.whole import SentenceToken
 from gpt2emb.store import build, checkpoint, entries
 from gpt2emb.store.checkpoint import CheckpointInfo
 from gpt2emb.store.entries import OpenedEntry

@@ -61,12 +61,3 @@ def _names(kind: type) -> tuple[str, ...]:
 class Token(Document):
     id: int
     token: str
-
-
-@dataclass(frozen=True)
-class SentenceToken(Document):
-    """A token of a text as the model receives it."""
-
-    position: int
-    id: int
-    token: str

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpt2emb.results.common import Document, SentenceToken, Token
+from gpt2emb.results.common import Document, Token
+from gpt2emb.results.whole import SentenceToken
 
 
 @dataclass(frozen=True)
