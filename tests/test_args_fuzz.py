@@ -35,7 +35,7 @@ DOCUMENTED = {0, 2, 3, 4, 5, 6, 7}  # errors.ExitCode, but 1 (a bug) and 130 (in
         (["neighbors", "caf\udce9", "-k", "3"], 4),
         (["analogy", "king", "man", "wo\udcc3"], 3),
         (["positions", "\udcff"], 1),
-        (["neighbors", "cat", "--among", "caf\udce9.txt"], 4),  # a path is refused too (cli.app._check_utf8)
+        (["neighbors", "cat", "--among", "caf\udce9.txt"], 4),  # a path is refused too (cli.root._check_utf8)
         (["vector", "king", "-m", "fold\udce9"], 5),
         (["export", "--format", "word2vec", "-o", "v\udce9.txt"], 2),
         (["vector", "king", "--revision", "ma\udcffin"], 3),

@@ -1,6 +1,5 @@
 import json
 import os
-import pkgutil
 import subprocess
 import sys
 from enum import Enum
@@ -10,8 +9,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from gpt2emb import cli
 
 from conftest import COMMIT, run_cli, run_json, run_process
 from fakehub import FakeHub, Repo
@@ -305,21 +302,26 @@ from gpt2emb.cli import main
 main()
 """
 # What a warm word command imports: what every command shares, and its own stem (cli.neighbors,
-# core.neighbors, results.neighbors, output.views.neighbors), never another stem's core, results or views
-# (each cli/ module is imported to build the app: they import their stem's modules only when run). A new
-# import fails here.
+# core.neighbors, results.neighbors, output.views.neighbors), never another stem's cli, core, results or
+# views (cli/root.py imports the stem named by the command alone). A new import fails here.
 WARM_SHARED = {
     *("bpe", "candidates", "choices", "contract", "errors", "limits", "measures", "ops"),
     *("registry", "report", "tokens", "core", "core.open", "core.words", "results", "results.common"),
     *("results.candidates", "output", "output.console", "output.layout", "output.progress", "output.streams"),
-    *("output.views", "cli", "cli.app", "cli.options", "cli.stdin"),
-    *(f"cli.{m.name}" for m in pkgutil.iter_modules(cli.__path__)),  # each builds the app: commands are lazy
+    *("output.views", "cli", "cli.root", "cli.options", "cli.stdin"),
     *("store", "store.build", "store.entries", "store.hub", "store.revisions", "families", "families.gpt2"),
 }
 WARM_OWN = {  # views.words: what the views of neighbors and analogy share
-    "neighbors": {"core.neighbors", "results.neighbors", "output.views.neighbors", "output.views.words"},
-    "vector": {"core.vector", "results.vector", "output.views.vector"},
-    "analogy": {"core.analogy", "results.analogy", "output.views.analogy", "output.views.words"},
+    "neighbors": {"cli.neighbors", "core.neighbors", "results.neighbors", "output.views.neighbors"}
+    | {"output.views.words"},
+    "vector": {"cli.vector", "core.vector", "results.vector", "output.views.vector"},
+    "analogy": {
+        "cli.analogy",
+        "core.analogy",
+        "results.analogy",
+        "output.views.analogy",
+        "output.views.words",
+    },
 }
 WORD_STEMS = ("vector", "neighbors", "analogy", "similarity")
 WARM_THIRD_PARTY = {"annotated_doc", "numpy", "rich", "shellingham", "typer"}
@@ -337,7 +339,10 @@ def test_a_warm_word_command_imports_its_own_stem_only(hub: FakeHub, args: list[
     )
     ours = {m.removeprefix("gpt2emb.") for m in found["OURS"].split(",")}
     others = {
-        f"{layer}.{s}" for s in WORD_STEMS if s != args[0] for layer in ("core", "results", "output.views")
+        f"{layer}.{s}"
+        for s in WORD_STEMS
+        if s != args[0]
+        for layer in ("cli", "core", "results", "output.views")
     }
     assert ours & (others | {"core.compare", "results.compare", "output.views.compare"}) == set()
     expected = WARM_SHARED | WARM_OWN[args[0]]
@@ -399,12 +404,13 @@ def _described(command: Any) -> list[Any]:
 
 
 def test_a_run_builds_the_command_it_runs_alone() -> None:
-    """cli.app.for_run: the app a run gets holds its command alone, the same as in the whole app, with the
+    """cli.root.for_run: the app a run gets holds its command alone, the same as in the whole app, with the
     same help; a run without a command (or with one misspelt) gets the whole app."""
     import typer
     from typer.testing import CliRunner
 
-    from gpt2emb.cli.app import app, for_run
+    from gpt2emb.cli import app
+    from gpt2emb.cli.root import for_run
 
     whole = typer.main.get_command(app)
     names = list(whole.commands)  # type: ignore[attr-defined]
@@ -422,10 +428,10 @@ def test_a_run_builds_the_command_it_runs_alone() -> None:
 
 
 def test_the_warm_commands_annotations_are_objects_not_strings() -> None:
-    """cli/vector.py, neighbors.py, analogy.py, similarity.py and cli/app.py hold no `from __future__ import
+    """cli/vector.py, neighbors.py, analogy.py, similarity.py and cli/root.py hold no `from __future__ import
     annotations`: Typer would evaluate each annotation string of the command it makes twice on every run."""
     from gpt2emb.cli import analogy, neighbors, similarity, vector
-    from gpt2emb.cli.app import _root
+    from gpt2emb.cli.root import _root
 
     commands = [vector.vector, neighbors.neighbors, analogy.analogy, similarity.similarity, _root]
     for command in commands:

@@ -23,7 +23,7 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-# True while a command runs (cli/app.py sets it): a message names an option as the command line spells it
+# True while a command runs (cli/root.py sets it): a message names an option as the command line spells it
 # (-k/--top, --pool mean), else as the Python handle's parameter (k, pool='mean')
 COMMAND_LINE = contextvars.ContextVar("gpt2emb_command_line", default=False)
 _FLAGS = {"k": "-k/--top", "out": "-o", "fmt": "--format"}  # the others: --name, _ as -

@@ -1,5 +1,6 @@
-"""The command line `gpt2emb`: app.py assembles the app, a module per stem holds its commands (each imports
-the heavy modules inside its body, so --help stays instant)."""
+"""The command line `gpt2emb`: root.py assembles the app (`app`, the whole app, made when first asked for),
+a module per stem holds its commands (each imports the heavy modules inside its body, so --help stays
+instant)."""
 
 import gc
 
@@ -9,6 +10,23 @@ import gc
 # garbage, and app.main leaves without a last collection (gc.freeze).
 gc.set_threshold(100_000, *gc.get_threshold()[1:])
 
-from gpt2emb.cli.app import app, main  # noqa: E402  (after the threshold: typer's import is the largest)
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
+from gpt2emb.cli.root import main  # noqa: E402  (after the threshold: typer's import is the largest)
+
+if TYPE_CHECKING:
+    import typer
+
+    app: typer.Typer
 
 __all__ = ["app", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    if (
+        name == "app"
+    ):  # a run imports its own stem's module alone (root.for_run): the whole app when asked for
+        from gpt2emb.cli.root import whole
+
+        return whole()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,7 +21,7 @@ def stderr_console() -> Console:
 class _Stdout(Console):
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        raise BrokenPipeError  # the reader left (| head): cli/app.py ends the run quietly, as for JSON lines
+        raise BrokenPipeError  # the reader left (| head): cli/root.py ends the run quietly, as for JSON lines
 
 
 # a token is shown as it is: "[b]" is no markup, ":cat:" no emoji (and a cell is as wide as its text)

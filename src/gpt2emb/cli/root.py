@@ -1,5 +1,6 @@
-"""The Typer app: root options, each stem's commands added, the hook into Typer's per-parameter slot, and the
-one error boundary (App.main: any failure becomes a one-line message and an exit code, never a traceback)."""
+"""The root of the command line: the Typer app's root options, its stems (each stem's commands, added when a
+run needs them), the hook into Typer's per-parameter slot, and the one error boundary (App.main: any failure
+becomes a one-line message and an exit code, never a traceback)."""
 
 # No `from __future__ import annotations` in this module: Typer reads a command's annotations on every run
 # (inspect.signature with eval_str, then get_type_hints), evaluating each string twice, half of what making
@@ -7,6 +8,7 @@ one error boundary (App.main: any failure becomes a one-line message and an exit
 
 import copy
 import errno
+import functools
 import gc
 import importlib
 import os
@@ -203,7 +205,7 @@ class _PlainValue:
         return str(value)
 
 
-app = typer.Typer(
+_app = typer.Typer(  # the root: its options; each stem's commands are added by whole() or for_run
     cls=App,
     help="Look inside GPT-2's embeddings (and RoBERTa's, BERT's, GPT-Neo's, Llama's...): token rows (wte), "
     "position rows (wpe), sizes and weight tying.\n\n"
@@ -225,7 +227,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", help="Show the version and exit.", is_eager=True, callback=_version)
@@ -234,26 +236,33 @@ def _root(
     pass
 
 
+# each stem's module (cli/NAME.py), in --help's order: a new stem is one more name here
+STEMS = (
+    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "text", "geometry"),
+    *("export", "lab", "cache", "schema"),
+)
+GROUPS = ("cache",)  # a group of its own: its subcommands' errors go through the same boundary (cls=App)
+
+
 def stem(name: str) -> typer.Typer:
-    """The commands of cli/NAME.py (its `app`): a stem is registered in one line, in --help's order."""
+    """The commands of cli/NAME.py (its `app`)."""
     commands: typer.Typer = importlib.import_module(f"gpt2emb.cli.{name}").app
     return commands
 
 
-# each stem's commands, at the top level in this order (--help lists them so); cache is a group of its own
-app.add_typer(stem("vector"))
-app.add_typer(stem("neighbors"))
-app.add_typer(stem("analogy"))
-app.add_typer(stem("similarity"))
-app.add_typer(stem("positions"))
-app.add_typer(stem("sizes"))
-app.add_typer(stem("tying"))
-app.add_typer(stem("text"))
-app.add_typer(stem("geometry"))
-app.add_typer(stem("export"))
-app.add_typer(stem("lab"))
-app.add_typer(stem("cache"), cls=App)  # a group: its subcommands' errors go through the same boundary
-app.add_typer(stem("schema"))
+def _add(app: typer.Typer, name: str) -> None:
+    if name in GROUPS:
+        app.add_typer(stem(name), cls=App)
+    else:
+        app.add_typer(stem(name))
+
+
+@functools.cache
+def whole() -> typer.Typer:
+    """The whole app, every stem's commands added: gpt2emb.cli.app (the tests', docs' and completion's)."""
+    for name in STEMS:
+        _add(_app, name)
+    return _app
 
 
 def main() -> None:
@@ -271,11 +280,23 @@ def for_run(argv: list[str]) -> typer.Typer:
 
     Typer makes a click command of every command of an app on every run, reading each signature and making
     each parameter: 40 ms or more for the commands here on a busy 2-core machine, 6 for one of them, when a
-    warm query may take some 40 ms beyond numpy's import. A run invokes one, so only that one is made. The
+    warm query may take some 40 ms beyond numpy's import. A run invokes one, so only that one is made (and,
+    when the command is named as its stem, only that stem's module is imported: 13 modules of options). The
     app is the same but for its list of commands, which only a run without a command shows (--help,
     --version, completion, a misspelt command: those get the whole app, its lists and suggestions whole).
     tests/test_cli.py checks that each command's --help and options are the same either way."""
     name = argv[0] if argv else ""
+    if name in STEMS:  # most commands are named as their stem's module: only it is imported
+        own = _holding(_app, registered_groups=[])
+        _add(own, name)
+        found = _one(own, name)
+        if found is not None:
+            return found
+    return _one(whole(), name) or whole()
+
+
+def _one(app: typer.Typer, name: str) -> typer.Typer | None:
+    """An app holding the command (or group) of that name alone, of app's; None when app holds none."""
     for group in app.registered_groups:
         commands = group.typer_instance
         assert commands is not None
@@ -287,7 +308,7 @@ def for_run(argv: list[str]) -> typer.Typer:
             if name == (command.name or typer.main.get_command_name(command.callback.__name__)):  # type: ignore[union-attr]
                 one = _holding(commands, registered_commands=[command])
                 return _holding(app, registered_groups=[_holding(group, typer_instance=one)])
-    return app
+    return None
 
 
 _Copied = TypeVar("_Copied")
