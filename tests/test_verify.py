@@ -20,6 +20,7 @@ import pytest
 
 from gpt2emb import registry
 from gpt2emb.core.cache import cache_verify
+from gpt2emb.errors import DamagedEntry
 from gpt2emb.store import build, entries
 
 from conftest import COMMIT, run_cli
@@ -222,6 +223,17 @@ def test_a_row_neither_used_nor_shown_is_left_to_cache_verify(big: entries.Opene
     damage_wte_row(big)
     assert answer("neighbors", "cat", "-k", "1")["items"][0]["neighbors"][0]["token"] == " cats"
     assert verify(code=6)["entries"][0]["damaged"] == ["wte.npy"]
+
+
+def test_each_opened_entry_keeps_its_own_sound_rows(big: entries.OpenedEntry) -> None:
+    """The rows one handle found sound are its own: an entry opened after the damage checks the row again (an
+    OpenedEntry is a NamedTuple, whose default would be one dict shared by every entry)."""
+    big.check_rows(tokens=[TWIN])
+    damage_wte_byte(big)
+    big.check_rows(tokens=[TWIN])  # found sound once, by this handle: not read again
+    again = build.open_model(registry.resolve(BIG))
+    with pytest.raises(DamagedEntry, match=f"row {TWIN} of wte.npy does not match its checksum"):
+        again.check_rows(tokens=[TWIN])
 
 
 def test_a_changed_manifest_is_noticed_on_open(big: entries.OpenedEntry) -> None:

@@ -10,7 +10,7 @@ is most_similar_to_given(key, keys_list), which ranks a list of keys that are al
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,8 +23,7 @@ from gpt2emb.tokens import Specials, Vocab, check_word, listed, quote
 SPLIT_SHOWN = 5  # split words named in the note; the JSON lists them all
 
 
-@dataclass(frozen=True)
-class Restriction:
+class Restriction(NamedTuple):
     """What the options ask for, read and checked as far as it can be before a model is opened."""
 
     among: str | None  # the file, as given
@@ -97,8 +96,7 @@ def _read_words(path: str, exact: bool, specials: Specials | None) -> list[tuple
     return words
 
 
-@dataclass(frozen=True)
-class Allowed:
+class Allowed(NamedTuple):
     """The candidate rows: mask (None: every row) and what the JSON and the notes say of them."""
 
     mask: np.ndarray | None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -92,8 +92,7 @@ def _within_one(cosines: np.ndarray) -> np.ndarray:
     return result
 
 
-@dataclass(frozen=True)
-class Ranking:
+class Ranking(NamedTuple):
     """A score for every row of a table: lo <= exact <= hi, and exact(ids) gives the exact scores. lo and hi
     hold no NaN (see `widen_nan_bounds`): a row without a bound has lo = -inf and hi = inf."""
 

@@ -19,30 +19,27 @@ import re
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
 from gpt2emb.errors import BadModel, UsageError, not_unicode, option
-from gpt2emb.families import Spelling
+from gpt2emb.families import BYTE_LEVEL, Spelling
 
 if TYPE_CHECKING:
     import numpy as np
 
     from gpt2emb.forms import Forms
 
-BYTE_LEVEL = Spelling()
 
 MAX_WORD_CHARS = 1000
 MAX_PIECES = 8  # a "word" of more tokens than this is a phrase or noise: the mean of its rows says little
 ADDED_FILE = "added.json"
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(NamedTuple):
     """A word resolved to token ids; `note` says how a split was pooled (empty for a single token)."""
 
     word: str
@@ -116,8 +113,7 @@ def listed(line: str) -> str | None:
 _ID = re.compile(r"id:(.*)", re.DOTALL)
 
 
-@dataclass(frozen=True)
-class Specials:
+class Specials(NamedTuple):
     """A model's special tokens as known before it is opened (a model of the registry): the family's pattern
     of their text, and the id of each one the model has. A text the pattern matches that ids lacks is no
     token of the model."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,8 +50,7 @@ def known_facts(model: str) -> tuple[Specials | None, int | None]:
     return Specials(families.by_name(spec.shape.family).specials, spec.special_ids), spec.shape.vocab_size
 
 
-@dataclass(frozen=True)
-class RankOptions:
+class RankOptions(NamedTuple):
     """How neighbors and analogy rank, as one record from the command line or a handle's call to the cores:
     k answers, words as given (exact) or pooled, the inputs kept among the answers or not, the candidates
     (among a file's words, the first `restrict` ids, whole words only), and neighbors' rows folded by word."""

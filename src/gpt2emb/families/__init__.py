@@ -19,9 +19,8 @@ import importlib
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpt2emb.bpe import from_byte_level, to_byte_level
 from gpt2emb.errors import BadModel
@@ -87,8 +86,11 @@ def tokenizer_steps(tokenizer: dict[str, Any]) -> list[dict[str, Any]]:
 _ONE_PRE_TOKEN = re.compile(r" ?(?:[A-Za-z]+|[0-9]+)")
 
 
-@dataclass(frozen=True)
-class Family:
+# every family's default Spelling, one instance for all: a Spelling holds no state (nor do its subclasses)
+BYTE_LEVEL = Spelling()
+
+
+class Family(NamedTuple):
     name: str
     title: str  # as messages name the family: "GPT-2"
     model_types: tuple[str, ...]
@@ -105,7 +107,7 @@ class Family:
     norm_eps: str = "layer_norm_eps"  # the config field of its epsilon
     # RoBERTa: the position table's row of position 0 is pad_token_id + 1 (the rows before it are never used)
     offset_after_pad: bool = False
-    words: Spelling = field(default_factory=Spelling)
+    words: Spelling = BYTE_LEVEL
     # the text of its special tokens, to refuse them as words before a model of the family is fetched (once
     # fetched, its tokenizer's own list refuses them, with their ids)
     specials: re.Pattern[str] = re.compile(r"<\|[^|]*\|>")

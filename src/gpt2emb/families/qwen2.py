@@ -2,13 +2,10 @@
 with a byte-level BPE tokenizer whose own splitting pattern and normalizer bpe.py does not reproduce (the
 `tokenizers` library encodes for it)."""
 
-from dataclasses import replace
-
 from gpt2emb.families import Spelling
 from gpt2emb.families.llama import LLAMA
 
-FAMILY = replace(
-    LLAMA,
+FAMILY = LLAMA._replace(
     name="qwen2",
     title="Qwen2",
     model_types=("qwen2",),

@@ -164,7 +164,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "repo": ref.repo,
             "folder": None if ref.folder is None else str(ref.folder),
             "commit": info.commit,
-            "shape": shape.__dict__,
+            "shape": shape._asdict(),
             "tied": family.tied(info.config),
             "norm_eps": float(info.config.get(family.norm_eps, 1e-12)),
             "words": families.words_for(family, parsed).name,

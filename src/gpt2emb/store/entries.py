@@ -21,9 +21,8 @@ import json
 import os
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
@@ -46,8 +45,7 @@ SELF_CHECK = "crc32_self"  # the manifest's key of its own checksum
 NORM_RTOL = 1e-5
 
 
-@dataclass(frozen=True)
-class OpenedEntry:
+class OpenedEntry(NamedTuple):
     """An opened cache entry: read-only, memory-mapped arrays and where they came from."""
 
     name: str
@@ -61,13 +59,15 @@ class OpenedEntry:
     wte_norm: np.ndarray
     wte_crc: np.ndarray  # CRC-32 of each row's bytes, written with the entry
     wpe_crc: np.ndarray
-    types: np.ndarray | None = None  # token-type rows (RoBERTa, BERT); checked on open, as is norm
-    norm: np.ndarray | None = None  # the weight and bias of the layer norm applied to the sum of the rows
-    norm_eps: float = 0.0  # that layer norm's epsilon
-    words_name: str = ""  # how its vocabulary spells words (families.Spelling.name), as its tokenizer says
-    wraps: tuple[tuple[int, ...], ...] = ((), ())  # the ids its tokenizer adds before and after a text
-    # rows found sound so far, by table: a handle (a notebook, a batch of words) checks each row once
-    sound: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # a mask over the table's rows
+    types: np.ndarray | None  # token-type rows (RoBERTa, BERT; else None); checked on open, as is norm
+    norm: np.ndarray | None  # the weight and bias of the layer norm applied to the sum of the rows, or None
+    norm_eps: float  # that layer norm's epsilon
+    words_name: str  # how its vocabulary spells words (families.Spelling.name), as its tokenizer says
+    wraps: tuple[tuple[int, ...], ...]  # the ids its tokenizer adds before and after a text
+    # rows found sound so far, by table: a handle (a notebook, a batch of words) checks each row once. Each
+    # entry is given a dict of its own: a NamedTuple's default is one object shared by every instance, so
+    # this field has none, nor have those before it (a field without a default cannot follow one with)
+    sound: dict[str, np.ndarray]  # a mask over the table's rows
 
     @property
     def family(self) -> Family:
@@ -357,6 +357,7 @@ def _open_entry(ref: ModelRef, entry: Path) -> OpenedEntry:
         float(manifest.get("norm_eps", 0.0)),
         str(manifest.get("words", "")),
         tuple(tuple(int(i) for i in ids) for ids in manifest.get("wraps", [[], []])),
+        {},  # sound: this entry's own
     )
 
 
