@@ -126,7 +126,7 @@ class _Builder:
 
     def object(self, kind: type) -> dict[str, Any]:
         """A result class as a JSON object: every field required, more keys allowed."""
-        hints = typing.get_type_hints(kind)
+        hints = typing.get_type_hints(kind, localns=_results())  # results import some for type checkers only
         comments = _comments(kind)
         properties: dict[str, Any] = {}
         for field in dataclasses.fields(kind):

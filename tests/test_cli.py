@@ -307,7 +307,7 @@ main()
 WARM_SHARED = {
     *("bpe", "candidates", "choices", "contract", "errors", "limits", "measures", "ops"),
     *("registry", "report", "tokens", "core", "core.open", "core.words", "results", "results.common"),
-    *("results.candidates", "output", "output.console", "output.layout", "output.progress", "output.streams"),
+    *("output", "output.console", "output.layout", "output.progress", "output.streams"),
     *("output.views", "cli", "cli.root", "cli.options", "cli.stdin"),
     *("store", "store.build", "store.entries", "store.hub", "store.revisions", "families", "families.gpt2"),
 }

@@ -10,15 +10,17 @@ is most_similar_to_given(key, keys_list), which ranks a list of keys that are al
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from gpt2emb import limits
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError, option
-from gpt2emb.results.candidates import Candidates
 from gpt2emb.tokens import Specials, Vocab, check_word, listed, quote
+
+if TYPE_CHECKING:
+    from gpt2emb.results.candidates import Candidates
 
 SPLIT_SHOWN = 5  # split words named in the note; the JSON lists them all
 
@@ -152,5 +154,7 @@ def allowed_rows(vocab: Vocab, restriction: Restriction | None, exact: bool, poo
             f"{' with '.join(parts)} leave{'s' if len(parts) == 1 else ''} no token to rank; "
             + ("; ".join(notes) if notes else "list other words, or ask for fewer restrictions")
         )
+    from gpt2emb.results.candidates import Candidates  # narrowed candidates only: built when asked for
+
     info = Candidates(count, restriction.among, restriction.restrict, restriction.whole_words, tuple(split))
     return Allowed(mask, info, tuple(notes))

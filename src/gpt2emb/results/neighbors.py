@@ -6,9 +6,12 @@ The JSON document of a command is its result's to_dict(), so field names here ar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gpt2emb.results.candidates import Candidates
 from gpt2emb.results.common import Document, Token
+
+if TYPE_CHECKING:  # built only where candidates are narrowed (candidates.py): ~1 ms at import
+    from gpt2emb.results.candidates import Candidates
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import RenderableType
 from rich.text import Text
 
 from gpt2emb.errors import option
-from gpt2emb.results.candidates import Candidates
+
+if TYPE_CHECKING:  # a result holds one only where candidates were narrowed (candidates.py builds it)
+    from gpt2emb.results.candidates import Candidates
 
 
 def _candidates(c: Candidates | None) -> list[RenderableType]:
