@@ -73,18 +73,18 @@ MODELS: tuple[ModelSpec, ...] = (
 GPT2_SIZES = MODELS[:4]  # what `sizes` compares by the formula, without weights
 DEFAULT_MODEL = "gpt2"
 
+# The patterns below are compiled (and kept in re's cache) when a name first needs one: a registry name never
+# does. Their flags are inline: (?s) DOTALL, (?a) ASCII.
 # owner/name in shape (a path was ruled out before): the Hub's own rule (_HUB_RULE) then says if it is one
-_REPO_SHAPED = re.compile(r"[^/\\\s]+/[^/\\\s]+")
+_REPO_SHAPED = r"[^/\\\s]+/[^/\\\s]+"
 # what only a path looks like: a drive (C:\ or C:/) or a backslash (Windows), a start of /, ./ or ../
-_PATH = re.compile(r"[A-Za-z]:[\\/]|\.{0,2}/|.*\\", re.DOTALL)
-# a branch, tag or commit id as git allows them, kept to what can name a file of ours once quoted
+_PATH = r"(?s)[A-Za-z]:[\\/]|\.{0,2}/|.*\\"
 # huggingface_hub's validate_repo_id: each part a run of [\w.-] between word characters, the name 1-96 long,
 # no -- or .., not ending in .git
 _HUB_PART = r"[A-Za-z0-9_](?:[\w.-]*[A-Za-z0-9_])?"
-_HUB_RULE = re.compile(
-    rf"(?!.*(?:--|\.\.))(?!.*\.git$){_HUB_PART}/(?=.{{1,96}}$){_HUB_PART}", re.ASCII | re.DOTALL
-)
-_REVISION = re.compile(r"(?!.*\.\.)(?!.*//)[A-Za-z0-9_][\w./+-]{0,199}(?<![/.])", re.ASCII)
+_HUB_RULE = rf"(?as)(?!.*(?:--|\.\.))(?!.*\.git$){_HUB_PART}/(?=.{{1,96}}$){_HUB_PART}"
+# a branch, tag or commit id as git allows them, kept to what can name a file of ours once quoted
+_REVISION = r"(?a)(?!.*\.\.)(?!.*//)[A-Za-z0-9_][\w./+-]{0,199}(?<![/.])"
 
 
 class ModelRef(NamedTuple):
@@ -111,7 +111,7 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
     revision (a branch, tag or commit id; main when None) applies to a Hub repo; a folder has none."""
     if not name.strip():
         raise UnknownModel("an empty model name; give gpt2, medium, large, xl, a Hub repo id or a folder")
-    if revision is not None and not _REVISION.fullmatch(revision):
+    if revision is not None and not re.fullmatch(_REVISION, revision):
         raise UsageError(
             f"{option('revision', revision)} is not a branch, tag or commit id "
             "(letters, digits and . _ - + /)"
@@ -127,12 +127,12 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
                 f"{option('revision')} is for Hub models, and {name} is a local folder: leave it out"
             )
         return ModelRef(str(path), folder=path.resolve())
-    if _PATH.match(name) or exists:  # a file here is what was meant, even named as a repo (a/b)
+    if re.match(_PATH, name) or exists:  # a file here is what was meant, even named as a repo (a/b)
         shown = name if name.isprintable() else repr(name)
         problem = f"{shown} is a file, not a folder" if exists else f"no such folder: {shown}"
         raise UnknownModel(f"{problem}; give the folder that holds the model's config.json and weights")
-    if _REPO_SHAPED.fullmatch(name):
-        if not _HUB_RULE.fullmatch(name):
+    if re.fullmatch(_REPO_SHAPED, name):
+        if not re.fullmatch(_HUB_RULE, name):
             raise UnknownModel(
                 f"{name[:120]}{'...' if len(name) > 120 else ''} is not a Hub repo id: the Hub names a repo "
                 "owner/name, each part of letters, digits, '-', '_' and '.', neither starting nor ending "
