@@ -403,6 +403,21 @@ def _described(command: Any) -> list[Any]:
     return [(command.name, command.help, command.epilog), *params, *subs]
 
 
+def test_only_the_console_script_tunes_the_collector() -> None:
+    """gpt2emb.cli.main raises the collector's threshold for its own process and freezes what it made before
+    it exits; importing gpt2emb.cli (tests, notebooks, the whole app) leaves the collector as it was."""
+    code = (
+        "import atexit, gc, sys; import gpt2emb.cli; from gpt2emb.cli import app; "
+        "before = gc.get_threshold()[0]; "
+        "atexit.register(lambda: sys.stderr.write("
+        "f'GC={before},{gc.get_threshold()[0]},{gc.get_freeze_count() > 0}\\n')); "
+        "sys.argv = ['gpt2emb', 'sizes', '--json']; gpt2emb.cli.main()"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "GC=700,100000,True" in proc.stderr
+
+
 def test_a_run_builds_the_command_it_runs_alone() -> None:
     """cli.root.for_run: the app a run gets holds its command alone, the same as in the whole app, with the
     same help; a run without a command (or with one misspelt) gets the whole app."""

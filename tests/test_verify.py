@@ -247,9 +247,46 @@ def test_a_changed_manifest_is_noticed_on_open(big: entries.OpenedEntry) -> None
     assert verify()["entries"][0]["ok"]
 
 
+def as_format_3(m: entries.OpenedEntry) -> None:
+    """Rewrite an entry's manifest as gpt2emb of format 3 wrote it (its files are the same): its checks on
+    open SHA-256s, made here from their definition, not by entries.py."""
+    manifest = json.loads((m.path / "manifest.json").read_text())
+    del manifest[entries.SELF_CHECK]
+    manifest["format"] = 3
+    for name in manifest["files"]:
+        path = m.path / name
+        size = path.stat().st_size
+        h = hashlib.sha256(str(size).encode())
+        with path.open("rb") as f:
+            for i in range(16):
+                f.seek(max(0, (size - 4096) * i // 15))
+                h.update(f.read(4096))
+        manifest["files"][name] = h.hexdigest()[:32]
+    manifest["sha256_self"] = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()
+    (m.path / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+def test_an_entry_of_format_3_is_read_as_it_is(big: entries.OpenedEntry, hub: FakeHub) -> None:
+    """An upgrade fetches nothing again: format 3's entry (the same files, SHA-256 checks on open) answers
+    offline, and its checks still find a damaged manifest or a swapped file."""
+    as_format_3(big)
+    hub.stop()  # offline: answered from the entry (answer: no note, so nothing rebuilt)
+    assert answer("neighbors", "cat", "-k", "1")["items"][0]["neighbors"][0]["id"] == TWIN
+    assert json.loads((big.path / "manifest.json").read_text())["format"] == 3  # read, not rewritten
+    manifest = (big.path / "manifest.json").read_text()
+    (big.path / "manifest.json").write_text(manifest.replace('"tied": true', '"tied": false'))
+    assert verify(code=6)["entries"][0]["damaged"] == ["manifest.json"]
+    (big.path / "manifest.json").write_text(manifest)
+    pieces = big.path / "pieces.txt"
+    pieces.write_bytes(pieces.read_bytes()[::-1])  # the same size, other bytes: a swapped file
+    result = cli("neighbors", "cat", "-k", "1")
+    assert "(pieces.txt is damaged: it does not match its checksum); rebuilding it" in result.stderr
+    assert json.loads((big.path / "manifest.json").read_text())["format"] == entries.FORMAT  # rebuilt
+
+
 def test_an_entry_of_an_older_version_is_rebuilt(big: entries.OpenedEntry) -> None:
     manifest = json.loads((big.path / "manifest.json").read_text())
-    (big.path / "manifest.json").write_text(json.dumps({**manifest, "format": entries.FORMAT - 1}))
+    (big.path / "manifest.json").write_text(json.dumps({**manifest, "format": 2}))
     entry = verify(code=6)["entries"][0]
     assert (entry["ok"], entry["damaged"], entry["problem"]) == (
         False,

@@ -3,16 +3,7 @@ a module per stem holds its commands (each imports the heavy modules inside its 
 instant)."""
 
 import gc
-
-# A command makes some hundreds of thousands of objects while it imports (typer, numpy, its own modules),
-# none of them garbage: at Python's default threshold (700 new objects) the collector goes over them hundreds
-# of times, a tenth of a warm query's own work. Every 100,000 it still runs often enough for a long stream's
-# garbage, and app.main leaves without a last collection (gc.freeze).
-gc.set_threshold(100_000, *gc.get_threshold()[1:])
-
-from typing import TYPE_CHECKING, Any  # noqa: E402
-
-from gpt2emb.cli.root import main  # noqa: E402  (after the threshold: typer's import is the largest)
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import typer
@@ -22,10 +13,22 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 
+def main() -> None:
+    """The console script: one run, then the process ends (root.main)."""
+    # A command makes some hundreds of thousands of objects while it imports (typer, numpy, its own modules),
+    # none of them garbage: at Python's default threshold (700 new objects) the collector goes over them
+    # hundreds of times, a tenth of a warm query's own work. Every 100,000 it still runs often enough for a
+    # long stream's garbage; root.main leaves without a last collection (gc.freeze). Set here, for the
+    # command line's process alone: importing gpt2emb.cli (tests, notebooks) leaves it as it is.
+    gc.set_threshold(100_000, *gc.get_threshold()[1:])
+    from gpt2emb.cli.root import main as run
+
+    run()
+
+
 def __getattr__(name: str) -> Any:
-    if (
-        name == "app"
-    ):  # a run imports its own stem's module alone (root.for_run): the whole app when asked for
+    # made when asked for: a run imports its own stem's module alone (root.for_run)
+    if name == "app":
         from gpt2emb.cli.root import whole
 
         return whole()

@@ -281,7 +281,7 @@ def for_run(argv: list[str]) -> typer.Typer:
     Typer makes a click command of every command of an app on every run, reading each signature and making
     each parameter: 40 ms or more for the commands here on a busy 2-core machine, 6 for one of them, when a
     warm query may take some 40 ms beyond numpy's import. A run invokes one, so only that one is made (and,
-    when the command is named as its stem, only that stem's module is imported: 13 modules of options). The
+    when the command is named as its stem, only that stem's module is imported, not all 13). The
     app is the same but for its list of commands, which only a run without a command shows (--help,
     --version, completion, a misspelt command: those get the whole app, its lists and suggestions whole).
     tests/test_cli.py checks that each command's --help and options are the same either way."""

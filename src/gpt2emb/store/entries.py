@@ -34,7 +34,10 @@ from gpt2emb.registry import ModelRef, Shape
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
 GENERATION = "+"  # `<commit>+1`: a commit id never holds one
-FORMAT = 4  # bump whenever the files of an entry change: older entries are then rebuilt (4: CRC-32 checks)
+FORMAT = 4  # bump whenever the files of an entry change: older entries are then rebuilt
+# format 3: the same files, its checks on every open SHA-256s (4: CRC-32s): read as it is, so an upgrade
+# fetches nothing again (a Hub model's rows were read by ranges: the HF cache does not hold its weights)
+SHA256_FORMAT = 3
 ARRAYS = ("wte", "wpe", "wte_norm", "wte_crc", "wpe_crc")
 EXTRA = ("types", "norm")  # token-type rows and the layer norm before the first block, for families with them
 TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
@@ -235,21 +238,34 @@ def _folder_fingerprint(folder: Path) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def _fingerprint(path: Path) -> str:
+def _fingerprint(path: Path, sha256: bool = False) -> str:
     """A cheap checksum, checked on every open: the CRC-32 of the size and 16 sampled 4 KiB blocks, enough to
     tell damage or a swapped file (`cache verify` checks each file's whole SHA-256). CRC-32, as zlib has it:
-    hashlib's import loads OpenSSL, a tenth of a warm command's own time."""
+    hashlib's import loads OpenSSL, a tenth of a warm command's own time. sha256: an entry of format 3's."""
     size = path.stat().st_size
-    crc = zlib.crc32(str(size).encode())
+    parts = [str(size).encode()]
     with path.open("rb") as f:
         for i in range(16):
             f.seek(max(0, (size - 4096) * i // 15))
-            crc = zlib.crc32(f.read(4096), crc)
+            parts.append(f.read(4096))
+    if sha256:
+        import hashlib
+
+        return hashlib.sha256(b"".join(parts)).hexdigest()[:32]
+    crc = 0
+    for part in parts:
+        crc = zlib.crc32(part, crc)
     return f"{crc:08x}"
 
 
 def _manifest_digest(manifest: dict[str, Any]) -> str:
-    """The CRC-32 of the manifest's own fields (all but this one): a damaged manifest is noticed too."""
+    """The CRC-32 of the manifest's own fields (all but this one): a damaged manifest is noticed too (format
+    3's: their SHA-256)."""
+    if manifest.get("format") == SHA256_FORMAT:
+        import hashlib
+
+        body = {k: v for k, v in manifest.items() if k != "sha256_self"}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
     body = {k: v for k, v in manifest.items() if k != SELF_CHECK}
     return f"{zlib.crc32(json.dumps(body, sort_keys=True).encode()):08x}"
 
@@ -305,9 +321,10 @@ def _read_manifest(entry: Path) -> dict[str, Any]:
         raise ValueError("manifest.json is damaged: it is not JSON") from e
     if not isinstance(manifest, dict):
         raise ValueError("manifest.json is damaged: it is not a JSON object")
-    if manifest.get("format") != FORMAT:
+    if manifest.get("format") not in (FORMAT, SHA256_FORMAT):
         raise _OtherVersion("it was written by another version of gpt2emb")
-    if manifest.get(SELF_CHECK) != _manifest_digest(manifest):
+    own = "sha256_self" if manifest["format"] == SHA256_FORMAT else SELF_CHECK
+    if manifest.get(own) != _manifest_digest(manifest):
         raise ValueError("manifest.json is damaged: it does not match its checksum")
     return manifest
 
@@ -315,8 +332,9 @@ def _read_manifest(entry: Path) -> dict[str, Any]:
 def _open_entry(ref: ModelRef, entry: Path) -> OpenedEntry:
     """Open an entry, checking it against its manifest; raises ValueError or OSError when it is damaged."""
     manifest = _read_manifest(entry)
+    sha256 = manifest["format"] == SHA256_FORMAT
     for f, fp in manifest["files"].items():
-        if _fingerprint(entry / f) != fp:
+        if _fingerprint(entry / f, sha256) != fp:
             raise ValueError(f"{f} is damaged: it does not match its checksum")
     shape = Shape(**manifest["shape"])
     # plain ndarray views of the mappings: np.memmap's indexing costs 30 us a call in Python, and a batch of
