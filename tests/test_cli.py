@@ -350,6 +350,31 @@ def test_a_warm_word_command_imports_its_own_stem_only(hub: FakeHub, args: list[
     assert set(found["THIRD"].split(",")) == WARM_THIRD_PARTY
 
 
+@pytest.mark.parametrize(
+    ("stem", "lines"),
+    [
+        ("neighbors", "cat\ndog"),
+        ("vector", "cat\ndog"),
+        ("analogy", "king man woman"),
+        ("similarity", "cat\ndog"),
+    ],
+)
+def test_a_word_command_reading_stdin_imports_its_own_stem_only(hub: FakeHub, stem: str, lines: str) -> None:
+    """`STEM -` answers a stream of lines with its own core's each_STEM: no other word stem is imported."""
+    assert run_cli("neighbors", "cat").exit_code == 0  # builds the cache
+    argv = [sys.executable, "-c", STEM_PROBE, stem, "-", "--json"]
+    proc = subprocess.run(argv, input=f"{lines}\n", capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    found = dict(
+        line.split("=", 1) for line in proc.stderr.splitlines() if line.startswith(("OURS=", "THIRD="))
+    )
+    ours = {m.removeprefix("gpt2emb.") for m in found["OURS"].split(",")}
+    layers = ("cli", "core", "results", "output.views")
+    others = {f"{layer}.{s}" for s in WORD_STEMS if s != stem for layer in layers}
+    assert ours & others == set()
+    assert {"batch", f"core.{stem}", f"results.{stem}"} <= ours
+
+
 MODULES_PROBE = """
 import atexit, sys
 atexit.register(lambda: sys.stderr.write("MODULES=" + ",".join(sorted(sys.modules)) + "\\n"))

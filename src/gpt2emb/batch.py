@@ -66,7 +66,7 @@ class Answers(Generic[Item]):
         return self.each
 
 
-# A stream's answers: what the cores' each_* give (core/words_stream.py).
+# A stream's answers: what the cores' each_* give (core/vector.py, neighbors.py, analogy.py, similarity.py).
 
 Prepared = TypeVar("Prepared")
 

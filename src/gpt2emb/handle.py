@@ -10,16 +10,15 @@ from pathlib import Path
 from gpt2emb import batch, contract, registry
 from gpt2emb.candidates import Restriction
 from gpt2emb.choices import Format, Method, Pool, Rule, Table
-from gpt2emb.core.analogy import analogy_in
+from gpt2emb.core.analogy import analogy_in, each_analogy_in
 from gpt2emb.core.export import export_in
-from gpt2emb.core.neighbors import neighbors_in
+from gpt2emb.core.neighbors import each_neighbors_in, neighbors_in
 from gpt2emb.core.open import Opened, RankOptions, open_entry
 from gpt2emb.core.positions import position_map_in, positions_in
-from gpt2emb.core.similarity import similarity_in
+from gpt2emb.core.similarity import each_similarity_in, similarity_in
 from gpt2emb.core.text import input_in
-from gpt2emb.core.vector import vector_in
+from gpt2emb.core.vector import each_vector_in, vector_in
 from gpt2emb.core.words import restriction_of
-from gpt2emb.core.words_stream import each_analogy_in, each_neighbors_in, each_similarity_in, each_vector_in
 from gpt2emb.errors import UsageError, WrongType
 from gpt2emb.report import Reporter
 from gpt2emb.results.analogy import AnalogyResult

@@ -116,11 +116,7 @@ def analogy(
     _refuse_unused(ctx, ("rule", "ignore_case", "errors"), "would change nothing without --eval FILE")
     if _from_stdin([w for w in (a, b, c) if w is not None], json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
-        from gpt2emb.core import words_stream as stream
-
-        answers = stream.each_analogy(
-            _one_model(models), _stdin_blocks(), options, method, reporter, revision
-        )
+        answers = core.each_analogy(_one_model(models), _stdin_blocks(), options, method, reporter, revision)
         return _stream(answers, json, jsonl, strict)
     if a is None or b is None or c is None:
         raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")

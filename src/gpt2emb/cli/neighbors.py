@@ -72,9 +72,7 @@ def neighbors(
 
     if _from_stdin(words, json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
-        from gpt2emb.core import words_stream as stream
-
-        answers = stream.each_neighbors(_one_model(model), _stdin_blocks(), options, reporter, revision)
+        answers = core.each_neighbors(_one_model(model), _stdin_blocks(), options, reporter, revision)
         return _stream(answers, json, jsonl, strict)
     models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if jsonl:

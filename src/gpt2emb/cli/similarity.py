@@ -74,9 +74,7 @@ def similarity(
     _refuse_unused(ctx, ("rule", "ignore_case"), "would change nothing without --eval FILE")
     if _from_stdin(words or [], json, False, strict):
         reporter = output.reporter(json)
-        from gpt2emb.core import words_stream as stream
-
-        result, failed = stream.each_similarity(model, _stdin_blocks(), exact, pool, reporter, revision)
+        result, failed = core.each_similarity(model, _stdin_blocks(), exact, pool, reporter, revision)
         code = _failures(failed, json, strict)
         if result is None:
             raise UsageError("stdin held fewer than two words to compare (one per line)")

@@ -50,9 +50,7 @@ def vector(
 
     shown = None if full else dims
     if _from_stdin(words, json, jsonl, strict):
-        from gpt2emb.core import words_stream as stream
-
-        answers = stream.each_vector(
+        answers = core.each_vector(
             model, _stdin_blocks(), exact, pool, output.reporter(json or jsonl), revision
         )
         return _stream(answers, json, jsonl, strict, shown)

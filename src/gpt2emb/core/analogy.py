@@ -1,14 +1,22 @@
-"""analogy over an opened model: A - B + C ranked against every token (words_stream.py: the same answering a
-stream of questions)."""
+"""analogy over an opened model: A - B + C ranked against every token; each_analogy: the same answering a
+stream of questions, in blocks of a matrix pass."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from gpt2emb import candidates, ops
 from gpt2emb.choices import Method, Pool
 from gpt2emb.core.open import Opened, RankOptions, check_candidates, check_top, open_checked
 from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, rankings_of
+from gpt2emb.errors import UsageError
 from gpt2emb.report import Reporter
-from gpt2emb.results.analogy import AnalogyInput, AnalogyResult, Ranked
+from gpt2emb.results.analogy import AnalogyBatch, AnalogyInput, AnalogyResult, Ranked
+from gpt2emb.tokens import quote
+
+if TYPE_CHECKING:
+    from gpt2emb import batch
 
 
 def question_of(
@@ -80,3 +88,40 @@ def analogy(
     chosen = check_candidates(model, options)  # checked before opening
     opened = open_checked(model, [a, b, c], options.exact, options.k, reporter, revision)
     return analogy_in(opened, (a, b, c), options, method, chosen)
+
+
+def each_analogy_in(
+    o: Opened,
+    blocks: Iterable[list[batch.Line]],
+    options: RankOptions,
+    method: Method,
+    restriction: candidates.Restriction | None,
+) -> batch.Answers[AnalogyResult]:
+    from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
+
+    exact, pool, keep_inputs = options.exact, options.pool, options.keep_inputs
+    k = check_top(options.k, o.model.shape.vocab_size)
+    allowed = allowed_rows(o, restriction, exact, pool)
+
+    def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
+        words = text.split()
+        if len(words) != 3:
+            raise UsageError(f"{quote(text, 80)} is not three words A B C, as in: king man woman")
+        return question_of(o, (words[0], words[1], words[2]), exact, pool)
+
+    answers = batch.each(blocks, question, lambda qs: analogies(o, qs, k, keep_inputs, method, allowed))
+    return batch.Answers(answers, lambda items: AnalogyBatch(o.name, items), lambda item, _: item)
+
+
+def each_analogy(
+    model: str,
+    blocks: Iterable[list[batch.Line]],
+    options: RankOptions,
+    method: Method = Method.add,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> batch.Answers[AnalogyResult]:
+    """`analogy -`: as each_neighbors."""
+    chosen = check_candidates(model, options)
+    opened = open_checked(model, None, options.exact, options.k, reporter, revision)
+    return each_analogy_in(opened, blocks, options, method, chosen)

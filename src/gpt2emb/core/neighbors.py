@@ -1,7 +1,10 @@
-"""neighbors over an opened model: each word's nearest tokens by cosine, or with --fold its nearest words
-(words_stream.py: the same answering a stream of lines)."""
+"""neighbors over an opened model: each word's nearest tokens by cosine, or with --fold its nearest words;
+each_neighbors: the same answering a stream of lines, in blocks of a matrix pass."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -12,6 +15,9 @@ from gpt2emb.limits import BLOCK
 from gpt2emb.report import Reporter
 from gpt2emb.results.neighbors import Form, Neighbor, NeighborsItem, NeighborsResult
 from gpt2emb.tokens import Query, Vocab
+
+if TYPE_CHECKING:
+    from gpt2emb import batch
 
 
 def neighbors_in(
@@ -101,3 +107,47 @@ def neighbors(
     chosen = check_candidates(model, options)  # checked before opening
     opened = open_checked(model, words, options.exact, options.k, reporter, revision)
     return neighbors_in(opened, words, options, chosen)
+
+
+def each_neighbors_in(
+    o: Opened,
+    blocks: Iterable[list[batch.Line]],
+    options: RankOptions,
+    restriction: candidates.Restriction | None,
+) -> batch.Answers[NeighborsItem]:
+    from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
+
+    exact, pool, keep_query, fold = options.exact, options.pool, options.keep_inputs, options.fold
+    k = check_top(options.k, o.model.shape.vocab_size)
+    allowed = allowed_rows(o, restriction, exact, pool)
+    answers = batch.each(
+        blocks,
+        lambda text: aimed_of(o, text, exact, pool),
+        lambda qs: neighbor_items(o, qs, k, keep_query, allowed, fold),
+    )
+
+    def one(item: NeighborsItem, first: bool) -> NeighborsResult:
+        said = allowed.notes if first else ()
+        return NeighborsResult(
+            o.name, k, (item,), allowed.info if first else None, fold, (*said, *fewer(item))
+        )
+
+    def fewer(item: NeighborsItem) -> tuple[str, ...]:
+        return tuple(fewer_notes(k, [(item.word, len(item.neighbors))], fold))
+
+    return batch.Answers(
+        answers, lambda items: neighbors_whole(o, items, k, allowed, fold), one, allowed.notes, fewer
+    )
+
+
+def each_neighbors(
+    model: str,
+    blocks: Iterable[list[batch.Line]],
+    options: RankOptions,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> batch.Answers[NeighborsItem]:
+    """`neighbors -`: -k and the candidates checked (an --among file read once) before the model is opened."""
+    chosen = check_candidates(model, options)
+    opened = open_checked(model, None, options.exact, options.k, reporter, revision)
+    return each_neighbors_in(opened, blocks, options, chosen)

@@ -1,9 +1,10 @@
-"""similarity over an opened model: the cosine of every pair of words (words_stream.py: the words of a
-stream of lines)."""
+"""similarity over an opened model: the cosine of every pair of words; each_similarity: the words of a
+stream of lines, and the lines that failed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +15,9 @@ from gpt2emb.core.words import Aimed, aimed_of
 from gpt2emb.errors import UsageError, spelt
 from gpt2emb.report import Reporter
 from gpt2emb.results.similarity import SimilarityResult, Word
+
+if TYPE_CHECKING:
+    from gpt2emb import batch
 
 MAX_MATRIX = 1000  # words of one similarity matrix: a million cosines, some 20 MB of JSON
 
@@ -58,3 +62,37 @@ def similarity(
 ) -> SimilarityResult:
     check_matrix(len(words))
     return similarity_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
+
+
+def each_similarity_in(
+    o: Opened, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool | str
+) -> tuple[SimilarityResult | None, list[batch.FailedLine]]:
+    from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
+
+    aimed: list[Aimed] = []
+    failed: list[batch.FailedLine] = []
+    for answer in batch.each(blocks, lambda text: aimed_of(o, text, exact, pool), lambda aimed: aimed):
+        if isinstance(answer, batch.FailedLine):
+            failed.append(answer)
+        else:
+            aimed.append(answer)
+        most = MAX_MATRIX
+        if len(aimed) > most or len(failed) > most:  # at once: stdin may have no end
+            raise UsageError(
+                f"similarity compares at most {most:,} words (a {most:,}-square matrix), and "
+                f"stdin holds more{' that fail' if len(failed) > most else ''}; for each word's "
+                f"nearest tokens, use {spelt('neighbors -', 'each_neighbors')} instead"
+            )
+    return (matrix_of(o, aimed) if len(aimed) > 1 else None), failed
+
+
+def each_similarity(
+    model: str,
+    blocks: Iterable[list[batch.Line]],
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> tuple[SimilarityResult | None, list[batch.FailedLine]]:
+    """`similarity -`: one matrix of the lines' words, and the lines that failed."""
+    return each_similarity_in(open_checked(model, None, exact, None, reporter, revision), blocks, exact, pool)

@@ -1,9 +1,10 @@
-"""vector over an opened model: each word's raw row of wte and its statistics (words_stream.py: the same
-answering a stream of lines)."""
+"""vector over an opened model: each word's raw row of wte and its statistics; each_vector: the same
+answering a stream of lines (`-`, the handle's each_vector), a line that fails as a batch.FailedLine."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from gpt2emb import contract, measures, ops
 from gpt2emb.choices import Pool
@@ -12,6 +13,9 @@ from gpt2emb.core.words import query_of
 from gpt2emb.report import Reporter
 from gpt2emb.results.vector import VectorItem, VectorResult
 from gpt2emb.tokens import Query
+
+if TYPE_CHECKING:
+    from gpt2emb import batch
 
 
 def vector_in(
@@ -50,3 +54,28 @@ def vector(
     revision: str | None = None,
 ) -> VectorResult:
     return vector_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
+
+
+def each_vector_in(
+    o: Opened, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool | str
+) -> batch.Answers[VectorItem]:
+    from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
+
+    answers = batch.each(blocks, lambda text: query_of(o, text, exact, pool), lambda qs: vector_items(o, qs))
+    return batch.Answers(
+        answers,
+        lambda items: VectorResult(o.name, items),
+        lambda item, _: VectorResult(o.name, (item,)),
+    )
+
+
+def each_vector(
+    model: str,
+    blocks: Iterable[list[batch.Line]],
+    exact: bool = False,
+    pool: Pool = Pool.mean,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+) -> batch.Answers[VectorItem]:
+    """`vector -`: what can be checked before the model is opened is, then the handle answers the lines."""
+    return each_vector_in(open_checked(model, None, exact, None, reporter, revision), blocks, exact, pool)
