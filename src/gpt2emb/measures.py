@@ -73,7 +73,8 @@ def vector_stats(v: np.ndarray) -> dict[str, float]:
         }
 
 
-def _norm_of(rows: np.ndarray) -> np.ndarray:
+def norms_of(rows: np.ndarray) -> np.ndarray:
+    """Each row's norm, in float64."""
     r = rows.astype(np.float64)
     return np.asarray(np.sqrt((r * r).sum(axis=1)))
 
@@ -82,7 +83,7 @@ def paired_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The cosine of row i of a with row i of b, for each i, in float64 from those two rows alone; NaN where
     either row is all zeros (no direction)."""
     a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    denom = _norm_of(a64) * _norm_of(b64)
+    denom = norms_of(a64) * norms_of(b64)
     with np.errstate(divide="ignore", invalid="ignore"):
         return _within_one(np.where(denom > 0, (a64 * b64).sum(axis=1) / denom, np.nan))
 
@@ -110,14 +111,15 @@ def sample_runs(n_rows: int, rows: int, run: int, seed: int) -> list[range]:
 _BLOCK_VALUES = 1 << 22  # float64 values per block (32 MiB): the whole-table passes stay small in memory
 
 
-def _blocks(n_rows: int, width: int) -> range:
+def blocks(n_rows: int, width: int) -> range:
+    """The first row of each block of a whole-table pass: _BLOCK_VALUES float64 values a block."""
     return range(0, n_rows, max(1, _BLOCK_VALUES // max(1, width)))
 
 
 def row_norms(rows: np.ndarray) -> np.ndarray:
     """Each row's norm in float64, a block at a time."""
     norms = np.empty(len(rows))
-    steps = _blocks(len(rows), rows.shape[1])
+    steps = blocks(len(rows), rows.shape[1])
     for start in steps:
         with np.errstate(invalid="ignore", over="ignore"):  # a row of NaN or inf has such a norm, and says so
             x = np.asarray(rows[start : start + steps.step], dtype=np.float64)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpt2emb.measures import _blocks, _norm_of, paired_cosines, row_norms
+from gpt2emb.measures import blocks, norms_of, paired_cosines, row_norms
 from gpt2emb.ops import _SAFE, slack
 
 
@@ -49,11 +49,11 @@ def input_rows(
             centred = t - t.mean(axis=1, keepdims=True)
             scaled = centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True) + eps)
             h0 = (scaled * norm[0] + norm[1]).astype(np.float32)
-    wte_norm = _norm_of(tokens)
+    wte_norm = norms_of(tokens)
     if places is None:
-        return InputRows(h0, wte_norm, None, _norm_of(total), _norm_of(h0), None)
+        return InputRows(h0, wte_norm, None, norms_of(total), norms_of(h0), None)
     return InputRows(
-        h0, wte_norm, _norm_of(places), _norm_of(total), _norm_of(h0), paired_cosines(tokens, places)
+        h0, wte_norm, norms_of(places), norms_of(total), norms_of(h0), paired_cosines(tokens, places)
     )
 
 
@@ -85,7 +85,7 @@ def table_shape(rows: np.ndarray, k: int = 10) -> TableShape:
     n, d = rows.shape
     norms = np.empty(n)
     unit_sum, unit_sq, total = np.zeros(d), 0.0, np.zeros(d)
-    steps = _blocks(n, d)
+    steps = blocks(n, d)
     for start in steps:
         x = np.asarray(rows[start : start + steps.step], dtype=np.float64)
         norm_b = np.sqrt((x * x).sum(axis=1))  # float32 rows: no square of theirs overflows float64
@@ -160,7 +160,7 @@ def cross_cosines(a: np.ndarray, b: np.ndarray, norms_a: np.ndarray | None = Non
     scale = np.where(safe, 1 / np.where(safe, norms_a, 1.0), np.where(live, 1.0, 0.0)).astype(np.float32)
     row_max = np.full(n, -np.inf)
     total = 0.0
-    steps = _blocks(n, max(d, len(kept_b)))
+    steps = blocks(n, max(d, len(kept_b)))
     for start in steps:
         end = min(n, start + steps.step)
         x = np.asarray(a[start:end], dtype=np.float32)

@@ -27,7 +27,7 @@ from gpt2emb.cli.options import (
     WholeWords,
     _refuse_unused,
 )
-from gpt2emb.cli.stdin import _from_stdin, _one_model, _stdin_blocks, _stream
+from gpt2emb.cli.stdin import _from_stdin, _one_model, _shown, _stdin_blocks, _stream
 from gpt2emb.errors import ExitCode, UsageError
 from gpt2emb.registry import DEFAULT_MODEL
 
@@ -124,10 +124,4 @@ def analogy(
         core.analogy(m, a, b, c, options, method, output.reporter(json or jsonl), revision)
         for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
-    if len(results) > 1:  # models side by side: compare (its results' classes) imported for them alone
-        from gpt2emb.core import compare
-
-        output.render(compare.side_by_side(results), json, lines=jsonl)
-        return ExitCode.OK
-    output.render(results[0], json, lines=jsonl)
-    return ExitCode.OK
+    return _shown(results, json, jsonl)

@@ -24,8 +24,7 @@ from gpt2emb.cli.options import (
     WholeWords,
     Words,
 )
-from gpt2emb.cli.stdin import _from_stdin, _one_model, _stdin_blocks, _stream
-from gpt2emb.errors import ExitCode
+from gpt2emb.cli.stdin import _from_stdin, _one_model, _shown, _stdin_blocks, _stream
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -78,10 +77,4 @@ def neighbors(
     if jsonl:
         models = [_one_model(models, jsonl=True)]
     results = [core.neighbors(m, words, options, output.reporter(json or jsonl), revision) for m in models]
-    if len(results) > 1:  # models side by side: compare (its results' classes) imported for them alone
-        from gpt2emb.core import compare
-
-        output.render(compare.side_by_side(results), json, lines=jsonl)
-        return ExitCode.OK
-    output.render(results[0], json, lines=jsonl)
-    return ExitCode.OK
+    return _shown(results, json, jsonl)

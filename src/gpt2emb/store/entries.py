@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
-from gpt2emb import families, limits
+from gpt2emb import families, limits, measures
 from gpt2emb.errors import LONE_SURROGATE, DamagedEntry, UsageError
 from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
@@ -258,24 +258,26 @@ def _fingerprint(path: Path, sha256: bool = False) -> str:
     return f"{crc:08x}"
 
 
+def _own_key(manifest: dict[str, Any]) -> str:
+    """The manifest's key of its own checksum (format 3's: its SHA-256)."""
+    return "sha256_self" if manifest.get("format") == SHA256_FORMAT else SELF_CHECK
+
+
 def _manifest_digest(manifest: dict[str, Any]) -> str:
     """The CRC-32 of the manifest's own fields (all but this one): a damaged manifest is noticed too (format
     3's: their SHA-256)."""
+    body = json.dumps({k: v for k, v in manifest.items() if k != _own_key(manifest)}, sort_keys=True).encode()
     if manifest.get("format") == SHA256_FORMAT:
         import hashlib
 
-        body = {k: v for k, v in manifest.items() if k != "sha256_self"}
-        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-    body = {k: v for k, v in manifest.items() if k != SELF_CHECK}
-    return f"{zlib.crc32(json.dumps(body, sort_keys=True).encode()):08x}"
+        return hashlib.sha256(body).hexdigest()
+    return f"{zlib.crc32(body):08x}"
 
 
 def _row_norms(wte: np.ndarray) -> np.ndarray:
     """Each row's norm as stored: summed in float64 (in float32 the squares of tiny or huge rows under- or
     overflow). A norm past float32's range is stored as inf: such a row gets no fast bound, and is scored
     exactly."""
-    from gpt2emb import measures  # a build's only: a warm open does not build measures' records
-
     with np.errstate(over="ignore"):
         return measures.row_norms(wte).astype(np.float32)
 
@@ -323,8 +325,7 @@ def _read_manifest(entry: Path) -> dict[str, Any]:
         raise ValueError("manifest.json is damaged: it is not a JSON object")
     if manifest.get("format") not in (FORMAT, SHA256_FORMAT):
         raise _OtherVersion("it was written by another version of gpt2emb")
-    own = "sha256_self" if manifest["format"] == SHA256_FORMAT else SELF_CHECK
-    if manifest.get(own) != _manifest_digest(manifest):
+    if manifest.get(_own_key(manifest)) != _manifest_digest(manifest):
         raise ValueError("manifest.json is damaged: it does not match its checksum")
     return manifest
 
