@@ -231,31 +231,40 @@ class _Session(code.InteractiveInterpreter):
 
 
 # what may differ between two runs of the same example: a number by BLAS rounding (1e-3 on the 3 or 4 decimals
-# shown), a timing, a hash naming a local folder's files (their times and inode) or a cache entry
+# shown), a timing, a hash naming a local folder's files (their times and inode) or a cache entry. A number in
+# exponent form (`2.3e-08`, `1e-5`) is read whole and compared relatively; below NOISE it is float32 rounding
+# noise, whose digits differ between CPUs' kernels, so any two such values are alike.
 TOKEN = re.compile(
-    r"(?P<time>\d+\.\d+ s\b)|(?P<hash>\b[0-9a-f]{12,}\b)|(?P<number>[-+]?\d[\d,]*\.\d+)"
+    r"(?P<time>\d+\.\d+ s\b)|(?P<hash>\b[0-9a-f]{12,}\b)"
+    r"|(?P<exponent>[-+]?\d+(?:\.\d+)?[eE][-+]?\d+\b)|(?P<number>[-+]?\d[\d,]*\.\d+)"
     r"|(?P<space>\s+)|(?P<text>.)",
     re.DOTALL,
 )
+DECIMALS = 1e-3  # absolute, on a number shown with 3 or 4 decimals
+RELATIVE = 1e-3  # on a number in exponent form
+NOISE = 1e-6  # an exponent-form value below it, on both sides, is rounding noise
 
 
 def tokens(text: str) -> list[tuple[str, str]]:
     return [(m.lastgroup or "", m.group()) for m in TOKEN.finditer(text)]
 
 
+def alike(kind: str, x: str, y: str) -> bool:
+    """Whether two tokens of one kind may stand for each other in an example's output."""
+    if kind == "number":
+        return abs(float(x.replace(",", "")) - float(y.replace(",", ""))) <= DECIMALS
+    if kind == "exponent":
+        a, b = float(x), float(y)
+        return (abs(a) < NOISE and abs(b) < NOISE) or abs(a - b) <= RELATIVE * max(abs(a), abs(b))
+    return kind != "text" or x == y
+
+
 def same_output(shown: str, made: str) -> bool:
-    """shown and made alike but for numbers within 1e-3, timings, hashes and the spaces that pad a column."""
+    """shown and made alike but for numbers within their tolerance, timings, hashes and column padding."""
     a, b = tokens(shown), tokens(made)
-    if len(a) != len(b):
-        return False
-    for (kind, x), (kind_b, y) in zip(a, b, strict=True):
-        if kind != kind_b:
-            return False
-        if kind == "number" and abs(float(x.replace(",", "")) - float(y.replace(",", ""))) > 1e-3:
-            return False
-        if kind == "text" and x != y:
-            return False
-    return True
+    return len(a) == len(b) and all(
+        kind == kind_b and alike(kind, x, y) for (kind, x), (kind_b, y) in zip(a, b, strict=True)
+    )
 
 
 # --- the blocks of a page --------------------------------------------------------------------------------

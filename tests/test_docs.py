@@ -23,6 +23,17 @@ def test_same_output_tolerates_rounding_and_padding_but_not_a_change() -> None:
     assert not same_output(shown, shown.replace("cats", "dogs"))
 
 
+def test_a_number_in_exponent_form_is_compared_whole_and_relatively() -> None:
+    shown = "the tied model's gradient (to 1e-5 relative): yes (relative difference 2.3e-08)"
+    # float32 rounding noise of another CPU's kernels: both under the bound of 1e-6
+    assert same_output(shown, shown.replace("2.3e-08", "2.9e-08"))
+    assert same_output(shown, shown.replace("2.3e-08", "4e-07"))
+    assert not same_output(shown, shown.replace("2.3e-08", "2.3e-05"))  # no longer noise
+    assert not same_output(shown, shown.replace("1e-5", "1e-4"))  # a stated bound is exact to 1e-3 relative
+    assert not same_output(shown, shown.replace("1e-5", "1.1e-5"))
+    assert same_output("scale 3.0e+02", "scale 3.0001e+02")
+
+
 RUNS = re.compile(r"```(console|sh|python|pycon)\n|<!-- help:|`gpt2emb ")
 PAGES = [p for p in pages() if RUNS.search(p.read_text())]
 
