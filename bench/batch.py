@@ -1,6 +1,6 @@
 """Time neighbors for 1, 10 and 100 words in one call, warm, in-process (the math, not the process start).
 
-    python bench/batch.py [--runs 7]       # prints a markdown table; needs ../shared/gpt2-vocab
+    python bench/batch.py [--runs 7]       # prints a markdown table
 
 It builds GPT-2- and gpt2-xl-shaped folders (random rows, the real tokenizer) in a temporary folder, opens
 each once so its cache entry exists, then times `core.neighbors.neighbors` on the same words, interleaving the

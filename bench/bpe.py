@@ -1,6 +1,6 @@
 """Time bpe.py's merge loop against the `tokenizers` library on long one-word texts (issue 24, item 1).
 
-    python bench/bpe.py [--runs 5] [--lengths 2500,10000,20000] [--command]   # needs ../shared/gpt2-vocab
+    python bench/bpe.py [--runs 5] [--lengths 2500,10000,20000] [--command]
 
 On GPT-2's real vocabulary, for each kind of text (a run of `a`, of `ab`, of digits, of CJK letters) at each
 length in characters, the whole text is one pre-token. Timed: `Bpe.word` on its byte-level spelling (the merge

@@ -1,6 +1,6 @@
 """Time the chapter's `input` against `neighbors`, and `geometry` against a plain numpy script, warm.
 
-    python bench/chapter.py [--runs 5] [--no-geometry]   # prints markdown tables; needs ../shared/gpt2-vocab
+    python bench/chapter.py [--runs 5] [--no-geometry]   # prints markdown tables
 
 It builds gpt2- and gpt2-xl-shaped folders (random wte/wpe, GPT-2's real tokenizer, as bench/run.py does),
 opens each once so its cache entry exists, then runs each command as a whole process, round after round

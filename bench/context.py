@@ -5,7 +5,7 @@ after one warm-up round, median and range.
     python bench/context.py                 # gpt2-shaped; a few minutes
     python bench/context.py --runs 5 --model gpt2-xl
 
-The checkpoint is GPT-2-shaped with GPT-2's real tokenizer (../shared/gpt2-vocab), random wte/wpe and zeros
+The checkpoint is GPT-2-shaped with GPT-2's real tokenizer (tests/data/gpt2-vocab), random wte/wpe and zeros
 in the blocks (bench/run.py's make_checkpoint): the arithmetic is the same as with real weights. It is served
 as openai-community/<model> by the tests' loopback fake Hub; the first use (not timed here beyond one run)
 fetches the weights into the HF cache and builds gpt2emb's entry from them. The plain script loads the same

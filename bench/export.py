@@ -1,6 +1,6 @@
 """Time `gpt2emb export` on a gpt2-xl-shaped table, and its peak memory.
 
-    python bench/export.py [--runs 3] [--out docs/performance.md]  # needs ../shared/gpt2-vocab; 5 minutes
+    python bench/export.py [--runs 3] [--out docs/performance.md]  # needs tests/data/gpt2-vocab; 5 minutes
 
 It builds a gpt2-xl-shaped folder as bench/run.py does (GPT-2's real tokenizer, random wte and wpe: 50,257 x
 1,600 and 1,024 x 1,600), opens it once so its cache entry exists, then runs each export as a whole process,

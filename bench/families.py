@@ -1,7 +1,7 @@
 """A warm query on roberta-base against gpt2, and the bytes a first use of roberta-base and of a rotary
 model (SmolLM-135M-shaped) fetches from a Hub.
 
-    python bench/families.py [--runs 5]      # prints markdown tables; needs ../shared/gpt2-vocab
+    python bench/families.py [--runs 5]      # prints markdown tables
 
 (a) Warm `neighbors cat --json` on a roberta-base-shaped folder and a gpt2-shaped one, as bench/chapter.py
 times its rows: each folder opened once so its cache entry exists, then each command as a whole process,
@@ -15,7 +15,7 @@ file (HEAD requests carry no body), and the total checked against the bytes the 
 The roberta-base checkpoint has RoBERTa's real layout and shapes: every parameter of transformers'
 RobertaForMaskedLM at roberta-base's config (built on the meta device: no memory), 50,265 x 768 token rows,
 514 position rows, a token-type row and the embedding layer norm; random token and position rows, zeros
-elsewhere. Its tokenizer is GPT-2's vocabulary (../shared/gpt2-vocab) with RoBERTa's five special tokens
+elsewhere. Its tokenizer is GPT-2's vocabulary (tests/data/gpt2-vocab) with RoBERTa's five special tokens
 added after it: GPT-2's vocabulary under RoBERTa's layout (the real RoBERTa holds the same byte-level BPE
 pieces under other ids). The gpt2 folder is bench/run.py's; both draw their token rows from one seed, so
 they hold the same rows under the same ids and must answer alike (checked).

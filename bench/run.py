@@ -3,7 +3,7 @@
     pip install -e ".[bench]" && python bench/run.py          # about 10 minutes; writes docs/performance.md
 
 It builds gpt2- and gpt2-xl-shaped checkpoints in a temporary folder (real shapes, GPT-2's real tokenizer from
-../shared/gpt2-vocab, random wte and wpe, zeros elsewhere), serves them from a loopback fake Hub, and times
+tests/data/gpt2-vocab, random wte and wpe, zeros elsewhere), serves them from a loopback fake Hub, and times
 each way as a whole process (wall time and peak RSS, median of several runs after one warm-up run):
 the lab way (transformers AutoModel + AutoTokenizer + torch cosine), gensim's KeyedVectors loaded
 memory-mapped, and gpt2emb with a warm cache. It also counts the bytes a first use downloads and times
@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fakehub import Content, DiskFile, FakeHub, Repo, VirtualFile  # noqa: E402  (the tests' fake Hub and shapes)
 from tinymodel import gpt2_tensor_shapes, virtual_safetensors  # noqa: E402
 
-VOCAB = ROOT.parent / "shared" / "gpt2-vocab"
+VOCAB = ROOT / "tests" / "data" / "gpt2-vocab"  # GPT-2's real tokenizer files (MIT)
 SHAPES = {"gpt2": (768, 12, 12), "gpt2-xl": (1600, 48, 25)}
 BIN = Path(sys.executable).parent
 # the sections of docs/performance.md written here; the others (bench/eval.py's, ...) are kept as they stand
@@ -88,8 +88,6 @@ def interleaved(cmds: list[list[str]], env: dict[str, str], runs: int) -> list[R
 def tokenizer_json() -> str:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    if not VOCAB.is_dir():
-        raise SystemExit(f"the benchmark needs GPT-2's vocabulary in {VOCAB}")
     tok = Tokenizer(models.BPE.from_file(str(VOCAB / "vocab.json"), str(VOCAB / "merges.txt")))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()

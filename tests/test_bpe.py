@@ -19,7 +19,7 @@ from gpt2emb.bpe import Bpe
 from gpt2emb.store import build
 from gpt2emb.tokens import Vocab
 
-from conftest import SHARED_VOCAB
+from conftest import GPT2_VOCAB
 from tinymodel import Tiny
 
 SURROUNDINGS = ("{c}", " {c}", "a{c}b", " {c}{c}x", "{c} 1", "x{c}'s  ", "\n{c}\t {c}")
@@ -37,7 +37,7 @@ def tokenizer_of(text: str) -> Any:
 def real_tokenizer() -> str:
     from tokenizers import Tokenizer, models, pre_tokenizers
 
-    tok = Tokenizer(models.BPE.from_file(str(SHARED_VOCAB / "vocab.json"), str(SHARED_VOCAB / "merges.txt")))
+    tok = Tokenizer(models.BPE.from_file(str(GPT2_VOCAB / "vocab.json"), str(GPT2_VOCAB / "merges.txt")))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.add_special_tokens(["<|endoftext|>"])
     text: str = tok.to_str()
@@ -81,8 +81,6 @@ def assert_same(ours: Bpe, theirs: Any, texts: list[str]) -> None:
 
 @pytest.mark.parametrize("which", ["tiny", "real"])
 def test_every_accepted_character_and_random_texts(which: str, tiny: Tiny) -> None:
-    if which == "real" and not SHARED_VOCAB.is_dir():
-        pytest.skip("needs ../shared/gpt2-vocab")
     text = tiny.tokenizer.to_str() if which == "tiny" else real_tokenizer()
     ours, theirs = encoder(text), tokenizer_of(text)
     chars = sorted(bpe._classes()[2])
@@ -91,7 +89,6 @@ def test_every_accepted_character_and_random_texts(which: str, tiny: Tiny) -> No
     assert_same(ours, theirs, random_texts(3000, seed=7))
 
 
-@pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab")
 def test_the_chapters_example_on_gpt2s_real_tokenizer() -> None:
     ours = encoder(real_tokenizer())
     # the issue's pieces: O, Bras, il, é, gig, ante

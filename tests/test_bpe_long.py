@@ -22,7 +22,7 @@ from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
 from test_bpe import encoder, real_tokenizer, tokenizer_of
 
-from conftest import FUZZ, SHARED_VOCAB
+from conftest import FUZZ, GPT2_VOCAB
 from tinymodel import build
 
 UNITS = {  # what long words repeat
@@ -37,7 +37,7 @@ UNITS = {  # what long words repeat
 LENGTHS = (2_500, 10_000, 20_000)
 REAL = pytest.param(
     "real",
-    marks=[pytest.mark.realvocab, pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared")],
+    marks=[pytest.mark.realvocab],
 )
 VOCABS = ["tiny", "runs", REAL]
 
@@ -204,7 +204,6 @@ def test_random_texts_give_the_librarys_ids(text: str, repeat: int) -> None:
 
 
 @pytest.mark.realvocab
-@pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab")
 @FUZZ
 @given(text=TEXTS, repeat=st.integers(1, 30))
 def test_random_texts_give_gpt2s_ids(text: str, repeat: int) -> None:

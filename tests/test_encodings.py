@@ -17,12 +17,11 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from conftest import SHARED_VOCAB, run_process
+from conftest import GPT2_VOCAB, run_process
 from tinymodel import gpt2_tensor_shapes, virtual_safetensors
 
 pytestmark = [
     pytest.mark.realvocab,
-    pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab"),
 ]
 
 ENCODINGS = ("cp1252", "ascii")
@@ -53,7 +52,7 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]
     root = tmp_path_factory.mktemp("encodings")
     folder = root / "modèle-🙂"
     folder.mkdir()
-    tok = Tokenizer(models.BPE.from_file(str(SHARED_VOCAB / "vocab.json"), str(SHARED_VOCAB / "merges.txt")))
+    tok = Tokenizer(models.BPE.from_file(str(GPT2_VOCAB / "vocab.json"), str(GPT2_VOCAB / "merges.txt")))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     rng = np.random.default_rng(11)

@@ -13,7 +13,7 @@ from gpt2emb.choices import Method, Rule
 from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.tokens import display
 
-from conftest import SHARED_VOCAB, run_cli, run_json
+from conftest import GPT2_VOCAB, run_cli, run_json
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files
 
@@ -175,12 +175,11 @@ def correct_per_section(
     return ours
 
 
-@pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab")
 def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
     """GPT-2's real vocabulary with random vectors, on (a tenth of) gensim's questions-words.txt."""
     from gensim.test.utils import datapath
 
-    pieces = json.loads((SHARED_VOCAB / "vocab.json").read_text(encoding="utf-8"))
+    pieces = json.loads((GPT2_VOCAB / "vocab.json").read_text(encoding="utf-8"))
     rng = np.random.default_rng(7)
     wte = rng.normal(size=(len(pieces), 24)).astype(np.float32)
     subset = tmp_path / "questions.txt"

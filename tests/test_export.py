@@ -28,7 +28,7 @@ from test_verify import BIG, POS, TWIN, big, big_files, flip_byte  # noqa: F401 
 from tiny_llama import TinyLlama
 from tiny_llama import build as build_llama
 
-from conftest import COMMIT, SHARED_VOCAB, run_cli, run_process
+from conftest import COMMIT, GPT2_VOCAB, run_cli, run_process
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files, save_local
 
@@ -391,16 +391,15 @@ def test_table_and_progress_on_a_terminal(hub: FakeHub, tiny: Tiny, tmp_path: Pa
 
 
 @pytest.mark.realvocab
-@pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab")
 def test_real_gpt2_vocabulary(tiny: Tiny, tmp_path: Path) -> None:
     """All 50,257 of GPT-2's tokens: keys are its vocab.json entries, and every metadata token reads back to
     the exact bytes of its entry."""
     from tokenizers import decoders, models, pre_tokenizers
 
-    tok = Tokenizer(models.BPE.from_file(str(SHARED_VOCAB / "vocab.json"), str(SHARED_VOCAB / "merges.txt")))
+    tok = Tokenizer(models.BPE.from_file(str(GPT2_VOCAB / "vocab.json"), str(GPT2_VOCAB / "merges.txt")))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    pieces = json.loads((SHARED_VOCAB / "vocab.json").read_text(encoding="utf-8"))
+    pieces = json.loads((GPT2_VOCAB / "vocab.json").read_text(encoding="utf-8"))
     by_id = [p for p, _ in sorted(pieces.items(), key=lambda kv: kv[1])]
     wte = np.random.default_rng(3).normal(0, 0.1, (len(by_id), 8)).astype(np.float32)
     real = dataclasses.replace(

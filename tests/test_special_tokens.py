@@ -20,7 +20,7 @@ from gpt2emb.errors import UsageError
 from gpt2emb.registry import GPT2_SPECIALS, MODELS, ROBERTA_SPECIALS
 from tiny_roberta import TinyRoberta, build
 
-from conftest import SHARED_VOCAB, run_cli, serve
+from conftest import GPT2_VOCAB, run_cli, serve
 from fakehub import FakeHub
 from tinymodel import Tiny, save_local
 
@@ -119,12 +119,10 @@ def test_a_text_written_as_a_special_token_the_model_lacks_is_refused_as_none(hu
 
 def test_the_registry_records_every_special_token_of_each_model() -> None:
     """Each named model has ids for its family's special tokens, within its vocabulary; GPT-2's are those
-    of its real vocabulary where a copy is at hand."""
+    of its real vocabulary."""
     for spec in MODELS:
         pattern = families.by_name(spec.shape.family).specials
         assert spec.special_ids and all(pattern.fullmatch(t) for t, _ in spec.special_ids), spec.name
         assert all(0 <= i < spec.shape.vocab_size for _, i in spec.special_ids), spec.name
-    vocab_file = SHARED_VOCAB / "vocab.json"
-    if vocab_file.is_file():
-        vocab = json.loads(vocab_file.read_text(encoding="utf-8"))
-        assert {t: vocab[t] for t, _ in GPT2_SPECIALS} == dict(GPT2_SPECIALS)
+    vocab = json.loads((GPT2_VOCAB / "vocab.json").read_text(encoding="utf-8"))
+    assert {t: vocab[t] for t, _ in GPT2_SPECIALS} == dict(GPT2_SPECIALS)

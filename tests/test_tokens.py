@@ -9,7 +9,7 @@ from gpt2emb.errors import UsageError
 from gpt2emb.store import build
 from gpt2emb.tokens import Vocab, display
 
-from conftest import SHARED_VOCAB, run_cli
+from conftest import GPT2_VOCAB, run_cli
 from tinymodel import Tiny, save_local
 
 
@@ -125,12 +125,11 @@ def test_display_shows_bytes_that_are_not_characters() -> None:
     assert display(to_byte_level("é")[:1]) == "\\xc3"  # half of a UTF-8 character
 
 
-@pytest.mark.skipif(not SHARED_VOCAB.is_dir(), reason="needs ../shared/gpt2-vocab")
 def test_real_gpt2_vocabulary(tmp_path: Path) -> None:
     """The dictionary fast path gives exactly what GPT-2's tokenizer gives, for every word it can answer."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    tok = Tokenizer(models.BPE.from_file(str(SHARED_VOCAB / "vocab.json"), str(SHARED_VOCAB / "merges.txt")))
+    tok = Tokenizer(models.BPE.from_file(str(GPT2_VOCAB / "vocab.json"), str(GPT2_VOCAB / "merges.txt")))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     vocab = make_vocab(tmp_path / "entry", tok.to_str())
@@ -145,7 +144,7 @@ def test_real_gpt2_vocabulary(tmp_path: Path) -> None:
         with pytest.raises(UsageError, match="raw bytes"):
             vocab.query(word, exact=False, pool=Pool.mean)
     checked = 0
-    for piece in json.loads((SHARED_VOCAB / "vocab.json").read_text(encoding="utf-8")):
+    for piece in json.loads((GPT2_VOCAB / "vocab.json").read_text(encoding="utf-8")):
         text = display(piece)
         if text.strip().isascii() and (text.strip().isalpha() or text.strip().isdigit()) and text.strip():
             for word in (text, text + "s", text.upper()):
