@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gpt2emb
-from gpt2emb import limits
+from gpt2emb import limits, registry
 from gpt2emb.errors import UnknownModel
 from gpt2emb.store import checkpoint
 
@@ -245,7 +245,8 @@ def test_tying_load_refuses_a_bad_pickle_and_runs_none_of_it(
     [
         ("x" * 256, "is not a model I know"),
         ("owner/a--b", "is not a Hub repo id"),
-        ("owner/" + "x" * 97, "the name at most 96 characters"),
+        ("owner/" + "x" * 97, "each part at most 96 characters"),
+        ("a" * 97 + "/b", "each part at most 96 characters"),  # the owner too: the Hub is never asked
         ("owner/x.git", "is not a Hub repo id"),
         ("owner/a..b", "is not a Hub repo id"),  # the Hub's rule, not "a model I know": repo-shaped
         ("owner/.hidden", "is not a Hub repo id"),
@@ -259,6 +260,34 @@ def test_a_name_no_file_or_repo_can_have_is_unknown(hub: FakeHub, name: str, sai
     assert hub.requests == []
     with pytest.raises(UnknownModel, match=said):
         gpt2emb.open(name)
+
+
+def test_an_owner_the_hub_cannot_hold_is_unknown_offline_too(
+    hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = run_cli("vector", "king", "-m", "a" * 97 + "/b")
+    assert result.exit_code == 3, clean(result)
+    assert "is not a Hub repo id" in result.stderr and hub.requests == []
+
+
+@given(
+    owner=st.text("ab-._git", min_size=1, max_size=100), name=st.text("ab-._git", min_size=1, max_size=100)
+)
+def test_a_repo_id_is_refused_exactly_when_huggingface_hub_refuses_it(owner: str, name: str) -> None:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    repo = f"{owner}/{name}"
+    try:
+        validate_repo_id(repo)
+        valid = True
+    except HFValidationError:
+        valid = False
+    try:
+        resolved = registry.resolve(repo).repo == repo
+    except UnknownModel:
+        resolved = False
+    assert resolved == valid, repo
 
 
 def test_a_repo_name_of_96_characters_is_asked_for(hub: FakeHub) -> None:

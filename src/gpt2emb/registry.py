@@ -79,10 +79,10 @@ DEFAULT_MODEL = "gpt2"
 _REPO_SHAPED = r"[^/\\\s]+/[^/\\\s]+"
 # what only a path looks like: a drive (C:\ or C:/) or a backslash (Windows), a start of /, ./ or ../
 _PATH = r"(?s)[A-Za-z]:[\\/]|\.{0,2}/|.*\\"
-# huggingface_hub's validate_repo_id: each part a run of [\w.-] between word characters, the name 1-96 long,
-# no -- or .., not ending in .git
+# huggingface_hub's validate_repo_id: each part (owner and name) a run of [\w.-] between word characters,
+# 1-96 long, no -- or .., not ending in .git
 _HUB_PART = r"[A-Za-z0-9_](?:[\w.-]*[A-Za-z0-9_])?"
-_HUB_RULE = rf"(?as)(?!.*(?:--|\.\.))(?!.*\.git$){_HUB_PART}/(?=.{{1,96}}$){_HUB_PART}"
+_HUB_RULE = rf"(?as)(?!.*(?:--|\.\.))(?!.*\.git$)(?=[^/]{{1,96}}/){_HUB_PART}/(?=.{{1,96}}$){_HUB_PART}"
 # a branch, tag or commit id as git allows them, kept to what can name a file of ours once quoted
 _REVISION = r"(?a)(?!.*\.\.)(?!.*//)[A-Za-z0-9_][\w./+-]{0,199}(?<![/.])"
 
@@ -136,7 +136,7 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
             raise UnknownModel(
                 f"{name[:120]}{'...' if len(name) > 120 else ''} is not a Hub repo id: the Hub names a repo "
                 "owner/name, each part of letters, digits, '-', '_' and '.', neither starting nor ending "
-                "with '-' or '.', without '--' or '..', and the name at most 96 characters"
+                "with '-' or '.', without '--' or '..', each part at most 96 characters"
             )
         return at_revision(ModelRef(name, repo=name), revision)
     close = difflib.get_close_matches(name.lower(), list(_names()), n=1, cutoff=0.6)
