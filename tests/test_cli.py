@@ -118,12 +118,20 @@ def test_positions(hub: FakeHub, tiny: Tiny) -> None:
         ("1024", "position 1024 does not exist: gpt2 learned 1,024 positions, 0 to 1023"),
         ("abc", "'abc' is not a position"),
         ("5-2", "range 5-2 runs backwards"),
-        ("-1", "No such option: -1"),
+        ("-1", "position -1 does not exist: positions count from 0"),  # not click's "No such option: -1"
+        ("--cels", "No such option: --cels"),  # an unknown option is still one
+        ("-x", "No such option: -x"),
     ],
 )
 def test_bad_positions(hub: FakeHub, arg: str, message: str) -> None:
     result = run_cli("positions", arg)
     assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
+
+
+def test_a_negative_position_is_told_before_any_model_is_opened(hub: FakeHub) -> None:
+    result = run_cli("positions", "0", "-5", "--json")
+    assert result.exit_code == 2 and "position -5 does not exist" in result.stderr
+    assert hub.requests == []
 
 
 def test_tying(hub: FakeHub, tiny: Tiny) -> None:

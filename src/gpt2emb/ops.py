@@ -50,7 +50,7 @@ _CHUNK = 4096  # rows scored exactly at a time: memory stays bounded however lar
 def dots(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Each row's dot product with v in float64. Products of float32 numbers are exact in float64 and each row
     is summed on its own (numpy's pairwise sum along the row), so a value depends on that row and v alone."""
-    rows64 = np.array(rows, dtype=np.float64, ndmin=2, copy=None)
+    rows64 = np.atleast_2d(np.asarray(rows, dtype=np.float64))  # a copy only where the dtype differs
     # np.add.reduce is what .sum(axis=1) runs, without its Python wrapper: this runs for every word of a batch
     result: np.ndarray = np.add.reduce(rows64 * np.asarray(v, dtype=np.float64), axis=1)
     return result

@@ -14,9 +14,12 @@ from gpt2emb.registry import DEFAULT_MODEL
 app = typer.Typer()
 
 
+# A negative number (positions -1) reaches the core, which says that the position does not exist, rather than
+# click's "No such option: -1"; an unknown option given here is still refused as one (in positions()).
 @app.command(
+    context_settings={"ignore_unknown_options": True},
     epilog="Examples:\n\n  gpt2emb positions 0 1 2 500\n\n  gpt2emb positions 0-5 1023 --json\n\n"
-    "  gpt2emb positions --heatmap\n\n  gpt2emb positions --png wpe.png"
+    "  gpt2emb positions --heatmap\n\n  gpt2emb positions --png wpe.png",
 )
 def positions(
     positions: Annotated[
@@ -41,6 +44,9 @@ def positions(
     """Cosine similarity between rows of the position embedding wpe, with each row's norm."""
     from gpt2emb.core import positions as core
 
+    unknown = [p for p in positions or [] if p.startswith("-") and not p[1:].replace("-", "").isdigit()]
+    if unknown:
+        raise UsageError(f"No such option: {unknown[0]} (see: gpt2emb positions --help)")
     if heatmap or png is not None:
         if positions:
             raise UsageError("give positions, or --heatmap/--png for all of them, not both")

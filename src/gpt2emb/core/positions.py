@@ -45,7 +45,9 @@ def spans_of(specs: list[str]) -> list[tuple[int, int]]:
             if lo > hi:
                 raise UsageError(f"range {s} runs backwards: write it low-high, as {hi}-{lo}")
             spans.append((lo, hi))
-        elif re.fullmatch(r"-?[0-9]{1,12}", s, re.ASCII):
+        elif re.fullmatch(r"-[0-9]{1,12}", s, re.ASCII):  # known before any model is opened
+            raise UsageError(f"position {s} does not exist: positions count from 0")
+        elif re.fullmatch(r"[0-9]{1,12}", s, re.ASCII):
             spans.append((int(s), int(s)))
         else:
             raise UsageError(f"{spec!r} is not a position: write a whole number or a range such as 0-5")
