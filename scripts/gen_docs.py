@@ -259,12 +259,23 @@ def alike(kind: str, x: str, y: str) -> bool:
     return kind != "text" or x == y
 
 
-def same_output(shown: str, made: str) -> bool:
-    """shown and made alike but for numbers within their tolerance, timings, hashes and column padding."""
+def same_output(shown: str, made: str, hashes: dict[str, str] | None = None) -> bool:
+    """shown and made alike but for numbers within their tolerance, timings, hashes and column padding.
+
+    hashes: what the page's earlier outputs have paired (each shown hash with the hash made in its place),
+    so that one hash shown twice on a page stands for one hash made, and two shown hashes for two."""
     a, b = tokens(shown), tokens(made)
-    return len(a) == len(b) and all(
-        kind == kind_b and alike(kind, x, y) for (kind, x), (kind_b, y) in zip(a, b, strict=True)
-    )
+    pairs = dict(hashes or {})
+    for (kind, x), (kind_b, y) in zip(a, b, strict=False):
+        if kind != kind_b or not alike(kind, x, y):
+            return False
+        if kind == "hash" and pairs.setdefault(x, y) != y:
+            return False
+    if len(a) != len(b) or len(set(pairs.values())) != len(pairs):
+        return False
+    if hashes is not None:
+        hashes.update(pairs)
+    return True
 
 
 # --- the blocks of a page --------------------------------------------------------------------------------
@@ -312,9 +323,17 @@ def generate(text: str, space: Workspace, on_command: Callable[[str, str, int], 
     """text with every console and pycon block's output made again in `space`, and its sh and python blocks
     run; on_command(kind, command, exit code) is told of each one run."""
 
+    hashes: dict[str, str] = {}  # the page's shown hashes, each with the one made in its place
+
     def block(m: re.Match[str]) -> str:
         made = made_again(m)
-        return m.group(0) if same_output(m.group(0), made) else made  # no churn from rounding or a hash
+        if same_output(m.group(0), made, hashes):
+            return m.group(0)  # no churn from rounding or a hash
+        # made again: a hash the page already shows keeps its shown spelling, so the page stays one run's
+        shown_as = {y: x for x, y in hashes.items()}
+        made = "".join(shown_as.get(t, t) if kind == "hash" else t for kind, t in tokens(made))
+        hashes.update({t: t for kind, t in tokens(made) if kind == "hash" and t not in hashes})
+        return made
 
     def made_again(m: re.Match[str]) -> str:
         kind, body = m.group(1), m.group(2)

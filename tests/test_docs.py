@@ -34,6 +34,16 @@ def test_a_number_in_exponent_form_is_compared_whole_and_relatively() -> None:
     assert same_output("scale 3.0e+02", "scale 3.0001e+02")
 
 
+def test_one_hash_shown_twice_on_a_page_stands_for_one_hash_made() -> None:
+    seen: dict[str, str] = {}
+    assert same_output("commit b36796fb3532", "commit 0123456789ab", seen)
+    assert same_output("entry b36796fb3532 ok", "entry 0123456789ab ok", seen)
+    # the same entry shown under another commit further down the page (docs/commands/cache.md did)
+    assert not same_output("entry 8c56684aa528 ok", "entry 0123456789ab ok", seen)
+    assert not same_output("b36796fb3532 8c56684aa528", "0123456789ab 0123456789ab")
+    assert same_output("b36796fb3532 8c56684aa528", "0123456789ab ba9876543210")
+
+
 RUNS = re.compile(r"```(console|sh|python|pycon)\n|<!-- help:|`gpt2emb ")
 PAGES = [p for p in pages() if RUNS.search(p.read_text())]
 
