@@ -108,6 +108,18 @@ def test_sizes_table_at_80_columns() -> None:
     assert max(len(line) for line in result.stdout.splitlines()) <= 80
 
 
+@pytest.mark.parametrize("dtype, width", [("fp32", 4), ("fp16", 2)])
+def test_the_table_says_its_mb_are_10_to_the_6_bytes(dtype: str, width: int) -> None:
+    """Exercise 2 is worked by hand: the table's MB must be the one it says it is, not MiB."""
+    result = run_cli("sizes", "--dtype", dtype)
+    assert "MB: 10^6 bytes (a MiB, 2^20 bytes, is 1.048576 MB)" in result.stdout
+    xl = registry.find("xl")
+    assert xl is not None
+    n = xl.shape.vocab_size * xl.shape.d_model + xl.shape.n_positions * xl.shape.d_model
+    row = next(line for line in result.stdout.splitlines() if line.strip().startswith("wte+wpe MB"))
+    assert row.split()[-1] == f"{n * width / 1e6:,.1f}"  # 328.2 for fp32: MiB would give 313.0
+
+
 # ---------------------------------------------------------------- sizes -m: any model, from its headers
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
+from rich.text import Text
 
 from gpt2emb.output.layout import (
     _Matrix,
@@ -74,6 +75,11 @@ def _(result: SizesResult, dims: int | None) -> RenderableType:
         if counted
         else "GPT-2 sizes: wte is the largest single piece in all four"
     )
-    return _Matrix(
+    matrix = _Matrix(
         title, ["_"], [r[:1] for r in rows], [f"{m.name}>" for m in result.models], [r[1:] for r in rows]
     )
+    return Group(matrix, Text(MB_MEANS))
+
+
+# the chapter's exercise 2 is worked by hand: a reader counting in MiB would get 313.0 for gpt2-xl, not 328.2
+MB_MEANS = "MB: 10^6 bytes (a MiB, 2^20 bytes, is 1.048576 MB)"
