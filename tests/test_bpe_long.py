@@ -22,7 +22,7 @@ from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
 from test_bpe import encoder, real_tokenizer, tokenizer_of
 
-from conftest import FUZZ, GPT2_VOCAB
+from conftest import FUZZ
 from tinymodel import build
 
 UNITS = {  # what long words repeat

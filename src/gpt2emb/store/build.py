@@ -255,7 +255,7 @@ def _locked(parent: Path, commit: str, blocking: bool = True) -> Iterator[None]:
     from filelock import FileLock
 
     parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(parent / f"{commit}.lock"), blocking=blocking):
+    with FileLock(str(parent / f"{commit}.lock"), timeout=-1 if blocking else 0):  # 0: one try (any filelock)
         yield
 
 

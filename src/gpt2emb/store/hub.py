@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import re
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from gpt2emb.errors import BadModel, Gpt2embError, NetworkError, NotCached, UnknownModel, UsageError
 from gpt2emb.report import Task
@@ -137,20 +137,29 @@ def offline() -> bool:
 def file(repo: str, filename: str, revision: str, bar: bool = False) -> Path | None:
     """A file of a Hub repo, from the HF cache or downloaded into it; None if the repo has no such file."""
     from huggingface_hub import errors, hf_hub_download
-    from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
 
-    with errors_of(repo, revision), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # it warns when HF_HUB_DISABLE_PROGRESS_BARS overrides us
-        # a bar for a few kilobytes is noise; a whole pickle checkpoint keeps huggingface_hub's own bar
-        with disable_progress_bars("huggingface_hub.http_get") if not bar else contextlib.nullcontext():
-            try:
-                return Path(hf_hub_download(repo, filename, revision=revision))
-            except errors.RemoteEntryNotFoundError:
-                return None
-            except errors.LocalEntryNotFoundError:
-                if filename == "config.json":
-                    raise
-                return None  # offline: an optional file that was never fetched counts as absent
+    # a bar for a few kilobytes is noise; a whole pickle checkpoint keeps huggingface_hub's own bar
+    silent = None if bar else _silent_bar()
+    with errors_of(repo, revision):
+        try:
+            return Path(hf_hub_download(repo, filename, revision=revision, tqdm_class=silent))
+        except errors.RemoteEntryNotFoundError:
+            return None
+        except errors.LocalEntryNotFoundError:
+            if filename == "config.json":
+                raise
+            return None  # offline: an optional file that was never fetched counts as absent
+
+
+def _silent_bar() -> type[Any]:
+    """huggingface_hub's bar, off for the one download it is given to (no library-wide switch)."""
+    from huggingface_hub.utils import tqdm  # type: ignore[attr-defined]
+
+    class Silent(tqdm):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **{**kwargs, "disable": True})
+
+    return Silent
 
 
 def size(repo: str, filename: str, commit: str) -> int | None:
