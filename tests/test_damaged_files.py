@@ -275,7 +275,8 @@ def test_an_owner_the_hub_cannot_hold_is_unknown_offline_too(
     owner=st.text("ab-._git", min_size=1, max_size=100), name=st.text("ab-._git", min_size=1, max_size=100)
 )
 def test_a_repo_id_is_refused_exactly_when_huggingface_hub_refuses_it(owner: str, name: str) -> None:
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]
 
     repo = f"{owner}/{name}"
     try:

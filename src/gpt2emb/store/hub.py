@@ -155,9 +155,9 @@ def _silent_bar() -> type[Any]:
     """huggingface_hub's bar, off for the one download it is given to (no library-wide switch)."""
     from huggingface_hub.utils import tqdm  # type: ignore[attr-defined]
 
-    class Silent(tqdm):  # type: ignore[misc]
+    class Silent(tqdm):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **{**kwargs, "disable": True})
+            super().__init__(*args, **{**kwargs, "disable": True})  # type: ignore[no-untyped-call]
 
     return Silent
 
