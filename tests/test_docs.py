@@ -114,6 +114,17 @@ def test_the_readme_is_short_and_maps_the_chapter_early() -> None:
     assert first <= 80, f"the chapter's map reaches context only at line {first}"
 
 
+def test_the_docs_speak_to_users_not_of_the_machines_they_were_written_on() -> None:
+    said = re.compile(r"machines (this|they)|this machine|\.\./shared", re.IGNORECASE)
+    found = [
+        f"{p.relative_to(ROOT)}: {line}"
+        for p in pages()
+        for line in p.read_text().splitlines()
+        if said.search(line)
+    ]
+    assert found == []
+
+
 def test_ci_runs_the_readme_test_command() -> None:
     commands = re.findall(r"```sh\n(.+?)\n```", README.read_text())
     install_and_run, install_and_test = commands[0], commands[1]
