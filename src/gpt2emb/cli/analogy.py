@@ -51,8 +51,9 @@ def analogy(
         typer.Argument(
             help="Three words A B C (king man woman: A - B + C), or a sum as the chapter writes it: "
             "king - man + woman - boy + girl, any number of terms, each after the first + WORD or - WORD, "
-            "as arguments or in one quoted argument. Space a sign from its word: -man is read as an "
-            "option. - alone reads questions from stdin, one per line.",
+            "as arguments or in one quoted argument. Space a sign from its word: an argument that starts "
+            "with a dash is read as options, -man as -m an. - alone reads questions from stdin, one per "
+            "line.",
             metavar="WORDS",
             show_default=False,
         ),
