@@ -187,8 +187,8 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "a": maybe_text,
     "b": maybe_text,
     "c": maybe_text,
-    "positive": lambda name, value: None if value is None else listed_words(value, name),
-    "negative": lambda name, value: None if value is None else listed_words(value, name),
+    "positive": lambda name, value: maybe_words(value, name),
+    "negative": lambda name, value: maybe_words(value, name),
     "pool": one_of(Pool),
     "method": one_of(Method),
     "fmt": one_of(Format),
@@ -247,8 +247,10 @@ def words_of(words: str | Sequence[str], name: str = "words") -> list[str]:
     return listed
 
 
-def listed_words(words: str | Sequence[str], name: str) -> list[str]:
-    """words_of, an empty list allowed (gensim's negative=[])."""
+def maybe_words(words: str | Sequence[str] | None, name: str) -> list[str] | None:
+    """words_of, None and an empty list allowed (analogy's positive and negative, gensim's negative=[])."""
+    if words is None:
+        return None
     empty = isinstance(words, Sequence) and not isinstance(words, str) and len(words) == 0
     return [] if empty else words_of(words, name)
 

@@ -285,8 +285,8 @@ class Embeddings(Opened):
         restrict: int | None = None,
         whole_words: bool = False,
     ) -> batch.Answers[AnalogyResult]:
-        """Each question `A B C` (white space between the words), answered as `analogy A B C` is: one
-        AnalogyResult (or batch.FailedLine) per question."""
+        """Each question `A B C` (white space between the words) or a sum `king - man + woman`, answered as
+        `analogy` answers it: one AnalogyResult (or batch.FailedLine) per question."""
         options, restriction = self._ranked(k, exact, pool, keep_inputs, among, restrict, whole_words)
         questions_ = contract.blocks_of(questions, "questions")
         return each_analogy_in(self, questions_, options, Method(method), restriction)
