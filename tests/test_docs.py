@@ -21,6 +21,9 @@ def test_same_output_tolerates_rounding_and_padding_but_not_a_change() -> None:
     assert not same_output(shown, shown.replace("0.9889", "0.9899"))  # past 1e-3
     assert not same_output(shown, shown.replace("290", "291"))  # an id is exact
     assert not same_output(shown, shown.replace("cats", "dogs"))
+    # a number in scientific notation is one number: 2.3e-08 was 2.3, e, -08, and 2.3 against 2.9 drifted
+    assert same_output("relative difference 2.3e-08)", "relative difference 2.9e-08)")
+    assert not same_output("difference 2.3e-01", "difference 2.9e-01")
 
 
 RUNS = re.compile(r"```(console|sh|python|pycon)\n|<!-- help:|`gpt2emb ")
