@@ -108,7 +108,8 @@ def schema_of(args: Sequence[str]) -> tuple[str, str] | None:
         "eval": any(a == "--eval" or a.startswith("--eval=") for a in args),
         "heatmap": any(a in ("--heatmap", "--png") or a.startswith("--png=") for a in args),
         "jsonl": "--jsonl" in args,
-        "stdin": "-" in args,
+        # analogy's - after a word is a sign of its sum (king - man + woman); - in place of the words, stdin
+        "stdin": "-" in (args[1:2] if command == "analogy" else args),
         "side-by-side": len(_models(args)) > 1,
     }
     mode = next((m for m, on in triggered.items() if on and m in modes), "json")

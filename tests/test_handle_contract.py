@@ -198,7 +198,8 @@ CALLS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
     "analogy": (
         handle.Embeddings.analogy,
         {"a": "king", "b": "man", "c": "woman", "k": 2, "exact": False, "pool": "mean", "keep_inputs": False,
-         "method": "add", "among": None, "restrict": None, "whole_words": False},
+         "method": "add", "among": None, "restrict": None, "whole_words": False, "positive": None,
+         "negative": None},
     ),
     "similarity": (handle.Embeddings.similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}),
     "positions": (handle.Embeddings.positions, {"positions": [0, 1]}),

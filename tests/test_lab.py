@@ -185,7 +185,7 @@ def test_the_second_analogy_failing_is_part_3_too(hub: FakeHub, monkeypatch: pyt
     real = analogy.analogy
 
     def left_out_fails(*args: Any, **kwargs: Any) -> Any:
-        if not args[7]:  # keep_inputs
+        if not args[2].keep_inputs:  # analogy(model, terms, options, ...)
             raise NetworkError("the Hub did not answer")
         return real(*args, **kwargs)
 

@@ -20,6 +20,11 @@ from gpt2emb.tokens import Query
 REL = 1e-9  # float64 against float64, summed in other orders: far below any changed constant
 
 
+def ops_abc(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> list[ops.Signed]:
+    """A - B + C as the signed terms of ops' analogy functions."""
+    return [(1, a), (-1, b), (1, c)]
+
+
 def unit64(rows: np.ndarray) -> np.ndarray:
     w = rows.astype(np.float64)
     return np.array([r / np.linalg.norm(r) for r in w])
@@ -53,8 +58,10 @@ def cosmul_loop(wte: np.ndarray, a: int, b: int, c: int, eps: float = 1e-6) -> n
 def test_3cosmul_equals_gensim_where_its_epsilon_counts() -> None:
     wte, a, b, c = near_opposite(np.random.default_rng(5), 64, 16)
     norms = np.linalg.norm(wte.astype(np.float64), axis=1).astype(np.float32)
-    rankings = ops.cosine_rankings(wte, norms, ops.analogy_vectors(wte[a], wte[b], wte[c], Method.cosmul))
-    ranking = ops.analogy_of(rankings, Method.cosmul)
+    rankings = ops.cosine_rankings(
+        wte, norms, ops.analogy_vectors(abc := ops_abc(wte[a], wte[b], wte[c]), Method.cosmul)
+    )
+    ranking = ops.analogy_of(rankings, abc, Method.cosmul)
     got = ranking.top(20, exclude=(a, b, c))
     expected = gensim64(wte).most_similar_cosmul(positive=[f"t{a}", f"t{c}"], negative=[f"t{b}"], topn=20)
     assert [i for i, _ in got] == [int(key[1:]) for key, _ in expected]
@@ -428,7 +435,7 @@ def test_analogy_vectors_rank_as_the_definitions(method: Method, scale: float) -
     wte[:3] *= [[1.0], [0.2], [3.0]]  # raw lengths that make add and 3cosadd differ
     wte = (wte / np.abs(wte).max() * scale).astype(np.float32)
     wte[0, 0], wte[1, 0], wte[2, 0] = scale, -scale / 3, scale  # at 3e38, a - b + c is past float32
-    vectors = ops.analogy_vectors(wte[0], wte[1], wte[2], method)
+    vectors = ops.analogy_vectors(ops_abc(wte[0], wte[1], wte[2]), method)
     assert len(vectors) == 1 and vectors[0].dtype == np.float32 and np.isfinite(vectors[0]).all()
     with np.errstate(over="ignore"):  # a row near 3e38 has a norm past float32, as a cache stores it: inf
         norms = np.array([np.linalg.norm(r.astype(np.float64)) for r in wte]).astype(np.float32)
@@ -445,10 +452,10 @@ def test_3cosadd_with_a_zero_input_leaves_it_out_and_a_huge_vector_gets_a_bound(
     rng = np.random.default_rng(29)
     wte = rng.standard_normal((30, 6)).astype(np.float32)
     zero = np.zeros(6, dtype=np.float32)
-    (v,) = ops.analogy_vectors(wte[0], zero, wte[2], Method.cosadd)
+    (v,) = ops.analogy_vectors(ops_abc(wte[0], zero, wte[2]), Method.cosadd)
     expected = unit64(wte[[0]])[0] + unit64(wte[[2]])[0]
     assert cos64(v, expected) == pytest.approx(1.0, abs=1e-7)
-    (far,) = ops.analogy_vectors(wte[0] * np.float32(2.0**60), wte[1], wte[2], Method.add)
+    (far,) = ops.analogy_vectors(ops_abc(wte[0] * np.float32(2.0**60), wte[1], wte[2]), Method.add)
     assert np.isfinite(far).all() and 2.0**-40 <= np.linalg.norm(far.astype(np.float64)) <= 2.0**40
     assert cos64(far, wte[0].astype(np.float64) * 2.0**60 - wte[1] + wte[2]) == pytest.approx(1.0, abs=1e-7)
 
@@ -457,8 +464,10 @@ def test_3cosadd_with_a_zero_input_leaves_it_out_and_a_huge_vector_gets_a_bound(
 def test_3cosmul_bounds_hold_every_exact_score(seed: int) -> None:
     wte, a, b, c = near_opposite(np.random.default_rng(seed), 80, 12)
     norms = np.linalg.norm(wte.astype(np.float64), axis=1).astype(np.float32)
-    rankings = ops.cosine_rankings(wte, norms, ops.analogy_vectors(wte[a], wte[b], wte[c], Method.cosmul))
-    ranking = ops.analogy_of(rankings, Method.cosmul)
+    rankings = ops.cosine_rankings(
+        wte, norms, ops.analogy_vectors(abc := ops_abc(wte[a], wte[b], wte[c]), Method.cosmul)
+    )
+    ranking = ops.analogy_of(rankings, abc, Method.cosmul)
     loop = cosmul_loop(wte, a, b, c)
     assert (ranking.lo <= loop).all() and (loop <= ranking.hi).all()
     assert np.isfinite(ranking.lo).all()

@@ -184,9 +184,11 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "model": maybe_model,
     "models": models_of,
     "file": path,
-    "a": text,
-    "b": text,
-    "c": text,
+    "a": maybe_text,
+    "b": maybe_text,
+    "c": maybe_text,
+    "positive": lambda name, value: maybe_words(value, name),
+    "negative": lambda name, value: maybe_words(value, name),
     "pool": one_of(Pool),
     "method": one_of(Method),
     "fmt": one_of(Format),
@@ -243,6 +245,42 @@ def words_of(words: str | Sequence[str], name: str = "words") -> list[str]:
     for n, w in enumerate(listed):
         text(name if isinstance(words, str) else f"{name}[{n}]", w)
     return listed
+
+
+def maybe_words(words: str | Sequence[str] | None, name: str) -> list[str] | None:
+    """words_of, None and an empty list allowed (analogy's positive and negative, gensim's negative=[])."""
+    if words is None:
+        return None
+    empty = isinstance(words, Sequence) and not isinstance(words, str) and len(words) == 0
+    return [] if empty else words_of(words, name)
+
+
+def signed_words(
+    a: str | None,
+    b: str | None,
+    c: str | None,
+    positive: Sequence[str] | None,
+    negative: Sequence[str] | None,
+) -> list[tuple[str, str]]:
+    """analogy's words from Python, as (sign, word) in the order of the sum: a, b and c (a - b + c), or the
+    positive words then the negative ones (gensim's most_similar(positive, negative)), not both."""
+    given = [w for w in (a, b, c) if w is not None]
+    if positive is None and negative is None:
+        if a is None or b is None or c is None:
+            raise UsageError(
+                f"give three words a, b and c (a - b + c), not {len(given)}, or the words of a sum as gensim "
+                "takes them: positive=['king', 'woman'], negative=['man']"
+            )
+        return [("+", a), ("-", b), ("+", c)]
+    if given:
+        raise UsageError("give a, b and c, or positive and negative, not both")
+    plus, minus = list(positive or []), list(negative or [])
+    if not plus or len(plus) + len(minus) < 2:
+        raise UsageError(
+            "a sum takes at least one positive word and two words in all, as in positive=['king', 'woman'], "
+            f"negative=['man'] (given: {len(plus)} positive, {len(minus)} negative)"
+        )
+    return [("+", w) for w in plus] + [("-", w) for w in minus]
 
 
 Choice = TypeVar("Choice", bound=Enum)

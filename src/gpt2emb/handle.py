@@ -21,7 +21,7 @@ from gpt2emb.core.vector import each_vector_in, vector_in
 from gpt2emb.core.words import restriction_of
 from gpt2emb.errors import UsageError, WrongType
 from gpt2emb.report import Reporter
-from gpt2emb.results.analogy import AnalogyResult
+from gpt2emb.results.analogy import AnalogyResult, Term
 from gpt2emb.results.cache import CacheResult, RefreshResult, VerifyResult
 from gpt2emb.results.compare import SideBySideResult
 from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult
@@ -101,9 +101,9 @@ class Embeddings(Opened):
 
     def analogy(
         self,
-        a: str,
-        b: str,
-        c: str,
+        a: str | None = None,
+        b: str | None = None,
+        c: str | None = None,
         k: int = 10,
         exact: bool = False,
         pool: Pool | str = Pool.mean,
@@ -112,12 +112,16 @@ class Embeddings(Opened):
         among: str | Path | None = None,
         restrict: int | None = None,
         whole_words: bool = False,
+        *,
+        positive: Sequence[str] | None = None,
+        negative: Sequence[str] | None = None,
     ) -> AnalogyResult:
-        """A is to B as C is to what: the k best tokens (of the candidates, as for neighbors), and where each
-        input itself ranks."""
-        a, b, c = contract.words_of([a, b, c])
+        """A is to B as C is to what (a - b + c), or the sum of the positive words less the negative ones
+        (gensim's most_similar(positive=[...], negative=[...]): the methods score as gensim's do): the k best
+        tokens (of the candidates, as for neighbors), and where each input itself ranks."""
+        signed = contract.signed_words(a, b, c, positive, negative)
         options, restriction = self._ranked(k, exact, pool, keep_inputs, among, restrict, whole_words)
-        return analogy_in(self, (a, b, c), options, Method(method), restriction)
+        return analogy_in(self, [Term(s, w) for s, w in signed], options, Method(method), restriction)
 
     def similarity(
         self, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
@@ -281,8 +285,8 @@ class Embeddings(Opened):
         restrict: int | None = None,
         whole_words: bool = False,
     ) -> batch.Answers[AnalogyResult]:
-        """Each question `A B C` (white space between the words), answered as `analogy A B C` is: one
-        AnalogyResult (or batch.FailedLine) per question."""
+        """Each question `A B C` (white space between the words) or a sum `king - man + woman`, answered as
+        `analogy` answers it: one AnalogyResult (or batch.FailedLine) per question."""
         options, restriction = self._ranked(k, exact, pool, keep_inputs, among, restrict, whole_words)
         questions_ = contract.blocks_of(questions, "questions")
         return each_analogy_in(self, questions_, options, Method(method), restriction)

@@ -4,7 +4,7 @@ rankings over wte, analogy (measures.py: the measures of rows and whole tables).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -333,27 +333,39 @@ def _safe(norms: np.ndarray) -> np.ndarray:
     return result
 
 
-def analogy_vectors(a: np.ndarray, b: np.ndarray, c: np.ndarray, method: Method) -> list[np.ndarray]:
-    """The vectors whose cosine rankings make an analogy's ranking (`analogy_of`): many questions' vectors
-    go through one matrix pass together. The ranking scores each row as the answer to "A is to B as C is to
-    ?" (higher is better):
+Signed = tuple[int, np.ndarray]  # a term of an analogy's sum: its sign (1 or -1) and its word's vector
 
-    add      the lab's arithmetic: cosine with v(A) - v(B) + v(C) on the raw rows;
-    3cosadd  cosine with unit(A) - unit(B) + unit(C) (gensim's most_similar(positive=[A, C], negative=[B]));
-    3cosmul  Levy and Goldberg's cos'(x, A) cos'(x, C) / (cos'(x, B) + 1e-6) with cos' = (1 + cos) / 2
-             (gensim's most_similar_cosmul).
+
+def in_order(terms: Sequence[Signed]) -> list[Signed]:
+    """The terms in an order of their own, whatever the order written: the positive ones first, each sign's
+    by the bytes of their vectors. Sums and products are taken in this order, so that the same terms in any
+    order give the same vector to the last bit (floating-point addition is not associative)."""
+    return sorted(terms, key=lambda t: (t[0] < 0, np.asarray(t[1], dtype=np.float32).tobytes()))
+
+
+def analogy_vectors(terms: Sequence[Signed], method: Method) -> list[np.ndarray]:
+    """The vectors whose cosine rankings make an analogy's ranking (`analogy_of`): many questions' vectors
+    go through one matrix pass together. The ranking scores each row as the answer to the signed sum of the
+    terms, "A is to B as C is to ?" for A - B + C (higher is better):
+
+    add      the lab's arithmetic: cosine with the sum of the signed raw rows, v(A) - v(B) + v(C);
+    3cosadd  cosine with the sum of the signed unit vectors, unit(A) - unit(B) + unit(C) (gensim's
+             most_similar(positive=[A, C], negative=[B]));
+    3cosmul  Levy and Goldberg's product of cos'(x, P) over the positive terms P, divided by the product of
+             cos'(x, N) over the negative ones N, plus 1e-6, with cos' = (1 + cos) / 2 (gensim's
+             most_similar_cosmul): cos'(x, A) cos'(x, C) / (cos'(x, B) + 1e-6).
     """
+    ordered = in_order(terms)
     if method is Method.cosmul:
-        return [a, b, c]
-    if method is Method.cosadd:  # in float64: the norm of a row near float32's largest numbers is past it
-        a, b, c = (np.asarray(v, dtype=np.float64) / n if (n := norm(v)) > 0 else v for v in (a, b, c))
-        return [_in_float32(a - b + c)]
-    with np.errstate(over="ignore"):
-        v = a - b + c  # the lab's arithmetic, in float32
-    # rows near 3e38: the sum is past float32, and the vector is taken in float64
-    if not np.isfinite(v).all():
-        v = np.asarray(a, dtype=np.float64) - b + c
-    return [_in_float32(v)]
+        return [v for _, v in ordered]
+    # in float64: a sum of rows near float32's largest numbers (or the norm of one) is past float32
+    vectors = [np.asarray(v, dtype=np.float64) for _, v in ordered]
+    if method is Method.cosadd:
+        vectors = [v / n if (n := norm(v)) > 0 else v for v in vectors]
+    total = np.zeros_like(vectors[0])
+    for (sign, _), v in zip(ordered, vectors, strict=True):
+        total = total + v if sign > 0 else total - v
+    return [_in_float32(total)]
 
 
 def _in_float32(v: np.ndarray) -> np.ndarray:
@@ -365,21 +377,34 @@ def _in_float32(v: np.ndarray) -> np.ndarray:
     return v.astype(np.float32)
 
 
-def analogy_of(rankings: list[Ranking], method: Method) -> Ranking:
-    """An analogy's ranking from the cosine rankings of its `analogy_vectors`."""
+def analogy_of(rankings: list[Ranking], terms: Sequence[Signed], method: Method) -> Ranking:
+    """An analogy's ranking from the cosine rankings of the `analogy_vectors` of its terms."""
     if method is not Method.cosmul:
         (ranking,) = rankings
         return ranking
-    ra, rb, rc = rankings
+    signs = [sign for sign, _ in in_order(terms)]  # the order of the rankings: analogy_vectors'
+    above = [r for r, sign in zip(rankings, signs, strict=True) if sign > 0]
+    below = [r for r, sign in zip(rankings, signs, strict=True) if sign < 0]
 
     def shifted(x: np.ndarray) -> np.ndarray:
         return np.clip((1 + x) / 2, 0.0, 1.0)
 
-    def cosmul(sa: np.ndarray, sb: np.ndarray, sc: np.ndarray) -> np.ndarray:
-        result: np.ndarray = sa * sc / (sb + 1e-6)
-        return result
+    def cosmul(tops: list[np.ndarray], bottoms: list[np.ndarray]) -> np.ndarray:
+        # each product in the terms' order, as gensim's prod(axis=0): 1 for no terms
+        return np.asarray(_product(tops) / (_product(bottoms) + 1e-6))
 
-    lo = cosmul(shifted(ra.lo), shifted(rb.hi), shifted(rc.lo))
-    hi = cosmul(shifted(ra.hi), shifted(rb.lo), shifted(rc.hi))
+    lo = cosmul([shifted(r.lo) for r in above], [shifted(r.hi) for r in below])
+    hi = cosmul([shifted(r.hi) for r in above], [shifted(r.lo) for r in below])
     widen_nan_bounds(lo, hi)
-    return Ranking(lo, hi, lambda ids: cosmul(*((1 + r.exact(ids)) / 2 for r in (ra, rb, rc))))
+
+    def exact(ids: np.ndarray) -> np.ndarray:
+        return cosmul([(1 + r.exact(ids)) / 2 for r in above], [(1 + r.exact(ids)) / 2 for r in below])
+
+    return Ranking(lo, hi, exact)
+
+
+def _product(factors: list[np.ndarray]) -> np.ndarray | float:
+    result: np.ndarray | float = 1.0
+    for f in factors:
+        result = np.multiply(result, f)
+    return result

@@ -1,4 +1,4 @@
-"""The analogy command: A - B + C ranked against every token, and analogy --eval FILE."""
+"""The analogy command: a sum of signed words (A - B + C) ranked against every token; analogy --eval FILE."""
 
 # No `from __future__ import annotations` in this module: Typer reads a command's annotations on every run
 # (inspect.signature with eval_str, then get_type_hints), evaluating each string twice, half of what making
@@ -35,7 +35,9 @@ app = typer.Typer()
 
 
 @app.command(
-    epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy Paris France Italy -k 5\n\n  "
+    epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy king - man + woman\n\n  "
+    "gpt2emb analogy king - man + woman - boy + girl --method 3cosadd\n\n  "
+    'gpt2emb analogy "Paris - France + Italy" -k 5\n\n  '
     "gpt2emb analogy king man woman --keep-inputs\n\n  gpt2emb analogy king man woman --method 3cosmul\n\n  "
     "gpt2emb analogy king man woman --among royals.txt\n\n  "
     "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case\n\n  "
@@ -44,16 +46,18 @@ app = typer.Typer()
 )
 def analogy(
     ctx: typer.Context,
-    a: Annotated[
-        str | None,
+    words: Annotated[
+        list[str] | None,
         typer.Argument(
-            help="A in A - B + C, e.g. king; - alone reads questions from stdin, A B C per line.",
-            metavar="A",
+            help="Three words A B C (king man woman: A - B + C), or a sum as the chapter writes it: "
+            "king - man + woman - boy + girl, any number of terms, each after the first + WORD or - WORD, "
+            "as arguments or in one quoted argument. Space a sign from its word: an argument that starts "
+            "with a dash is read as options, -man as -m an. - alone reads questions from stdin, one per "
+            "line.",
+            metavar="WORDS",
             show_default=False,
         ),
     ] = None,
-    b: Annotated[str | None, typer.Argument(help="B, e.g. man.", metavar="B", show_default=False)] = None,
-    c: Annotated[str | None, typer.Argument(help="C, e.g. woman.", metavar="C", show_default=False)] = None,
     model: Models = None,
     top: Top = 10,
     keep_inputs: Annotated[
@@ -85,7 +89,7 @@ def analogy(
 ) -> int:
     """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
 
-    With - in place of A B C, questions from stdin, one `A B C` per line. With --eval FILE, a whole benchmark file of analogies instead, scored per section (--restrict N: only questions whose words are among the first N token ids, as gensim's restrict_vocab)."""  # noqa: E501 (one paragraph: --help wraps it)
+    The same written as the chapter writes it, king - man + woman, and any sum of signed words: king - man + woman - boy + girl. With - in place of the words, questions from stdin, one `A B C` (or one sum) per line. With --eval FILE, a whole benchmark file of analogies instead, scored per section (--restrict N: only questions whose words are among the first N token ids, as gensim's restrict_vocab)."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb import registry
     from gpt2emb.core import analogy as core
     from gpt2emb.core.open import RankOptions
@@ -94,7 +98,7 @@ def analogy(
 
     models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if eval_file is not None:
-        if a is not None or len(models) > 1:
+        if words or len(models) > 1:
             raise UsageError("--eval takes one model and no words A B C")
         _refuse_unused(
             ctx,
@@ -114,14 +118,18 @@ def analogy(
         output.render(result, json)
         return ExitCode.OK
     _refuse_unused(ctx, ("rule", "ignore_case", "errors"), "would change nothing without --eval FILE")
-    if _from_stdin([w for w in (a, b, c) if w is not None], json, jsonl, strict):
+    # a - among other words is a sign of the sum; alone, it stands for the words on stdin
+    if _from_stdin(["-"] if words == ["-"] else [], json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
         answers = core.each_analogy(_one_model(models), _stdin_blocks(), options, method, reporter, revision)
         return _stream(answers, json, jsonl, strict)
-    if a is None or b is None or c is None:
-        raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
+    terms = core.terms_of(
+        words or [],
+        "give three words A B C (as in: analogy king man woman), a sum as the chapter writes it "
+        "(analogy king - man + woman), or --eval FILE",
+    )
     results = [
-        core.analogy(m, a, b, c, options, method, output.reporter(json or jsonl), revision)
+        core.analogy(m, terms, options, method, output.reporter(json or jsonl), revision)
         for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
     return _shown(results, json, jsonl)

@@ -17,16 +17,17 @@ app = typer.Typer()
 
 @app.command(
     "input",
-    epilog='Examples:\n\n  gpt2emb input "O Brasil é gigante"\n\n  gpt2emb input "The cat sat on the mat" '
+    epilog='Examples:\n\n  gpt2emb input O Brasil é gigante\n\n  gpt2emb input "The cat sat on the mat" '
     '--json\n\n  gpt2emb input "Hello world" --full --json\n\n'
     "  gpt2emb input - --truncate < chapter.txt",
 )
 def input_(
-    text: Annotated[
-        str,
+    words: Annotated[
+        list[str],
         typer.Argument(
             help="The text, given to the model's tokenizer as it is (a word looked up gets a space put in "
-            "front; a text does not); - alone reads it from stdin.",
+            "front; a text does not). Its words may come unquoted: they are joined by single spaces, as echo "
+            "joins them (quote the text to keep other spacing). - alone reads it from stdin.",
             metavar="TEXT",
             show_default=False,
         ),
@@ -53,6 +54,7 @@ def input_(
     from gpt2emb import batch
     from gpt2emb.core import text as core
 
+    text = " ".join(words)
     if text == "-":
         text = batch.text(batch.chunks(stdin._stdin("the text")))
     output.render(core.model_input(model, text, full, truncate, output.reporter(json), revision), json)
@@ -75,7 +77,9 @@ def context(
     sentences: Annotated[
         list[str],
         typer.Argument(
-            help="Two or more sentences that hold the word.", metavar="SENTENCE", show_default=False
+            help="Two or more sentences that hold the word, each quoted: one argument a sentence.",
+            metavar="SENTENCE",
+            show_default=False,
         ),
     ],
     model: Model = DEFAULT_MODEL,

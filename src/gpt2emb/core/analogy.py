@@ -1,10 +1,11 @@
-"""analogy over an opened model: A - B + C ranked against every token; each_analogy: the same answering a
-stream of questions, in blocks of a matrix pass."""
+"""analogy over an opened model: a sum of signed words (A - B + C, or as many terms as wanted) ranked against
+every token, and the reading of one as written; each_analogy: the same answering a stream of questions, in
+blocks of a matrix pass."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from gpt2emb import candidates, ops
 from gpt2emb.choices import Method, Pool
@@ -12,23 +13,83 @@ from gpt2emb.core.open import Opened, RankOptions, check_candidates, check_top, 
 from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, rankings_of
 from gpt2emb.errors import UsageError
 from gpt2emb.report import Reporter
-from gpt2emb.results.analogy import AnalogyBatch, AnalogyInput, AnalogyResult, Ranked
+from gpt2emb.results.analogy import AnalogyBatch, AnalogyInput, AnalogyResult, Ranked, Term
 from gpt2emb.tokens import quote
 
 if TYPE_CHECKING:
     from gpt2emb import batch
 
 
-def question_of(
-    o: Opened, words: tuple[str, str, str], exact: bool, pool: Pool | str
-) -> tuple[Aimed, Aimed, Aimed]:
-    a, b, c = (aimed_of(o, w, exact, pool) for w in words)
-    return a, b, c
+SIGNS = {"+": 1, "-": -1}
+# how a sum is written, as every refusal of one says
+HOW = (
+    "each term after the first is + WORD or - WORD, the sign spaced from its word, as in: king - man + woman"
+)
+
+Question = tuple[tuple[Term, ...], tuple[Aimed, ...]]  # a sum's terms, and each term's query and vector
+
+
+def abc(a: str, b: str, c: str) -> tuple[Term, ...]:
+    """A B C, "A is to B as C is to ?": the sum A - B + C."""
+    return Term("+", a), Term("-", b), Term("+", c)
+
+
+def terms_of(words: Sequence[str], not_three: str) -> tuple[Term, ...]:
+    """analogy's words as the terms of a sum. Three words with no sign among them are A B C, each as given;
+    words with a sign among them, as arguments of their own or inside one quoted argument, are a sum as the
+    chapter writes it (`king - man + woman - boy + girl`), read by `sum_of`. not_three: the refusal of words
+    that are neither."""
+    items = [item for w in words for item in w.split()]
+    if not any(item in SIGNS for item in items):
+        if len(words) != 3:
+            raise UsageError(not_three)
+        return abc(*words)
+    for n, w in enumerate(words, 1):
+        if not w.strip():
+            raise UsageError(f"argument {n} of {quote(' '.join(words), 80)} is empty: an empty term; {HOW}")
+    return sum_of(items)
+
+
+def sum_of(items: Sequence[str]) -> tuple[Term, ...]:
+    """A sum written as items (words and signs, each apart): a word, then + WORD or - WORD any number of
+    times. What cannot be read is refused naming its place: the item, counted from 1."""
+    written = " ".join(items)
+
+    def refuse(at: int, why: str) -> NoReturn:
+        raise UsageError(
+            f"cannot read the sum {quote(written, 80)} at its item {at + 1}, {quote(items[at])}: {why}; {HOW}"
+        )
+
+    if items[0] in SIGNS:
+        refuse(
+            0, "a sign before the first term, which takes none (- alone in place of the words reads stdin)"
+        )
+    terms = [Term("+", items[0])]
+    for at in range(1, len(items), 2):
+        sign = items[at]
+        if sign not in SIGNS:
+            joined = " (a sign joined to its word is not read as one)" if sign[0] in SIGNS else ""
+            refuse(at, f"a word after the word {quote(items[at - 1])}, with no sign between{joined}")
+        if at + 1 == len(items):
+            refuse(at, "a sign with no word after it")
+        if items[at + 1] in SIGNS:
+            refuse(at + 1, f"a second sign in a row, after {quote(sign)}, with no word between")
+        terms.append(Term(sign, items[at + 1]))
+    return tuple(terms)
+
+
+def written(terms: Sequence[Term]) -> str:
+    """The sum as the chapter writes it: king - man + woman."""
+    return " ".join([terms[0].word, *(f"{t.sign} {t.word}" for t in terms[1:])])
+
+
+def question_of(o: Opened, terms: Sequence[Term], exact: bool, pool: Pool | str) -> Question:
+    return tuple(terms), tuple(aimed_of(o, t.word, exact, pool) for t in terms)
 
 
 def analogy_in(
     o: Opened,
-    words: tuple[str, str, str],
+    terms: Sequence[Term],
     options: RankOptions,
     method: Method,
     restriction: candidates.Restriction | None,
@@ -36,40 +97,41 @@ def analogy_in(
     exact, pool, keep_inputs = options.exact, options.pool, options.keep_inputs
     k = check_top(options.k, o.model.shape.vocab_size)
     allowed = allowed_rows(o, restriction, exact, pool)
-    (result,) = analogies(o, [question_of(o, words, exact, pool)], k, keep_inputs, method, allowed)
+    (result,) = analogies(o, [question_of(o, terms, exact, pool)], k, keep_inputs, method, allowed)
     return result
 
 
 def analogies(
     o: Opened,
-    questions: list[tuple[Aimed, Aimed, Aimed]],
+    questions: list[Question],
     k: int,
     keep_inputs: bool,
     method: Method,
     allowed: candidates.Allowed,
 ) -> list[AnalogyResult]:
-    vectors = [ops.analogy_vectors(a[1], b[1], c[1], method) for a, b, c in questions]
+    signed = [[(SIGNS[t.sign], v) for t, (_, v) in zip(*question, strict=True)] for question in questions]
+    vectors = [ops.analogy_vectors(terms, method) for terms in signed]
     rankings = rankings_of(o, [v for vs in vectors for v in vs])
     vocab, results, mask = o.vocab, [], allowed.mask
-    for question, vs in zip(questions, vectors, strict=True):
-        ranking = ops.analogy_of([next(rankings) for _ in vs], method)
-        qa, qb, qc = (q for q, _ in question)
-        input_ids = tuple(dict.fromkeys(i for q in (qa, qb, qc) for i in q.ids))
+    for (terms, aimed), signs, vs in zip(questions, signed, vectors, strict=True):
+        ranking = ops.analogy_of([next(rankings) for _ in vs], signs, method)
+        queries = [q for q, _ in aimed]
+        input_ids = tuple(dict.fromkeys(i for q in queries for i in q.ids))
         best = ranking.top(k, () if keep_inputs else input_ids, mask)
         ranked = tuple(Ranked(r, i, vocab.token(i), s, i in input_ids) for r, (i, s) in enumerate(best, 1))
         inputs = tuple(
-            AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i, mask))
-            for q in (qa, qb, qc)
-            for i in q.ids
+            AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i, mask)) for q in queries for i in q.ids
         )
-        expression = f"{qa.word} - {qb.word} + {qc.word}"
+        expression = written(terms)
         notes = (
-            *(q.note for q in (qa, qb, qc) if q.note),
+            *dict.fromkeys(q.note for q in queries if q.note),
             *allowed.notes,
             *fewer_notes(k, [(expression, len(ranked))], False),
         )
         results.append(
-            AnalogyResult(o.name, expression, method.value, keep_inputs, ranked, inputs, notes, allowed.info)
+            AnalogyResult(
+                o.name, expression, terms, method.value, keep_inputs, ranked, inputs, notes, allowed.info
+            )
         )
     o.model.check_rows(i for r in results for i in (*(x.id for x in r.inputs), *(x.id for x in r.results)))
     return results
@@ -77,17 +139,16 @@ def analogies(
 
 def analogy(
     model: str,
-    a: str,
-    b: str,
-    c: str,
+    terms: Sequence[Term],
     options: RankOptions,
     method: Method = Method.add,
     reporter: Reporter | None = None,
     revision: str | None = None,
 ) -> AnalogyResult:
+    """The terms' sum (`terms_of`, `abc`) ranked against every token (or the candidates)."""
     chosen = check_candidates(model, options)  # checked before opening
-    opened = open_checked(model, [a, b, c], options.exact, options.k, reporter, revision)
-    return analogy_in(opened, (a, b, c), options, method, chosen)
+    opened = open_checked(model, [t.word for t in terms], options.exact, options.k, reporter, revision)
+    return analogy_in(opened, terms, options, method, chosen)
 
 
 def each_analogy_in(
@@ -103,11 +164,12 @@ def each_analogy_in(
     k = check_top(options.k, o.model.shape.vocab_size)
     allowed = allowed_rows(o, restriction, exact, pool)
 
-    def question(text: str) -> tuple[Aimed, Aimed, Aimed]:
-        words = text.split()
-        if len(words) != 3:
-            raise UsageError(f"{quote(text, 80)} is not three words A B C, as in: king man woman")
-        return question_of(o, (words[0], words[1], words[2]), exact, pool)
+    def question(text: str) -> Question:
+        refusal = (
+            f"{quote(text, 80)} is not three words A B C, as in: king man woman (or a sum, as in: king - man "
+            "+ woman)"
+        )
+        return question_of(o, terms_of(text.split(), refusal), exact, pool)
 
     answers = batch.each(blocks, question, lambda qs: analogies(o, qs, k, keep_inputs, method, allowed))
     return batch.Answers(answers, lambda items: AnalogyBatch(o.name, items), lambda item, _: item)

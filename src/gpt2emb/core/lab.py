@@ -52,7 +52,12 @@ def lab(
 
     def analogy(keep_inputs: bool) -> AnalogyResult:
         return analogy_core.analogy(
-            name, a, b, c, RankOptions(K, keep_inputs=keep_inputs), Method.add, reporter, revision
+            name,
+            analogy_core.abc(a, b, c),
+            RankOptions(K, keep_inputs=keep_inputs),
+            Method.add,
+            reporter,
+            revision,
         )
 
     kept = part(3, lambda: analogy(True))

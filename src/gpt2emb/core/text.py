@@ -125,6 +125,21 @@ def check_context(word: str, sentences: list[str], specials: Specials | None = N
     for n, sentence in enumerate(sentences, 1):
         if not sentence.strip():
             raise UsageError(f"sentence {n} is empty; give a sentence that holds {word!r}")
+        if _one_word(sentence) and word.strip() not in sentence:  # a sentence's words given apart, unquoted
+            raise UsageError(
+                f"sentence {n} is the one word {quote(sentence.strip(), 40)}, without {word!r}: "
+                + spelt(
+                    "each sentence is one argument, so quote each, as in: "
+                    'context bank "by the river bank" "at the bank"',
+                    "each sentence is one str of the list, as in: "
+                    "context('bank', ['by the river bank', 'at the bank'])",
+                )
+            )
+
+
+def _one_word(sentence: str) -> bool:
+    """A "sentence" that is one word of a word's size: what the shell makes of a sentence left unquoted."""
+    return len(sentence.split()) == 1 and len(sentence.strip()) <= 40
 
 
 def context_of(

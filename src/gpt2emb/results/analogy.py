@@ -33,9 +33,16 @@ class AnalogyInput(Document):
 
 
 @dataclass(frozen=True)
+class Term(Document):
+    sign: str  # "+" or "-": added to the sum or taken from it (the first term's is "+")
+    word: str
+
+
+@dataclass(frozen=True)
 class AnalogyResult(Document):
     model: str
-    expression: str
+    expression: str  # the sum as written: "king - man + woman" (A B C reads as that)
+    terms: tuple[Term, ...]  # the sum's terms, each with its sign, in the order written
     method: str
     keep_inputs: bool
     results: tuple[Ranked, ...]

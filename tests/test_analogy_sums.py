@@ -1,0 +1,255 @@
+"""analogy in the chapter's own notation (issue 39): `king - man + woman`, sums of any length, equal to
+gensim's most_similar and most_similar_cosmul on the same vectors; and input's and context's sentences
+unquoted."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+from gensim.models import KeyedVectors
+from hypothesis import given
+from hypothesis import strategies as st
+
+import gpt2emb
+from gpt2emb import handle
+from gpt2emb.errors import UsageError
+from gpt2emb.report import QuietReporter
+
+from conftest import FUZZ, run_cli, run_json
+from fakehub import FakeHub
+from tinymodel import WORDS, Tiny
+
+METHODS = ["add", "3cosadd", "3cosmul"]
+
+# sums of 3, 5 and 7 terms in the tiny model's words (each one token) and its ids, signs in every pattern
+SUMS = [
+    "king - man + woman",
+    "king - man + woman - cat + kitten",
+    "id:7 - id:40 + id:123 - id:5 + id:9 - id:2 + id:300",
+    "cat + dog + kitten - man - king + id:200 - id:50",
+    "Paris - France + queen + prince + hello",
+]
+
+
+def id_of(tiny: Tiny, word: str) -> int:
+    return int(word[3:]) if word.startswith("id:") else tiny.id(word)
+
+
+def signed(expression: str) -> tuple[list[str], list[str]]:
+    """The positive and the negative words of a sum written with spaced signs."""
+    items = expression.split()
+    terms = list(zip(["+", *items[1::2]], items[0::2], strict=True))
+    return [w for s, w in terms if s == "+"], [w for s, w in terms if s == "-"]
+
+
+def gensim_peer(wte: np.ndarray) -> KeyedVectors:
+    kv = KeyedVectors(vector_size=wte.shape[1])
+    kv.add_vectors([f"t{i}" for i in range(len(wte))], wte.astype(np.float32))
+    return kv
+
+
+@pytest.fixture
+def m(hub: FakeHub) -> handle.Embeddings:
+    return gpt2emb.open("gpt2", reporter=QuietReporter())
+
+
+@pytest.fixture
+def served(hub: FakeHub) -> None:
+    """The tiny model served, for a property whose failure must not print the fake Hub's files."""
+
+
+# ---------------------------------------------------------------- the issue's reproducers
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_chapters_notation_is_analogy_a_b_c(hub: FakeHub, method: str) -> None:
+    """Was: Got unexpected extra argument(s) (+ woman), and give three words A B C for the quoted sum."""
+    three = run_json("analogy", "king", "man", "woman", "--method", method)
+    apart = run_json("analogy", "king", "-", "man", "+", "woman", "--method", method)
+    quoted = run_json("analogy", "king - man + woman", "--method", method)
+    mixed = run_json("analogy", "king -", "man + woman", "--method", method)
+    assert apart == three and quoted == three and mixed == three  # every key, every number
+    assert three["expression"] == "king - man + woman" and three["results"][0]["token"] == " queen"
+    assert three["terms"] == [
+        {"sign": "+", "word": "king"},
+        {"sign": "-", "word": "man"},
+        {"sign": "+", "word": "woman"},
+    ]
+
+
+@pytest.mark.filterwarnings("ignore:Call to deprecated `init_sims`")  # inside gensim's most_similar_cosmul
+@pytest.mark.parametrize("method", ["3cosadd", "3cosmul"])
+@pytest.mark.parametrize("expression", SUMS)
+def test_a_sum_equals_gensims_most_similar(hub: FakeHub, tiny: Tiny, method: str, expression: str) -> None:
+    """3cosadd is most_similar(positive, negative), 3cosmul most_similar_cosmul, for 3, 5 and 7 terms."""
+    doc = run_json("analogy", *expression.split(), "--method", method, "-k", "15")
+    positive, negative = signed(expression)
+    kv = gensim_peer(tiny.wte)
+    keys = ([f"t{id_of(tiny, w)}" for w in ws] for ws in (positive, negative))
+    ask = kv.most_similar if method == "3cosadd" else kv.most_similar_cosmul
+    expected = ask(positive=next(keys), negative=next(keys), topn=15)
+    assert [r["id"] for r in doc["results"]] == [int(key[1:]) for key, _ in expected]  # exactly in order
+    assert [r["score"] for r in doc["results"]] == pytest.approx([s for _, s in expected], abs=1e-6)
+    assert doc["expression"] == expression and doc["method"] == method
+    assert [t["sign"] for t in doc["terms"]] == ["+", *expression.split()[1::2]]
+    assert [t["word"] for t in doc["terms"]] == expression.split()[0::2]
+
+
+@pytest.mark.parametrize("expression", SUMS)
+def test_add_is_the_plain_sum_of_the_signed_rows(hub: FakeHub, tiny: Tiny, expression: str) -> None:
+    """The sum in float64 (exact for these rows) rounded once to float32, its cosine with every row."""
+    doc = run_json("analogy", expression, "-k", "8")
+    positive, negative = signed(expression)
+    w = tiny.wte.astype(np.float64)
+    total = sum(w[id_of(tiny, x)] for x in positive) - sum(w[id_of(tiny, x)] for x in negative)
+    v = np.asarray(total).astype(np.float32).astype(np.float64)
+    scores = w @ v / (np.linalg.norm(w, axis=1) * np.linalg.norm(v))
+    inputs = [id_of(tiny, x) for x in positive + negative]
+    scores[inputs] = -np.inf  # left out
+    best = np.argsort(-scores, kind="stable")[:8]
+    assert [r["id"] for r in doc["results"]] == best.tolist()
+    assert [r["score"] for r in doc["results"]] == pytest.approx(scores[best].tolist(), abs=1e-12)
+
+
+def test_the_inputs_of_a_sum_are_left_out_unless_kept(hub: FakeHub, tiny: Tiny) -> None:
+    expression = "king - man + woman - cat + kitten"
+    inputs = {id_of(tiny, w) for w in expression.split()[0::2]}
+    left_out = run_json("analogy", expression, "-k", "20")
+    assert not inputs & {r["id"] for r in left_out["results"]}
+    assert [i["word"] for i in left_out["inputs"]] == expression.split()[0::2]
+    kept = run_json("analogy", expression, "-k", "20", "--keep-inputs")
+    marked = {r["id"] for r in kept["results"] if r["input"]}
+    assert marked and marked <= inputs and {r["id"] for r in kept["results"]} - marked <= set(range(343))
+    for i in kept["inputs"]:  # an input's rank is its place among the results kept
+        if i["rank"] <= 20:
+            assert kept["results"][i["rank"] - 1]["id"] == i["id"]
+
+
+@pytest.mark.parametrize(
+    ("args", "place"),
+    [
+        (["king", "-", "man", "+"], 'at its item 4, "+": a sign with no word after it'),
+        (["king - - man"], 'at its item 3, "-": a second sign in a row'),
+        (["king", "+", "-", "man"], 'at its item 3, "-": a second sign in a row'),
+        (["king", "man", "+", "woman"], 'at its item 2, "man": a word after the word "king"'),
+        (
+            ["king -man + woman"],
+            'at its item 2, "-man": a word after the word "king", with no sign between (a',
+        ),
+        (["+ king - man"], 'at its item 1, "+": a sign before the first term'),
+        (["king", "-", "", "+", "woman"], "argument 3 of"),
+        (["king", "-", " ", "+", "woman"], "an empty term"),
+    ],
+)
+def test_a_sum_that_cannot_be_read_is_refused_naming_the_place(
+    hub: FakeHub, args: list[str], place: str
+) -> None:
+    result = run_cli("analogy", *args)
+    assert result.exit_code == 2, result.output
+    assert place in result.stderr and "as in: king - man + woman" in result.stderr
+    assert hub.requests == []  # refused before anything is fetched
+
+
+def test_the_help_says_a_dash_joined_to_a_word_is_an_option() -> None:
+    shown = " ".join(run_cli("analogy", "--help").stdout.replace("│", " ").split())
+    assert "king - man + woman - boy + girl" in shown
+    assert "an argument that starts with a dash is read as options, -man as -m an" in shown
+
+
+def test_three_words_and_stdin_and_eval_are_as_they_were(hub: FakeHub, stdin: Any) -> None:
+    """A B C on the command line and on stdin's lines, each line's document as the command's; stdin takes a
+    sum on a line too."""
+    stdin(b"king man woman\nking - man + woman - cat + kitten\n")
+    lines = run_json("analogy", "-")["items"]
+    assert lines[0] == run_json("analogy", "king", "man", "woman")
+    assert lines[1] == run_json("analogy", "king - man + woman - cat + kitten")
+    stdin(b"king man\n")
+    bad = run_cli("analogy", "-")
+    assert bad.exit_code == 7 and '"king man" is not three words A B C' in bad.stderr
+
+
+# ---------------------------------------------------------------- the Python handle
+
+
+def test_the_handle_takes_positive_and_negative(m: handle.Embeddings) -> None:
+    three = m.analogy("king", "man", "woman", k=5)
+    summed = m.analogy(positive=["king", "woman"], negative=["man"], k=5)
+    assert summed.results == three.results  # its inputs: in the order of its terms
+    assert summed.expression == "king + woman - man"  # the positive words, then the negative, as given
+    long = m.analogy(positive=["king", "woman", "kitten"], negative=["man", "cat"], method="3cosmul")
+    assert long.to_dict()["results"] == run_json("analogy", "king - man + woman - cat + kitten", "--method",
+                                                 "3cosmul")["results"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"a": "king", "b": "man", "c": "woman", "positive": ["queen"]}, "not both"),
+        ({"a": "king", "b": "man"}, "give three words a, b and c"),
+        ({}, "give three words a, b and c"),
+        ({"negative": ["man", "king"]}, "at least one positive word"),
+        ({"positive": ["king"]}, "two words in all"),
+        ({"positive": "king", "negative": []}, "two words in all"),
+    ],
+)
+def test_the_handle_refuses_a_sum_it_cannot_make(
+    m: handle.Embeddings, kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(UsageError, match=message):
+        m.analogy(**kwargs)
+
+
+# ---------------------------------------------------------------- any order of the same terms
+
+TERMS = st.lists(
+    st.tuples(st.sampled_from(["+", "-"]), st.sampled_from([*WORDS, "id:3", "id:77", "id:250"])),
+    min_size=2,
+    max_size=6,
+).filter(lambda terms: any(sign == "+" for sign, _ in terms))
+
+
+@FUZZ
+@given(terms=TERMS, method=st.sampled_from(METHODS), seed=st.integers(0, 2**32 - 1))
+def test_any_order_of_the_same_signed_terms_gives_the_same_answer(
+    served: None, terms: list[tuple[str, str]], method: str, seed: int
+) -> None:
+    def written(ts: list[tuple[str, str]]) -> str:
+        first = next(t for t in ts if t[0] == "+")  # a sum starts with a term that takes no sign
+        rest = list(ts)
+        rest.remove(first)
+        return " ".join([first[1], *(f"{s} {w}" for s, w in rest)])
+
+    shuffled = list(terms)
+    random.Random(seed).shuffle(shuffled)
+    one = run_cli("analogy", written(terms), "--method", method, "--json")
+    other = run_cli("analogy", written(shuffled), "--method", method, "--json")
+    assert one.exit_code == other.exit_code == 0, (one.output, other.output)
+    a, b = (json.loads(r.stdout) for r in (one, other))
+    # the same vector to the bit: the same ids and the same scores, exactly
+    assert a["results"] == b["results"]
+    by_word = (sorted((i["word"], i["id"], i["rank"], i["score"]) for i in doc["inputs"]) for doc in (a, b))
+    assert next(by_word) == next(by_word)
+
+
+# ---------------------------------------------------------------- sentences without quotes
+
+
+def test_input_takes_its_words_unquoted(hub: FakeHub) -> None:
+    """Was: Got unexpected extra argument(s) (Brasil é gigante)."""
+    unquoted = run_json("input", "O", "Brasil", "é", "gigante")
+    assert unquoted == run_json("input", "O Brasil é gigante")
+    assert unquoted["text"] == "O Brasil é gigante"
+    assert run_json("input", "two  spaces", "kept")["text"] == "two  spaces kept"  # joined as echo joins
+
+
+def test_context_with_sentences_unquoted_says_to_quote_them(hub: FakeHub) -> None:
+    """Was: " " + "b" + "an" + "k" is not in sentence 1 ("by"), with no word of quotes."""
+    result = run_cli("context", "bank", "by", "the", "river", "bank", "at", "the", "bank")
+    assert result.exit_code == 2
+    assert "sentence 1 is the one word \"by\", without 'bank'" in result.stderr
+    assert 'quote each, as in: context bank "by the river bank" "at the bank"' in result.stderr
+    assert hub.requests == []  # refused before anything is fetched
