@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,19 @@ def test_every_path_option_expands_home_alike(
         assert result.exit_code == 0, (args, result.stderr)
     assert (home / "v.txt").is_file() and (home / "p.png").is_file()
     assert not (elsewhere / "~").exists()
+
+
+def test_a_relative_cache_folder_keeps_the_entry_it_builds(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GPT2EMB_CACHE_DIR=cache: from Python 3.12, mkdtemp names its folder by an absolute path where the
+    cache's is relative, and the build took its own folder for a killed build's leftover and removed it
+    (every Python is made to answer as 3.12 does here)."""
+    made = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda *a, **k: os.path.abspath(made(*a, **k)))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GPT2EMB_CACHE_DIR", "cache")
+    result = run_cli("neighbors", "cat", "-k", "1")
+    assert result.exit_code == 0 and result.stderr == "", result.stderr
+    listed = json.loads(run_cli("cache", "list", "--json").stdout)
+    assert [e["name"] for e in listed["entries"]] == ["gpt2"]

@@ -181,7 +181,9 @@ def _json_error(text: bytes) -> str:
 
 def _bad_configs(tiny: Tiny) -> dict[str, tuple[bytes, str]]:
     good = json.dumps(tiny.config).encode()
-    cut = good[:-1] + b"," + b"\n" * 100_000 + b"}"  # an error far down: its message is long
+    # an error far down, its message long: a name that is not a string (Python 3.13 says a comma before the
+    # closing brace is a trailing comma, in fewer words)
+    cut = good[:-1] + b"," + b"\n" * 100_000 + b"1}"
     nan = good[:-1] + b', "initializer_range": NaN}'
     latin1 = good[:-1] + ', "author": "Fran\u00e7ois"}'.encode("latin-1")
     deep = b"[" * 100_000 + b"]" * 100_000

@@ -183,7 +183,7 @@ def _install(tmp: Path, parent: Path, commit: str) -> Path:
     """Put a complete entry in place of the commit's folders: each is removed first where it can be, and
     the new one takes the next name after those that stay (in use on Windows), which makes it the live one."""
     for leftover in parent.glob(f".{commit}.tmp-*"):  # builds that were killed: never mapped, never reported
-        if leftover != tmp:
+        if leftover.name != tmp.name:  # by name: mkdtemp makes tmp absolute (Python 3.12+), parent may not be
             shutil.rmtree(leftover, ignore_errors=True)
     staying = [f for f in _generations(parent).get(commit, []) if _remove(f, whole=False)]
     n = int(staying[-1].name.partition(GENERATION)[2] or 0) + 1 if staying else 0
