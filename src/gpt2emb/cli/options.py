@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
 from gpt2emb.choices import Pool, Rule
 from gpt2emb.errors import UsageError
 from gpt2emb.registry import MODELS
+
+
+def whole(minimum: int | None = None) -> Callable[[Any], int]:
+    """The parser of a count given on the command line: ASCII digits with an optional sign (spaces around
+    are fine), at least minimum. Not int(), which also takes 1_0 and other scripts' digits (as no id:N
+    does). The option gives its placeholder as metavar (a parser's would be its function's name)."""
+
+    def parse(value: Any) -> int:
+        if isinstance(value, int):  # the default
+            return value
+        if not re.fullmatch(r"\s*[-+]?[0-9]+\s*", str(value), re.ASCII):
+            raise typer.BadParameter(f"{value!r} is not a whole number.")
+        number = int(value)
+        if minimum is not None and number < minimum:
+            raise typer.BadParameter(f"{number} is less than {minimum}.")
+        return number
+
+    return parse
 
 
 def _complete_model(incomplete: str) -> list[str]:
@@ -70,7 +90,7 @@ RuleOpt = Annotated[
 IgnoreCase = Annotated[
     bool, typer.Option("--ignore-case", help="With --eval, match words whatever their case, as gensim does.")
 ]
-Top = Annotated[int, typer.Option("-k", "--top", help="How many results.")]
+Top = Annotated[int, typer.Option("-k", "--top", help="How many results.", parser=whole(), metavar="<int>")]
 Jsonl = Annotated[
     bool,
     typer.Option(
@@ -99,6 +119,7 @@ Restrict = Annotated[
         "--restrict",
         help="Rank only token ids 0 to N-1 (gensim's restrict_vocab; GPT-2's ids follow its merges, roughly "
         "the commonest first).",
+        parser=whole(),
         metavar="N",
         show_default=False,
     ),
