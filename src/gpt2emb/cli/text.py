@@ -54,7 +54,7 @@ def input_(
     from gpt2emb.core import text as core
 
     if text == "-":
-        text = batch.text(batch.chunks(stdin._stdin("the text")))
+        text = batch.text(batch.chunks(stdin.descriptor("the text")))
     output.render(core.model_input(model, text, full, truncate, output.reporter(json), revision), json)
 
 
