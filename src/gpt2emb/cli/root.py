@@ -48,7 +48,12 @@ class App(TyperGroup):
             # commands, so all are made
             for each in self.list_commands(ctx):
                 self.get_command(ctx, each)
-        return super().resolve_command(ctx, args)
+        name, command, rest = super().resolve_command(ctx, args)
+        given = _flag_given_a_value(ctx, command, rest)
+        if given:  # click would say "unexpected extra argument (true)", which tells a learner nothing
+            flag, value = given
+            ctx.fail(f"{flag} is a flag and takes no value ({value}): give {flag} alone, or leave it out")
+        return name, command, rest
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -113,6 +118,39 @@ class App(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def _flag_given_a_value(ctx: Any, command: Any, args: list[str]) -> tuple[str, str] | None:
+    """The flag and the value typed after it (lab --load true), where args hold more arguments than the
+    command takes (so click would refuse one as unexpected) and one of them follows a flag; else None."""
+    while isinstance(command, TyperGroup) and args:  # a group's command (cache list --json yes)
+        command, args = command.get_command(ctx, args[0]), args[1:]
+    if command is None or "-h" in args or "--help" in args:
+        return None
+    options = {
+        o: p for p in command.params if p.param_type_name == "option" for o in [*p.opts, *p.secondary_opts]
+    }
+    takes = [p.nargs for p in command.params if p.param_type_name == "argument"]
+    if any(n < 0 for n in takes):
+        return None  # any number of arguments: none is extra
+    positional: list[tuple[str, str | None]] = []  # each with the flag right before it
+    i, flag = 0, None
+    while i < len(args):
+        arg, i = args[i], i + 1
+        if arg == "--":
+            positional += [(a, None) for a in args[i:]]
+            break
+        option = options.get(arg) if arg.startswith("-") and arg != "-" else None
+        if option is not None and not option.is_flag:
+            i += option.nargs  # its value
+        if arg.startswith("-") and arg != "-":
+            flag = arg if option is not None and option.is_flag else None
+            continue
+        positional.append((arg, flag))
+        flag = None
+    if len(positional) <= sum(takes):
+        return None
+    return next(((f, a) for a, f in positional if f is not None), None)
 
 
 def _check_utf8(argv: list[str]) -> None:
