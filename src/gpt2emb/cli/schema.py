@@ -63,8 +63,9 @@ def schema(
         typer.Option("--json", help="Say a failure as a JSON object on stderr (the schema is JSON always)."),
     ] = False,
 ) -> None:
-    """The JSON Schema (draft 2020-12) of what a command prints with --json: every key it has today is
-    required, more may come. Without a command, the index: which schema each command and mode prints."""
+    """The JSON Schema (draft 2020-12) of what a command prints with --json: every key it has today is required, more may come.
+
+    Without a command, the index: which schema each command and mode prints."""  # noqa: E501 (a summary is one line: the command list keeps its line breaks)
     from gpt2emb.core import schema as core
 
     typer.echo(core.schema(command or [], mode), nl=False)
