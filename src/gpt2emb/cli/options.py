@@ -7,10 +7,25 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from gpt2emb.choices import Pool, Rule
 from gpt2emb.errors import UsageError
 from gpt2emb.registry import MODELS
+
+
+class Command(TyperCommand):
+    """A command whose usage line marks an argument of many values with "...", as click does: Typer 0.27 and
+    0.28 leave it out where the argument has a metavar (`{WORD}` for `{WORD}...`). Given by cls=Command."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            shown = param.get_usage_pieces(ctx)
+            if param.param_type_name == "argument" and param.nargs == -1:
+                shown = [p if p.endswith("...") else f"{p}..." for p in shown]
+            pieces.extend(shown)
+        return pieces
 
 
 def whole(minimum: int | None = None) -> Callable[[Any], int]:

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from gpt2emb.cli.options import Command
+
 app = typer.Typer()
 
 
@@ -31,10 +33,11 @@ def _complete_mode(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  gpt2emb schema\n\n  gpt2emb schema neighbors\n\n  "
     "gpt2emb schema neighbors --mode jsonl\n\n  gpt2emb schema analogy --mode eval\n\n  "
     "gpt2emb schema cache verify\n\n  gpt2emb schema error\n\n  "
-    "gpt2emb schema neighbors > neighbors.schema.json"
+    "gpt2emb schema neighbors > neighbors.schema.json",
 )
 def schema(
     command: Annotated[

@@ -11,6 +11,7 @@ import typer
 from gpt2emb import output
 from gpt2emb.choices import Pool
 from gpt2emb.cli.options import (
+    Command,
     Exact,
     Json,
     Jsonl,
@@ -29,6 +30,7 @@ app = typer.Typer()
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  gpt2emb vector king\n\n  gpt2emb vector king queen --dims 4\n\n  "
     "gpt2emb vector id:5822 --full --json\n\n  gpt2emb vector - --jsonl < words.txt",
 )
