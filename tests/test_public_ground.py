@@ -154,6 +154,14 @@ def test_a_flag_given_a_value_is_told_it_is_a_flag(
     assert hub.requests == []  # refused before anything was fetched
 
 
+def test_completion_after_a_flag_given_a_value_still_completes() -> None:
+    """Completion parses resiliently: what the command line holds so far is never refused there."""
+    words = {"COMP_WORDS": "gpt2emb lab --load true --", "COMP_CWORD": "4"}
+    done = run_process(env={"_GPT2EMB_COMPLETE": "complete_bash", **words})
+    assert done.returncode == 0 and done.stderr == ""
+    assert {"--word", "--json"} <= set(done.stdout.split())
+
+
 def test_a_word_after_a_flag_is_a_word_where_words_go(hub: FakeHub) -> None:
     doc = json.loads(run_cli("neighbors", "cat", "--json", "dog", "-k", "1").stdout)
     assert [item["word"] for item in doc["items"]] == ["cat", "dog"]

@@ -49,7 +49,8 @@ class App(TyperGroup):
             for each in self.list_commands(ctx):
                 self.get_command(ctx, each)
         name, command, rest = super().resolve_command(ctx, args)
-        given = _flag_given_a_value(ctx, command, rest)
+        # completion parses resiliently: nothing typed so far is refused there
+        given = None if ctx.resilient_parsing else _flag_given_a_value(ctx, command, rest)
         if given:  # click would say "unexpected extra argument (true)", which tells a learner nothing
             flag, value = given
             ctx.fail(f"{flag} is a flag and takes no value ({value}): give {flag} alone, or leave it out")
