@@ -220,7 +220,7 @@ class _Session(code.InteractiveInterpreter):
 # what may differ between two runs of the same example: a number by BLAS rounding (1e-3 on the 3 or 4 decimals
 # shown), a timing, a hash naming a local folder's files (their times and inode) or a cache entry
 TOKEN = re.compile(
-    r"(?P<time>\d+\.\d+ s\b)|(?P<hash>\b[0-9a-f]{12,}\b)|(?P<number>[-+]?\d[\d,]*\.\d+)"
+    r"(?P<time>\d+\.\d+ s\b)|(?P<hash>\b[0-9a-f]{12,}\b)|(?P<number>[-+]?\d[\d,]*\.\d+(?:e[-+]?\d+)?)"
     r"|(?P<space>\s+)|(?P<text>.)",
     re.DOTALL,
 )

@@ -21,6 +21,8 @@ def test_same_output_tolerates_rounding_and_padding_but_not_a_change() -> None:
     assert not same_output(shown, shown.replace("0.9889", "0.9899"))  # past 1e-3
     assert not same_output(shown, shown.replace("290", "291"))  # an id is exact
     assert not same_output(shown, shown.replace("cats", "dogs"))
+    assert same_output("(relative difference 2.3e-08)", "(relative difference 2.9e-08)")  # noise, as a whole
+    assert not same_output("2.3e-08", "2.3e+08")
 
 
 RUNS = re.compile(r"```(console|sh|python|pycon)\n|<!-- help:|`gpt2emb ")
