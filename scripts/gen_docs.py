@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import code
 import contextlib
-import functools
 import io
 import os
 import re
@@ -66,32 +65,23 @@ def commands() -> list[str]:
     from gpt2emb.cli import app
 
     def names(command: Any, path: list[str]) -> list[str]:
-        if not hasattr(command, "commands"):  # a command, not a group of them
+        if not isinstance(command, typer.core.TyperGroup):  # a command, not a group of them
             return [" ".join(path)]
-        return [n for name, sub in command.commands.items() for n in names(sub, [*path, name])]
+        context = typer.Context(command)
+        listed = command.list_commands(context)
+        return [n for name in listed for n in names(command.get_command(context, name), [*path, name])]
 
     return names(typer.main.get_command(app), [])
-
-
-@functools.cache
-def built() -> Any:
-    """The app's click command, built once: CliRunner would build it again on every run (some 0.3 s)."""
-    import typer
-
-    from gpt2emb.cli import app
-
-    return typer.main.get_command(app)
 
 
 def invoke(args: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[str, int]:
     """What `gpt2emb ARGS` prints (stdout and stderr as a terminal shows them) and its exit code, run
     in-process through the app's own error boundary. `-` reads `stdin` from a descriptor of its own, as
     `< file` gives it."""
-    from typer import testing
+    from typer.testing import CliRunner
 
     from gpt2emb.cli import app
 
-    command = built()
     with tempfile.TemporaryFile() as source:
         source.write(stdin)
         source.flush()
@@ -99,11 +89,8 @@ def invoke(args: list[str], env: dict[str, str], stdin: bytes = b"") -> tuple[st
         def descriptor(*_: Any) -> int:
             return os.open(f"/proc/self/fd/{source.fileno()}", os.O_RDONLY)
 
-        with (
-            mock.patch.object(testing, "_get_command", lambda _: command),
-            mock.patch("gpt2emb.cli.stdin._stdin", descriptor),
-        ):
-            result = testing.CliRunner().invoke(app, args, env=env, prog_name="gpt2emb")
+        with mock.patch("gpt2emb.cli.stdin.descriptor", descriptor):
+            result = CliRunner().invoke(app, args, env=env, prog_name="gpt2emb")
     return result.output, result.exit_code
 
 

@@ -5,7 +5,6 @@ that serve or copy the other families' tiny models and run the CLI."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import signal
@@ -16,7 +15,6 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -192,7 +190,7 @@ def stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[
     def set_input(data: bytes) -> None:
         source.write_bytes(data)
 
-    monkeypatch.setattr("gpt2emb.cli.stdin._stdin", descriptor)
+    monkeypatch.setattr("gpt2emb.cli.stdin.descriptor", descriptor)
     yield set_input
     for fd in opened:
         os.close(fd)
@@ -221,24 +219,33 @@ def hang_guard(seconds: float = HANG) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-@functools.cache
-def built(app: Any) -> Any:
-    """The click command of a Typer app, built once per process as the console script builds it once per
-    run: CliRunner would build it again on every invoke (some 0.3 s, most of a warm command's run). The
-    command holds no state of a run: click makes a context per invoke."""
-    from typer.main import get_command
-
-    return get_command(app)
-
-
-def run_cli(*args: str) -> Any:
-    """Run a command in-process through the app's own error boundary, bounded by `hang_guard`."""
-    from typer import testing
+def every_command() -> list[tuple[list[str], Any]]:
+    """Each command of the app as --help lists them, with its path (a group's: ["cache", "list"], ...), read
+    through click's public group interface (list_commands, get_command)."""
+    import typer
+    from typer.core import TyperGroup
 
     from gpt2emb.cli import app
 
-    with hang_guard(), mock.patch.object(testing, "_get_command", built):
-        result = testing.CliRunner().invoke(app, list(args))
+    def found(command: Any, path: list[str]) -> list[tuple[list[str], Any]]:
+        if not isinstance(command, TyperGroup):
+            return [(path, command)]
+        context = typer.Context(command)
+        names = command.list_commands(context)
+        return [f for name in names for f in found(command.get_command(context, name), [*path, name])]
+
+    return found(typer.main.get_command(app), [])
+
+
+def run_cli(*args: str) -> Any:
+    """Run a command in-process through the app's own error boundary, bounded by `hang_guard`. CliRunner
+    makes the app's root group on every invoke; its commands are made once per process (cli/root.py)."""
+    from typer.testing import CliRunner
+
+    from gpt2emb.cli import app
+
+    with hang_guard():
+        result = CliRunner().invoke(app, list(args))
     schemacheck.check(args, result.stdout, result.stderr)  # its JSON, against the schema the index names
     return result
 

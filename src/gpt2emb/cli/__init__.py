@@ -1,6 +1,6 @@
-"""The command line `gpt2emb`: root.py assembles the app (`app`, the whole app, made when first asked for),
-a module per stem holds its commands (each imports the heavy modules inside its body, so --help stays
-instant)."""
+"""The command line `gpt2emb`: root.py assembles the app (`app`; its commands are made from their stems'
+modules as a run asks for them), a module per stem holds its commands (each imports the heavy modules inside
+its body, so --help stays instant)."""
 
 import gc
 from typing import TYPE_CHECKING, Any
@@ -27,9 +27,9 @@ def main() -> None:
 
 
 def __getattr__(name: str) -> Any:
-    # made when asked for: a run imports its own stem's module alone (root.for_run)
+    # imported when asked for: importing gpt2emb.cli imports no typer
     if name == "app":
-        from gpt2emb.cli.root import whole
+        from gpt2emb.cli.root import app
 
-        return whole()
+        return app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,6 +12,7 @@ from gpt2emb import output
 from gpt2emb.choices import Method, Pool, Rule
 from gpt2emb.cli.options import (
     Among,
+    Command,
     EvalFile,
     Exact,
     IgnoreCase,
@@ -35,6 +36,7 @@ app = typer.Typer()
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy king - man + woman\n\n  "
     "gpt2emb analogy king - man + woman - boy + girl --method 3cosadd\n\n  "
     'gpt2emb analogy "Paris - France + Italy" -k 5\n\n  '
@@ -42,7 +44,7 @@ app = typer.Typer()
     "gpt2emb analogy king man woman --among royals.txt\n\n  "
     "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case\n\n  "
     "gpt2emb analogy --eval questions-words.txt --method 3cosadd --ignore-case --restrict 30000\n\n  "
-    "printf 'king man woman\\nParis France Italy\\n' | gpt2emb analogy - --jsonl"
+    "printf 'king man woman\\nParis France Italy\\n' | gpt2emb analogy - --jsonl",
 )
 def analogy(
     ctx: typer.Context,

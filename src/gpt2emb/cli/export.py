@@ -8,7 +8,7 @@ import typer
 
 from gpt2emb import output
 from gpt2emb.choices import Format, Table
-from gpt2emb.cli.options import Json, Model, Revision
+from gpt2emb.cli.options import Json, Model, Revision, whole
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -48,7 +48,13 @@ def export(
     ] = Table.wte,
     limit: Annotated[
         int | None,
-        typer.Option("--limit", min=1, help="Keep only the first N rows.", metavar="N", show_default=False),
+        typer.Option(
+            "--limit",
+            help="Keep only the first N rows.",
+            parser=whole(1),
+            metavar="N [x>=1]",
+            show_default=False,
+        ),
     ] = None,
     whole_words: Annotated[
         bool,

@@ -12,6 +12,7 @@ from gpt2emb import output
 from gpt2emb.choices import Pool
 from gpt2emb.cli.options import (
     Among,
+    Command,
     Exact,
     Json,
     Jsonl,
@@ -31,11 +32,12 @@ app = typer.Typer()
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  gpt2emb neighbors cat\n\n  gpt2emb neighbors cat dog -k 5\n\n  "
     "gpt2emb neighbors king --fold\n\n  gpt2emb neighbors cat --among animals.txt -k 5\n\n  "
     "gpt2emb neighbors cat --restrict 10000 --whole-words\n\n  "
     "gpt2emb neighbors cat --json | jq '.items[0].neighbors[].token'\n\n  "
-    "gpt2emb neighbors - -k 5 --jsonl < words.txt | head"
+    "gpt2emb neighbors - -k 5 --jsonl < words.txt | head",
 )
 def neighbors(
     words: Words,

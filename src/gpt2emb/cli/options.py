@@ -2,13 +2,48 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from gpt2emb.choices import Pool, Rule
 from gpt2emb.errors import UsageError
 from gpt2emb.registry import MODELS
+
+
+class Command(TyperCommand):
+    """A command whose usage line marks an argument of many values with "...", as click does: Typer 0.27 and
+    0.28 leave it out where the argument has a metavar (`{WORD}` for `{WORD}...`). Given by cls=Command."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            shown = param.get_usage_pieces(ctx)
+            if param.param_type_name == "argument" and param.nargs == -1:
+                shown = [p if p.endswith("...") else f"{p}..." for p in shown]
+            pieces.extend(shown)
+        return pieces
+
+
+def whole(minimum: int | None = None) -> Callable[[Any], int]:
+    """The parser of a count given on the command line: ASCII digits with an optional sign (spaces around
+    are fine), at least minimum. Not int(), which also takes 1_0 and other scripts' digits (as no id:N
+    does). The option gives its placeholder as metavar (a parser's would be its function's name)."""
+
+    def parse(value: Any) -> int:
+        if isinstance(value, int):  # the default
+            return value
+        if not re.fullmatch(r"\s*[-+]?[0-9]+\s*", str(value), re.ASCII):
+            raise typer.BadParameter(f"{value!r} is not a whole number.")
+        number = int(value)
+        if minimum is not None and number < minimum:
+            raise typer.BadParameter(f"{number} is less than {minimum}.")
+        return number
+
+    return parse
 
 
 def _complete_model(incomplete: str) -> list[str]:
@@ -70,7 +105,7 @@ RuleOpt = Annotated[
 IgnoreCase = Annotated[
     bool, typer.Option("--ignore-case", help="With --eval, match words whatever their case, as gensim does.")
 ]
-Top = Annotated[int, typer.Option("-k", "--top", help="How many results.")]
+Top = Annotated[int, typer.Option("-k", "--top", help="How many results.", parser=whole(), metavar="<int>")]
 Jsonl = Annotated[
     bool,
     typer.Option(
@@ -99,6 +134,7 @@ Restrict = Annotated[
         "--restrict",
         help="Rank only token ids 0 to N-1 (gensim's restrict_vocab; GPT-2's ids follow its merges, roughly "
         "the commonest first).",
+        parser=whole(),
         metavar="N",
         show_default=False,
     ),

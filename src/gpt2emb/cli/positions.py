@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gpt2emb import output
-from gpt2emb.cli.options import Json, Model, Revision
+from gpt2emb.cli.options import Json, Model, Revision, whole
 from gpt2emb.errors import UsageError
 from gpt2emb.registry import DEFAULT_MODEL
 
@@ -29,7 +29,12 @@ def positions(
     heatmap: Annotated[
         bool, typer.Option("--heatmap", help="Draw the whole cosine matrix of all positions, in blocks.")
     ] = False,
-    cells: Annotated[int, typer.Option("--cells", help="Cells per side of the heatmap, 2 to 256.")] = 32,
+    cells: Annotated[
+        int,
+        typer.Option(
+            "--cells", help="Cells per side of the heatmap, 2 to 256.", parser=whole(), metavar="<int>"
+        ),
+    ] = 32,
     png: Annotated[
         str | None,
         typer.Option(

@@ -1,22 +1,19 @@
-"""The root of the command line: the Typer app's root options, its stems (each stem's commands, added when a
-run needs them), the hook into Typer's per-parameter slot, and the one error boundary (App.main: any failure
-becomes a one-line message and an exit code, never a traceback)."""
+"""The root of the command line: the Typer app's root options, its commands (each made from its stem's module
+when a run asks for it: App.get_command), and the one error boundary (App.main: any failure becomes a
+one-line message and an exit code, never a traceback)."""
 
 # No `from __future__ import annotations` in this module: Typer reads a command's annotations on every run
 # (inspect.signature with eval_str, then get_type_hints), evaluating each string twice, half of what making
 # the command costs; as objects they are made once, at import (tests/test_cli.py checks they are not strings).
 
-import copy
 import errno
 import functools
 import gc
 import importlib
 import os
-import re
 import sys
 from collections.abc import Sequence
-from enum import Enum
-from typing import Annotated, Any, TypeVar, get_args, get_origin
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -26,14 +23,37 @@ from gpt2emb.errors import COMMAND_LINE, LONE_SURROGATE, ExitCode, Gpt2embError,
 
 
 class App(TyperGroup):
-    # every parameter a run parses passes here (the group's own, then the chosen command's): see _PlainValue
-    def get_params(self, ctx: Any) -> list[Any]:
-        return _PlainValue.install(super().get_params(ctx))
+    """The root group. Its commands are click's lazily loaded subcommands: each is made from its stem's module
+    when a run asks for it by name, so a run imports the module of the command it invokes, makes that
+    command alone (with the others of its module: text's and sizes' two) and reads no other signature.
+    Typer would make every command of every stem on every run: 40 ms or more on a busy 2-core machine,
+    when a warm query takes some 40 ms beyond numpy's import. --help, completion and a misspelt command
+    list them all (list_commands), and so make them all."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [name for stem in STEMS for name in _made(stem).list_commands(ctx)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands:  # made once per group: kept in its commands, as click's are
+            stem = ELSEWHERE.get(cmd_name, cmd_name)
+            command = _made(stem).get_command(ctx, cmd_name) if stem in STEMS else None
+            if command is None:
+                return None
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and self.get_command(ctx, args[0]) is None:
+            # not a command: Typer suggests the nearest names (did you mean 'neighbors'?) from the group's
+            # commands, so all are made
+            for each in self.list_commands(ctx):
+                self.get_command(ctx, each)
         name, command, rest = super().resolve_command(ctx, args)
-        if command is not None:
-            _PlainValue.install(command.get_params(ctx))
+        # completion parses resiliently: nothing typed so far is refused there
+        given = None if ctx.resilient_parsing else _flag_given_a_value(ctx, command, rest)
+        if given:  # click would say "unexpected extra argument (true)", which tells a learner nothing
+            flag, value = given
+            ctx.fail(f"{flag} is a flag and takes no value ({value}): give {flag} alone, or leave it out")
         return name, command, rest
 
     def invoke(self, ctx: Any) -> Any:
@@ -101,6 +121,39 @@ class App(TyperGroup):
         return code
 
 
+def _flag_given_a_value(ctx: Any, command: Any, args: list[str]) -> tuple[str, str] | None:
+    """The flag and the value typed after it (lab --load true), where args hold more arguments than the
+    command takes (so click would refuse one as unexpected) and one of them follows a flag; else None."""
+    while isinstance(command, TyperGroup) and args:  # a group's command (cache list --json yes)
+        command, args = command.get_command(ctx, args[0]), args[1:]
+    if command is None or "-h" in args or "--help" in args:
+        return None
+    options = {
+        o: p for p in command.params if p.param_type_name == "option" for o in [*p.opts, *p.secondary_opts]
+    }
+    takes = [p.nargs for p in command.params if p.param_type_name == "argument"]
+    if any(n < 0 for n in takes):
+        return None  # any number of arguments: none is extra
+    positional: list[tuple[str, str | None]] = []  # each with the flag right before it
+    i, flag = 0, None
+    while i < len(args):
+        arg, i = args[i], i + 1
+        if arg == "--":
+            positional += [(a, None) for a in args[i:]]
+            break
+        option = options.get(arg) if arg.startswith("-") and arg != "-" else None
+        if option is not None and not option.is_flag:
+            i += option.nargs  # its value
+        if arg.startswith("-") and arg != "-":
+            flag = arg if option is not None and option.is_flag else None
+            continue
+        positional.append((arg, flag))
+        flag = None
+    if len(positional) <= sum(takes):
+        return None
+    return next(((f, a) for a, f in positional if f is not None), None)
+
+
 def _check_utf8(argv: list[str]) -> None:
     """Refuse an argument that is not UTF-8 text, in the words stdin's lines get (exit 2), before anything
     reads it: no tokenizer takes such text, and no JSON holds it. Paths too, though POSIX allows any bytes
@@ -146,66 +199,7 @@ class _ReaderGone(Exception):
     """stdout's reader has closed the pipe (`| head`): the run ends quietly, with success."""
 
 
-class _PlainValue:
-    """Turns one command-line value into a str, an int, a bool or an Enum member, as Typer would.
-
-    Typer 0.29 builds a pydantic TypeAdapter for every parameter of a run: about 90 ms of imports and schema
-    building, a third of a warm `neighbors`. The parameters here are plain str, int, bool, Enum and lists of
-    str, so this gives the same values with clearer messages and no pydantic.
-    It plugs into Typer's per-parameter coercion slot; a parameter of any other type, or a Typer whose slot
-    differs, keeps Typer's own path (tests/test_cli.py checks that a warm query imports no pydantic).
-    """
-
-    def __init__(self, kind: type, minimum: int | None) -> None:
-        self.kind, self.minimum = kind, minimum
-
-    @classmethod
-    def install(cls, params: list[Any]) -> list[Any]:
-        for param in params:
-            described = getattr(param, "type_descriptor", None)
-            if described is None or getattr(param, "_runtime_param", False) is not None:
-                continue  # not a Typer parameter, or already set up
-            kind, info = described.annotation, described.parameter_info
-            if get_origin(kind) is list and get_args(kind) == (str,):
-                kind = str
-            plain = kind in (str, int, bool) or (isinstance(kind, type) and issubclass(kind, Enum))
-            if plain and info.parser is None and info.max is None and (info.min is None or kind is int):
-                param._runtime_param = cls(kind, info.min)
-        return params
-
-    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
-        """The value of one parameter: None when absent, a list for a repeated one."""
-        many = param.multiple or param.nargs == -1
-        if value is None:
-            return () if many else None
-        if many:
-            return [self.one(v, param, ctx) for v in value]
-        return self.one(value, param, ctx)
-
-    def one(self, value: Any, param: Any, ctx: Any) -> Any:
-        def bad(problem: str) -> typer.BadParameter:
-            return typer.BadParameter(problem, ctx=ctx, param=param)
-
-        if isinstance(value, self.kind):
-            return value
-        if issubclass(self.kind, Enum):
-            member = next((m for m in self.kind if m.value == value), None)
-            if member is None:
-                raise bad(f"{value!r} is not one of {', '.join(repr(m.value) for m in self.kind)}.")
-            return member
-        if self.kind is int:
-            if not re.fullmatch(r"\s*[-+]?[0-9]+\s*", str(value), re.ASCII):  # not 1_0 (as int() takes)
-                raise bad(f"{value!r} is not a whole number.")
-            number = int(value)
-            if self.minimum is not None and number < self.minimum:
-                raise bad(f"{number} is less than {self.minimum}.")
-            return number
-        if self.kind is bool:
-            raise bad(f"{value!r} is not true or false.")
-        return str(value)
-
-
-_app = typer.Typer(  # the root: its options; each stem's commands are added by whole() or for_run
+app = typer.Typer(  # the root: its options (its commands are App's)
     cls=App,
     help="Look inside GPT-2's embeddings (and RoBERTa's, BERT's, GPT-Neo's, Llama's...): token rows (wte), "
     "position rows (wpe), sizes and weight tying.\n\n"
@@ -227,7 +221,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@_app.callback()
+@app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", help="Show the version and exit.", is_eager=True, callback=_version)
@@ -241,86 +235,25 @@ STEMS = (
     *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "text", "geometry"),
     *("export", "lab", "cache", "schema"),
 )
-GROUPS = ("cache",)  # a group of its own: its subcommands' errors go through the same boundary (cls=App)
-
-
-def stem(name: str) -> typer.Typer:
-    """The commands of cli/NAME.py (its `app`)."""
-    commands: typer.Typer = importlib.import_module(f"gpt2emb.cli.{name}").app
-    return commands
-
-
-def _add(app: typer.Typer, name: str) -> None:
-    if name in GROUPS:
-        app.add_typer(stem(name), cls=App)
-    else:
-        app.add_typer(stem(name))
+# the commands not named as their stem's module, with their stem (tests/test_cli.py checks it is whole)
+ELSEWHERE = {"models": "sizes", "input": "text", "context": "text"}
 
 
 @functools.cache
-def whole() -> typer.Typer:
-    """The whole app, every stem's commands added: gpt2emb.cli.app (the tests', docs' and completion's)."""
-    for name in STEMS:
-        _add(_app, name)
-    return _app
+def _made(stem: str) -> TyperGroup:
+    """The commands of cli/STEM.py (its `app`), made: a group holding each of them (or the cache group).
+    Made once per process: a command holds nothing of a run (click makes a context for each)."""
+    holder = typer.Typer(add_completion=False)
+    holder.add_typer(importlib.import_module(f"gpt2emb.cli.{stem}").app)
+    group = typer.main.get_command(holder)
+    assert isinstance(group, TyperGroup)
+    return group
 
 
 def main() -> None:
     """The console script: one run, then the process ends."""
-    code = for_run(sys.argv[1:])(prog_name="gpt2emb", standalone_mode=False)
+    code = typer.main.get_command(app).main(prog_name="gpt2emb", standalone_mode=False)
     # what the run made is freed by the process's end: frozen, no collection at exit goes over it again (a
     # tenth of a warm query's own work); in-process runs (tests, notebooks) call App.main, which does not
     gc.freeze()
     sys.exit(code)
-
-
-def for_run(argv: list[str]) -> typer.Typer:
-    """The app a run needs: when its first argument names a command (or the cache group), the app holding
-    that one alone, else the whole app.
-
-    Typer makes a click command of every command of an app on every run, reading each signature and making
-    each parameter: 40 ms or more for the commands here on a busy 2-core machine, 6 for one of them, when a
-    warm query may take some 40 ms beyond numpy's import. A run invokes one, so only that one is made (and,
-    when the command is named as its stem, only that stem's module is imported, not all 13). The
-    app is the same but for its list of commands, which only a run without a command shows (--help,
-    --version, completion, a misspelt command: those get the whole app, its lists and suggestions whole).
-    tests/test_cli.py checks that each command's --help and options are the same either way."""
-    name = argv[0] if argv else ""
-    if name in STEMS:  # most commands are named as their stem's module: only it is imported
-        own = _holding(_app, registered_groups=[])
-        _add(own, name)
-        found = _one(own, name)
-        if found is not None:
-            return found
-    return _one(whole(), name) or whole()
-
-
-def _one(app: typer.Typer, name: str) -> typer.Typer | None:
-    """An app holding the command (or group) of that name alone, of app's; None when app holds none."""
-    for group in app.registered_groups:
-        commands = group.typer_instance
-        assert commands is not None
-        if _named(group.name) or _named(commands.info.name):  # a group of its own (cache)
-            if name in (_named(group.name), _named(commands.info.name)):
-                return _holding(app, registered_groups=[group])
-            continue
-        for command in commands.registered_commands:
-            if name == (command.name or typer.main.get_command_name(command.callback.__name__)):  # type: ignore[union-attr]
-                one = _holding(commands, registered_commands=[command])
-                return _holding(app, registered_groups=[_holding(group, typer_instance=one)])
-    return None
-
-
-_Copied = TypeVar("_Copied")
-
-
-def _named(name: Any) -> str | None:
-    """A name given to add_typer or typer.Typer; None where it was left out (Typer's DefaultPlaceholder)."""
-    return name if isinstance(name, str) else None
-
-
-def _holding(original: _Copied, **changed: Any) -> _Copied:
-    """A shallow copy of a Typer (or its TyperInfo) with some attributes changed; the original stays."""
-    holding = copy.copy(original)
-    holding.__dict__.update(changed)
-    return holding

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from gpt2emb.cli.options import Command
+
 app = typer.Typer()
 
 
@@ -31,10 +33,11 @@ def _complete_mode(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  gpt2emb schema\n\n  gpt2emb schema neighbors\n\n  "
     "gpt2emb schema neighbors --mode jsonl\n\n  gpt2emb schema analogy --mode eval\n\n  "
     "gpt2emb schema cache verify\n\n  gpt2emb schema error\n\n  "
-    "gpt2emb schema neighbors > neighbors.schema.json"
+    "gpt2emb schema neighbors > neighbors.schema.json",
 )
 def schema(
     command: Annotated[
@@ -63,8 +66,9 @@ def schema(
         typer.Option("--json", help="Say a failure as a JSON object on stderr (the schema is JSON always)."),
     ] = False,
 ) -> None:
-    """The JSON Schema (draft 2020-12) of what a command prints with --json: every key it has today is
-    required, more may come. Without a command, the index: which schema each command and mode prints."""
+    """The JSON Schema (draft 2020-12) of what a command prints with --json: every key it has today is required, more may come.
+
+    Without a command, the index: which schema each command and mode prints."""  # noqa: E501 (a summary is one line: the command list keeps its line breaks)
     from gpt2emb.core import schema as core
 
     typer.echo(core.schema(command or [], mode), nl=False)

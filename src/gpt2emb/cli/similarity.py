@@ -11,6 +11,7 @@ import typer
 from gpt2emb import output
 from gpt2emb.choices import Pool, Rule
 from gpt2emb.cli.options import (
+    Command,
     EvalFile,
     Exact,
     IgnoreCase,
@@ -30,8 +31,9 @@ app = typer.Typer()
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  gpt2emb similarity cat cats dog\n\n  gpt2emb similarity king queen man --json"
-    "\n\n  gpt2emb similarity - < words.txt\n\n  gpt2emb similarity --eval wordsim353.tsv"
+    "\n\n  gpt2emb similarity - < words.txt\n\n  gpt2emb similarity --eval wordsim353.tsv",
 )
 def similarity(
     ctx: typer.Context,

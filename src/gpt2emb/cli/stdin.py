@@ -47,10 +47,10 @@ def _one_model(models: list[str] | None, jsonl: bool = False) -> str:
 def _stdin_blocks() -> Iterator[list[Line]]:
     from gpt2emb import batch
 
-    return batch.blocks(batch.lines(batch.chunks(_stdin("words", ", one per line"))))
+    return batch.blocks(batch.lines(batch.chunks(descriptor("words", ", one per line"))))
 
 
-def _stdin(what: str, how: str = "") -> int:
+def descriptor(what: str, how: str = "") -> int:
     """stdin's file descriptor, for `-`: a person at a terminal is told how to end what they type."""
     if sys.stdin is None:
         raise UsageError(f"- reads {what} from stdin, but there is no stdin")

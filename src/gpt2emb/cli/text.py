@@ -9,7 +9,7 @@ import typer
 from gpt2emb import output
 from gpt2emb.choices import Pool
 from gpt2emb.cli import stdin
-from gpt2emb.cli.options import Json, Model, PoolOpt, Revision
+from gpt2emb.cli.options import Command, Json, Model, PoolOpt, Revision
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -17,6 +17,7 @@ app = typer.Typer()
 
 @app.command(
     "input",
+    cls=Command,
     epilog='Examples:\n\n  gpt2emb input O Brasil é gigante\n\n  gpt2emb input "The cat sat on the mat" '
     '--json\n\n  gpt2emb input "Hello world" --full --json\n\n'
     "  gpt2emb input - --truncate < chapter.txt",
@@ -56,14 +57,15 @@ def input_(
 
     text = " ".join(words)
     if text == "-":
-        text = batch.text(batch.chunks(stdin._stdin("the text")))
+        text = batch.text(batch.chunks(stdin.descriptor("the text")))
     output.render(core.model_input(model, text, full, truncate, output.reporter(json), revision), json)
 
 
 @app.command(
+    cls=Command,
     epilog='Examples:\n\n  gpt2emb context bank "I sat on the river bank" "I paid at the bank"\n\n'
     '  gpt2emb context banco "Sentei no banco da praça" "Fui ao banco pagar a conta"\n\n'
-    '  gpt2emb context bank "the river bank" "the bank manager" -m medium --json'
+    '  gpt2emb context bank "the river bank" "the bank manager" -m medium --json',
 )
 def context(
     word: Annotated[

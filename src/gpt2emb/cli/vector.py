@@ -11,6 +11,7 @@ import typer
 from gpt2emb import output
 from gpt2emb.choices import Pool
 from gpt2emb.cli.options import (
+    Command,
     Exact,
     Json,
     Jsonl,
@@ -19,6 +20,7 @@ from gpt2emb.cli.options import (
     Revision,
     Strict,
     Words,
+    whole,
 )
 from gpt2emb.cli.stdin import _from_stdin, _stdin_blocks, _stream
 from gpt2emb.errors import ExitCode
@@ -28,14 +30,21 @@ app = typer.Typer()
 
 
 @app.command(
+    cls=Command,
     epilog="Examples:\n\n  gpt2emb vector king\n\n  gpt2emb vector king queen --dims 4\n\n  "
-    "gpt2emb vector id:5822 --full --json\n\n  gpt2emb vector - --jsonl < words.txt"
+    "gpt2emb vector id:5822 --full --json\n\n  gpt2emb vector - --jsonl < words.txt",
 )
 def vector(
     words: Words,
     model: Model = DEFAULT_MODEL,
     dims: Annotated[
-        int, typer.Option("--dims", min=1, help="How many numbers the table shows (--json has them all).")
+        int,
+        typer.Option(
+            "--dims",
+            help="How many numbers the table shows (--json has them all).",
+            parser=whole(1),
+            metavar="<int range> [x>=1]",
+        ),
     ] = output.DIMS,
     full: Annotated[bool, typer.Option("--full", help="Show every number.")] = False,
     exact: Exact = False,
