@@ -13,7 +13,7 @@ from urllib.parse import quote
 from gpt2emb.errors import BadModel, NotCached
 from gpt2emb.registry import ModelRef
 from gpt2emb.store import hub
-from gpt2emb.store.entries import _UNTRUSTED, _folder_fingerprint, _generations, _live, _repo_dir
+from gpt2emb.store.entries import _UNTRUSTED, RECORDS, _folder_fingerprint, _generations, _live, _repo_dir
 
 if TYPE_CHECKING:
     from gpt2emb.store.checkpoint import CheckpointInfo
@@ -80,10 +80,10 @@ def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
     known = True
     if commit is None:
         commit, known = _resolve_commit(ref)
-    info_file = _repo_dir(ref) / "info" / f"{commit}.json"
+    info_file = _repo_dir(ref) / RECORDS / f"{commit}.json"
     try:
-        info = checkpoint.info_from_json(ref, json.loads(info_file.read_text()))
-    except _UNTRUSTED:
+        info = checkpoint.info_from_json(ref, json.loads(info_file.read_bytes()), commit)
+    except (*_UNTRUSTED, RecursionError):  # absent, of an older gpt2emb, or damaged: read from the model
         info = checkpoint.read_info(ref, commit)
         with contextlib.suppress(OSError):
             _write_atomic(info_file, json.dumps(checkpoint.info_to_json(info)).encode())
