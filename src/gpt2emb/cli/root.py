@@ -22,7 +22,7 @@ import typer
 from typer.core import TyperGroup
 
 from gpt2emb import output
-from gpt2emb.errors import COMMAND_LINE, LONE_SURROGATE, ExitCode, Gpt2embError, UsageError
+from gpt2emb.errors import COMMAND_LINE, LONE_SURROGATE, ExitCode, Gpt2embError, ReaderGone, UsageError
 
 
 class App(TyperGroup):
@@ -40,7 +40,7 @@ class App(TyperGroup):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
-            raise _ReaderGone() from None  # past Typer, which would make it exit 1
+            raise ReaderGone() from None  # past Typer, which would make it exit 1
 
     def main(
         self,
@@ -60,7 +60,8 @@ class App(TyperGroup):
         spelling = COMMAND_LINE.set(True)  # messages name options as typed here: -k/--top, not k
         try:
             _check_utf8(argv)
-            rv = super().main(argv, prog_name or "gpt2emb", complete_var, standalone_mode=False, **extra)
+            with output.guarded_stdout():  # a failure to write stdout, whoever writes it, is raised here
+                rv = super().main(argv, prog_name or "gpt2emb", complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) else 0
         except Gpt2embError as e:
             output.error(e.message, e.kind, e.code, as_json)
@@ -73,7 +74,7 @@ class App(TyperGroup):
             code = getattr(e, "exit_code", ExitCode.USAGE)
         except typer.Abort:
             code = ExitCode.INTERRUPTED
-        except (BrokenPipeError, _ReaderGone):
+        except (BrokenPipeError, ReaderGone):
             # the reader went away (| head): say nothing, and keep Python from complaining at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             code = ExitCode.OK
@@ -140,10 +141,6 @@ def _too_long(e: OSError) -> str:
     """The message for a path too long for this system, naming the path as given."""
     name = os.fsdecode(e.filename) if e.filename is not None else "a path given"
     return f"{_escaped(name)} is too long a path for this system ({e.strerror}); give a shorter one"
-
-
-class _ReaderGone(Exception):
-    """stdout's reader has closed the pipe (`| head`): the run ends quietly, with success."""
 
 
 class _PlainValue:
