@@ -12,6 +12,7 @@ from typing import IO, Any
 
 import pytest
 
+from conftest import run_cli
 from tinymodel import Tiny, save_local
 
 EXE = str(Path(sys.executable).with_name("gpt2emb"))
@@ -65,3 +66,24 @@ def test_a_reader_that_left_ends_the_run_quietly(model: str, command: list[str])
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+ESCAPES = "\x1b[31mRED\x1b[0m\nfake line"
+
+
+@pytest.mark.parametrize(
+    "command", [["neighbors", "cat", "-k", "1", "-m"], ["positions", "0", "-m"], ["cache", "list"]]
+)
+def test_a_path_holding_a_terminal_s_escapes_is_printed_escaped(
+    tiny: Tiny, tmp_path: Path, command: list[str]
+) -> None:
+    """Issue 37, item 10: a folder named with escapes is shown as \\x1b and \\n in titles, cache list and
+    messages, as tokens are: it colours nothing and forges no line."""
+    folder = save_local(tiny, tmp_path / ESCAPES)
+    assert run_cli("vector", "cat", "-m", str(folder)).exit_code == 0
+    result = run_cli(*command, *([str(folder)] if command[-1] == "-m" else []))
+    assert result.exit_code == 0, result.stderr
+    assert "\x1b" not in result.stdout and "\nfake line" not in result.stdout, result.stdout
+    assert "\\x1b[31mRED\\x1b[0m\\nfake" in result.stdout, result.stdout  # (a line may wrap at its space)
+    refused = run_cli("positions", "5000", "-m", str(folder))
+    assert refused.exit_code == 2 and "\x1b" not in refused.stderr and "\\x1b[31mRED" in refused.stderr

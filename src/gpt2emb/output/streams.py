@@ -28,6 +28,16 @@ def _escape(error: UnicodeError) -> tuple[str, int]:
 codecs.register_error(ESCAPE, _escape)
 
 
+def printable(text: str) -> str:
+    """Text shown as it is but for what does not print, written as Python writes it in a string (\\x1b,
+    \\n, \\u2028): a folder named with a terminal's escapes must not move the cursor, colour the screen or
+    start a line of its own where its name is printed."""
+    if text.isprintable():
+        return text
+    shown = (c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+    return "".join(shown)
+
+
 def carries_all(stream: TextIO) -> bool:
     """Whether the stream's encoding can write any character (UTF-8, -16, -32), not only a code page."""
     return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name.startswith("utf")
