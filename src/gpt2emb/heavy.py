@@ -66,6 +66,8 @@ def _state(path: Path) -> dict[str, Any]:
     try:
         with _quiet():
             state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except PermissionError:
+        raise  # not the pickle's fault: the boundary names the file
     except Exception as e:  # torch raises many types for a bad or unsafe pickle
         raise BadModel(f"{path} {UNSAFE} ({type(e).__name__}); {SAVE_SAFELY}") from None
     if not isinstance(state, dict):

@@ -85,6 +85,9 @@ class App(TyperGroup):
                 # a path given too long for this system (-o, -m, --eval): the user's to shorten, not a bug
                 output.error(_too_long(e), "usage", ExitCode.USAGE, as_json)
                 code = ExitCode.USAGE
+            elif isinstance(e, PermissionError):  # a model's file or folder, a cache entry: not a bug either
+                output.error(_no_permission(e), "permission", ExitCode.BAD_MODEL, as_json)
+                code = ExitCode.BAD_MODEL
             elif os.environ.get("GPT2EMB_DEBUG"):
                 raise
             else:
@@ -141,6 +144,15 @@ def _too_long(e: OSError) -> str:
     """The message for a path too long for this system, naming the path as given."""
     name = os.fsdecode(e.filename) if e.filename is not None else "a path given"
     return f"{_escaped(name)} is too long a path for this system ({e.strerror}); give a shorter one"
+
+
+def _no_permission(e: PermissionError) -> str:
+    """The message for a file or folder this user may not read (or write), naming it."""
+    name = _escaped(os.fsdecode(e.filename), 1000) if e.filename is not None else "a file gpt2emb needs"
+    return (
+        f"cannot use {name}: {e.strerror} (this user may not read or write it, or search a folder above it); "
+        "ls -ld shows who may, chmod or chown changes that"
+    )
 
 
 class _PlainValue:

@@ -204,6 +204,8 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     if entry is not None:
         try:
             model = _open_entry(ref, entry)
+        except PermissionError:
+            raise  # not damage: rebuilt, it would be as unreadable (the boundary names the path)
         except _UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({_problem(e)}); rebuilding it")
         else:
@@ -213,8 +215,8 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     try:
         model = _build_locked(ref, commit, reporter)
     except OSError as e:
-        if e.errno not in _CANNOT_WRITE:
-            raise
+        if e.errno not in _CANNOT_WRITE or not _in_cache(e):
+            raise  # a model's file that cannot be read is no cache that cannot be written
         # a read-only or full cache folder: answer from a temporary entry, removed when the process ends
         root = cache_root()
         why = e.strerror
@@ -236,6 +238,13 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         what = "outdated entry stays" if len(older) == 1 else f"{len(older)} outdated entries stay"
         reporter.note(f"{ref.name} is cached anew; its {what} until gpt2emb cache clear --outdated")
     return model
+
+
+def _in_cache(e: OSError) -> bool:
+    """Whether a failure is the cache's: of a path in it, or of none (a write to a full disk names none)."""
+    if e.filename is None:
+        return True
+    return Path(os.fsdecode(e.filename)).is_relative_to(cache_root())
 
 
 def _problem(e: Exception) -> str:

@@ -35,6 +35,7 @@ from gpt2emb.store.formats import (
     damaged,
     find_key,
     local_reader,
+    model_file,
     parse_header,
     read_json,
     read_tensor,
@@ -93,7 +94,7 @@ def wanted(family: Family) -> dict[str, tuple[str, ...]]:
 def source_file(ref: ModelRef, commit: str, filename: str) -> Path | None:
     if ref.folder is not None:
         p = ref.folder / filename
-        return p if p.is_file() else None
+        return p if model_file(p, str(p)) else None
     assert ref.repo is not None
     return hub.file(ref.repo, filename, commit, bar=filename in WEIGHT_FILES)
 
@@ -111,7 +112,7 @@ def _local(ref: ModelRef, commit: str, filename: str) -> Path | None:
     """The file on this machine: in the model's folder, or in the HF cache when it was downloaded whole."""
     if ref.folder is not None:
         p = ref.folder / filename
-        return p if p.is_file() else None
+        return p if model_file(p, str(p)) else None
     assert ref.repo is not None
     return hub.cached(ref.repo, filename, commit)
 

@@ -40,7 +40,9 @@ def _resolve_commit(ref: ModelRef) -> tuple[str, bool]:
     A branch or tag is looked up on first use and recorded in refs/; it is looked up again only by
     `cache refresh`. A whole commit id is itself."""
     if ref.folder is not None:
-        if not (ref.folder / "config.json").is_file():
+        from gpt2emb.store.formats import model_file
+
+        if not model_file(ref.folder / "config.json", str(ref.folder / "config.json")):
             raise BadModel(
                 f"{ref.folder} has no config.json: a local model is a folder saved by save_pretrained"
             )
