@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 from gpt2emb import bpe, families
+from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.store.entries import (
@@ -28,6 +29,7 @@ from gpt2emb.store.entries import (
     OpenedEntry,
     _commit_of,
     _fingerprint,
+    _folder_fingerprint,
     _generations,
     _live,
     _lives,
@@ -133,9 +135,10 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
 
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
-    tokenizer, parsed = tokenizer_files.tokenizer(ref, info.commit, shape.vocab_size)
+    with _unchanged(ref, info.commit):
+        tokenizer, parsed = tokenizer_files.tokenizer(ref, info.commit, shape.vocab_size)
+        tables = checkpoint.embeddings(ref, info, reporter)
     vocab = parsed["model"]["vocab"]
-    tables = checkpoint.embeddings(ref, info, reporter)
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{info.commit}.tmp-"))
     try:
@@ -177,6 +180,32 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
         return _install(tmp, parent, info.commit)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # nothing is left of it once it is in place
+
+
+@contextlib.contextmanager
+def _unchanged(ref: ModelRef, commit: str) -> Iterator[None]:
+    """Reading a local folder's files, which may change meanwhile (a copy still being written, a file cut
+    short or removed): a failure is said as that, exit 6, not as damage with the wrong fix. The folder's
+    commit is the fingerprint of its files when the run began."""
+    try:
+        yield
+    except PermissionError:
+        raise  # the boundary names the file
+    except (BadModel, OSError):
+        if ref.folder is None or _still(ref.folder, commit):
+            raise
+        raise BadModel(
+            f"the files of {ref.folder} changed while being read (one was written, cut short or removed); "
+            "run the command again once they are whole"
+        ) from None
+
+
+def _still(folder: Path, commit: str) -> bool:
+    """Whether a folder's files are those its commit (their fingerprint) was taken from."""
+    try:
+        return _folder_fingerprint(folder) == commit
+    except (BadModel, OSError):
+        return False
 
 
 def _install(tmp: Path, parent: Path, commit: str) -> Path:
@@ -276,7 +305,9 @@ def _build_locked(ref: ModelRef, commit: str, reporter: Reporter) -> OpenedEntry
         if entry is not None:  # another process may have built it while we waited
             with contextlib.suppress(*_UNTRUSTED):
                 return _open_entry(ref, entry)
-        entry = _build(ref, checkpoint_info(ref, commit), parent, reporter)
+        with _unchanged(ref, commit):
+            info = checkpoint_info(ref, commit)
+        entry = _build(ref, info, parent, reporter)
     return _open_entry(ref, entry)
 
 
