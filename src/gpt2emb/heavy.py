@@ -119,10 +119,26 @@ def _state(path: Path) -> dict[str, Any]:
     except PermissionError:
         raise  # not the pickle's fault: the boundary names the file
     except Exception as e:  # torch raises many types for a bad or unsafe pickle
+        if not _whole_zip(path):  # cut short (a copy not finished): no pickle was refused
+            raise BadModel(
+                f"{path} is damaged: it is not a whole zip archive, as torch.save writes one (it may have "
+                "been cut short); save the model again"
+            ) from None
         raise BadModel(f"{path} {UNSAFE} ({type(e).__name__}); {SAVE_SAFELY}") from None
     if not isinstance(state, dict):
         raise BadModel(f"{path} is not a state dict")
     return state
+
+
+def _whole_zip(path: Path) -> bool:
+    """Whether a file is a whole zip archive: its central directory, at its end, is there and readable."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path):
+            return True
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 def _classes(names: tuple[str, str, str]) -> tuple[Any, Any, Any]:
