@@ -118,3 +118,15 @@ def test_a_manifest_naming_a_file_elsewhere_is_not_trusted(folder: Path, caches:
     assert result.exit_code == 0, result.stderr
     assert "names a file outside its entry" in result.stderr
     assert "../../../x" not in json.loads(manifest.read_text())["files"]
+
+
+def test_a_record_of_an_older_gpt2emb_is_no_damage(folder: Path, caches: dict[str, Path]) -> None:
+    """A record an older gpt2emb wrote (format 2, no checksum) is never trusted, only read again: cache
+    verify does not call it damaged."""
+    assert run_cli("vector", "cat", "-m", str(folder)).exit_code == 0
+    record = record_of(caches)
+    raw = json.loads(record.read_text())
+    raw["format"] = 2
+    del raw[SELF]
+    record.write_text(json.dumps(raw))
+    assert all(e["ok"] for e in run_json("cache", "verify")["entries"])
