@@ -26,7 +26,6 @@ from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import Reporter
 from gpt2emb.store import hub
-from gpt2emb.store.entries import SELF_CHECK, plain_name, record_digest
 from gpt2emb.store.formats import (
     _EMBEDDING_DTYPES,
     TensorInfo,
@@ -213,44 +212,6 @@ def _tensors(
 # checks more, so that an info file an older gpt2emb wrote, which may hold what is refused now, is read again.
 # 3: the record checks itself (a CRC-32 of its fields, as a manifest does), and names only files beside it.
 INFO_FORMAT = 3
-
-
-def info_to_json(info: CheckpointInfo) -> dict[str, Any]:
-    record = {
-        "format": INFO_FORMAT,
-        "commit": info.commit,
-        "config": info.config,
-        "weights_file": info.weights_file,
-        "tensors": {k: [t.dtype, list(t.shape), t.start, t.end, t.file] for k, t in info.tensors.items()},
-    }
-    record[SELF_CHECK] = record_digest(record)
-    return record
-
-
-def info_from_json(ref: ModelRef, raw: object, commit: str) -> CheckpointInfo:
-    """An info file read back; ValueError (or KeyError, TypeError) for one of another format or that cannot
-    be trusted: then it is read from the model again."""
-    check_record(raw, commit)
-    assert isinstance(raw, dict)
-    tensors = {k: TensorInfo(d, tuple(s), a, b, f) for k, (d, s, a, b, f) in raw["tensors"].items()}
-    return CheckpointInfo(ref.name, ref.repo, raw["commit"], raw["config"], raw["weights_file"], tensors)
-
-
-def check_record(raw: object, commit: str) -> None:
-    """Refuse (ValueError) an info file of another format, of another commit, damaged (it does not match its
-    checksum), or naming a file that is not beside the weights (its names are joined onto the folder's)."""
-    if not isinstance(raw, dict) or raw.get("format") != INFO_FORMAT:
-        found = raw.get("format") if isinstance(raw, dict) else None
-        raise ValueError(f"an info file of format {found!r}, not {INFO_FORMAT}")
-    if raw.get(SELF_CHECK) != record_digest(raw):
-        raise ValueError("it does not match its checksum")
-    if raw.get("commit") != commit:
-        raise ValueError(f"it is the record of another commit ({raw.get('commit')!r})")
-    if not isinstance(raw.get("tensors"), dict):
-        raise ValueError("it holds no tensors")
-    names = [raw.get("weights_file"), *(t[-1] for t in raw["tensors"].values())]
-    if raw.get("weights_file") not in (SINGLE, INDEX, PICKLE) or not all(map(plain_name, names)):
-        raise ValueError("it names a file that is not beside the model's weights")
 
 
 def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:

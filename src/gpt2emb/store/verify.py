@@ -26,6 +26,7 @@ from gpt2emb.store.entries import (
     _size,
 )
 from gpt2emb.store.manage import ListedEntry, _entry_of, _unchanged_folder
+from gpt2emb.store.revisions import check_record
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def _verify_records(parent: Path, checked: list[Verified]) -> list[Verified]:
             raw = json.loads(record.read_bytes())
             if isinstance(raw, dict) and raw.get("format") != checkpoint.INFO_FORMAT:
                 continue  # an older gpt2emb's: never trusted, it is read from the model again when used
-            checkpoint.check_record(raw, commit)
+            check_record(raw, commit)
             continue
         except (*_UNTRUSTED, RecursionError) as e:
             problem = f"{RECORDS}/{record.name} cannot be trusted ({e})"
