@@ -183,8 +183,27 @@ def test_a_symlink_is_followed_and_stays_a_link(hub: FakeHub, tmp_path: Path) ->
     assert link.is_symlink() and os.readlink(link) == str(Path("real") / "vectors.txt")
     assert real.read_text().startswith("2 ") and len(real.read_text().splitlines()) == 3
     assert real.stat().st_ino != inode  # replaced whole by a rename, not written over in place
-    assert stat.S_IMODE(real.stat().st_mode) == new_file_mode()  # as a new file is made: the umask's mode
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600  # the replaced file's mode is kept
     assert temporaries(tmp_path, real.parent) == []
+
+
+def test_a_replaced_file_keeps_its_mode_and_a_hard_link_the_old_contents(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    """Issue 37, item 11: `chmod 600 out.txt; ln out.txt h.txt; export -o out.txt` leaves out.txt at 0600
+    (as install -C and editors do), on a new inode; h.txt keeps the old contents, as docs/commands/export.md
+    says."""
+    out, hard = tmp_path / "out.txt", tmp_path / "h.txt"
+    out.write_text("an earlier export")
+    os.chmod(out, 0o600)
+    os.link(out, hard)
+    wrote(*W2V, "-o", str(out))
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert out.read_text().startswith("2 ") and hard.read_text() == "an earlier export"
+    assert out.stat().st_ino != hard.stat().st_ino
+    fresh = tmp_path / "new.txt"
+    wrote(*W2V, "-o", str(fresh))
+    assert stat.S_IMODE(fresh.stat().st_mode) == new_file_mode()  # a new file: the umask's mode
 
 
 @pytest.mark.parametrize("kind", KINDS)

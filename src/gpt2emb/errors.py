@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     # remove (in use)
     BAD_MODEL = 6
     SOME_FAILED = 7  # words from stdin: some lines had no answer (each reported on stderr), the rest did
+    OUTPUT = 8  # stdout could not be written (a full disk, an I/O error): what was printed is incomplete
     INTERRUPTED = 130
 
 
@@ -100,6 +101,18 @@ class InUse(Gpt2embError):
 
     code = ExitCode.BAD_MODEL
     kind = "in_use"
+
+
+class CannotWriteOutput(Gpt2embError):
+    """stdout refused what was written to it (a full disk, a file past its size limit, an I/O error)."""
+
+    code = ExitCode.OUTPUT
+    kind = "output"
+
+
+class ReaderGone(Exception):
+    """stdout's reader has closed the pipe (`| head`): the run ends quietly, with success. Not an OSError:
+    rich, click and Typer each catch a BrokenPipeError their own way (exit 1, nothing said)."""
 
 
 class DamagedEntry(BadModel):

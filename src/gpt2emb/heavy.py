@@ -48,6 +48,7 @@ def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: st
     import torch
 
     state = _state(path)
+    starts = _storage_starts(path, state)
     found = {}
     for table, keys in wanted.items():
         key = next((k for k in keys if k in state), None)
@@ -55,8 +56,57 @@ def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: st
             raise BadModel(
                 f"{name}'s checkpoint has no {keys[0]} tensor: it is not a checkpoint of its model type"
             )
-        found[table] = state[key].detach().to(torch.float32).numpy()
+        tensor = state[key].detach() if starts is None else _read(path, state[key], starts)
+        found[table] = tensor.to(torch.float32).numpy()
     return found
+
+
+def _storage_starts(path: Path, state: dict[str, Any]) -> int | None:
+    """Where in the file the mapped storages start: their address less this is their offset (None when that
+    cannot be told: then the mapping is read). The loader maps the whole file from its first byte, each
+    storage a slice of it at its zip record's data; reading the rows through the mapping would kill the
+    process (SIGBUS) if the file were cut short meanwhile, so they are read as bytes (_read)."""
+    import struct
+    import zipfile
+
+    import torch
+
+    try:
+        with zipfile.ZipFile(path) as archive, path.open("rb") as f:
+            records = set()
+            for info in archive.infolist():
+                if not info.filename.rpartition("/data/")[2].isdecimal():
+                    continue  # not a storage: the pickle, the version, the byte order
+                f.seek(info.header_offset)
+                head = f.read(30)  # a zip's local header: its name and extra field come before the data
+                if len(head) == 30:
+                    records.add(info.header_offset + 30 + sum(struct.unpack("<HH", head[26:30])))
+    except (OSError, zipfile.BadZipFile, struct.error) as e:  # torch.load read it whole a moment ago
+        raise BadModel(f"{path} cannot be read as a zip archive any more ({type(e).__name__})") from None
+    found = {t.untyped_storage().data_ptr() for t in state.values() if isinstance(t, torch.Tensor)}
+    found.discard(0)
+    if not found or not records:
+        return None
+    base = min(found) - min(records)
+    return base if all(p - base in records for p in found) else None
+
+
+def _read(path: Path, tensor: Any, base: int) -> Any:
+    """A tensor's storage read from the file with plain reads (a file cut short is a short read, an error,
+    not a signal), viewed as the tensor was."""
+    import torch
+
+    storage = tensor.untyped_storage()
+    data = bytearray(storage.nbytes())
+    with path.open("rb") as f:
+        f.seek(storage.data_ptr() - base)
+        got = f.readinto(data)
+    if got != len(data):
+        raise BadModel(f"{path} is shorter than its own index says: it was cut short")
+    if not data:
+        return torch.empty(tensor.shape, dtype=tensor.dtype)
+    whole = torch.frombuffer(data, dtype=tensor.dtype)
+    return whole.as_strided(tensor.shape, tensor.stride(), tensor.storage_offset())
 
 
 def _state(path: Path) -> dict[str, Any]:
@@ -66,11 +116,29 @@ def _state(path: Path) -> dict[str, Any]:
     try:
         with _quiet():
             state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except PermissionError:
+        raise  # not the pickle's fault: the boundary names the file
     except Exception as e:  # torch raises many types for a bad or unsafe pickle
+        if not _whole_zip(path):  # cut short (a copy not finished): no pickle was refused
+            raise BadModel(
+                f"{path} is damaged: it is not a whole zip archive, as torch.save writes one (it may have "
+                "been cut short); save the model again"
+            ) from None
         raise BadModel(f"{path} {UNSAFE} ({type(e).__name__}); {SAVE_SAFELY}") from None
     if not isinstance(state, dict):
         raise BadModel(f"{path} is not a state dict")
     return state
+
+
+def _whole_zip(path: Path) -> bool:
+    """Whether a file is a whole zip archive: its central directory, at its end, is there and readable."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path):
+            return True
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 def _classes(names: tuple[str, str, str]) -> tuple[Any, Any, Any]:

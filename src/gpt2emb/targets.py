@@ -146,10 +146,15 @@ def _temp(real: Path, fill: Fill) -> Path:
     fd, name = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
     temp = Path(name)
     try:
-        # mkstemp makes the file private (0600); what gpt2emb writes is made to be shared, as a new file is
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(fd if os.chmod in os.supports_fd else name, 0o666 & ~umask)
+        # mkstemp makes the file private (0600). A file replaced keeps its mode (a private 0600 stays so), as
+        # install -C and editors keep it; a new one is made to be shared, as a new file is
+        try:
+            mode = stat.S_IMODE(real.stat().st_mode)
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(fd if os.chmod in os.supports_fd else name, mode)
         with os.fdopen(fd, "wb") as f:
             fill(f)
     except BaseException:

@@ -19,7 +19,7 @@ import typer
 from typer.core import TyperGroup
 
 from gpt2emb import output
-from gpt2emb.errors import COMMAND_LINE, LONE_SURROGATE, ExitCode, Gpt2embError, UsageError
+from gpt2emb.errors import COMMAND_LINE, LONE_SURROGATE, ExitCode, Gpt2embError, ReaderGone, UsageError
 
 
 class App(TyperGroup):
@@ -60,7 +60,7 @@ class App(TyperGroup):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
-            raise _ReaderGone() from None  # past Typer, which would make it exit 1
+            raise ReaderGone() from None  # past Typer, which would make it exit 1
 
     def main(
         self,
@@ -80,7 +80,8 @@ class App(TyperGroup):
         spelling = COMMAND_LINE.set(True)  # messages name options as typed here: -k/--top, not k
         try:
             _check_utf8(argv)
-            rv = super().main(argv, prog_name or "gpt2emb", complete_var, standalone_mode=False, **extra)
+            with output.guarded_stdout():  # a failure to write stdout, whoever writes it, is raised here
+                rv = super().main(argv, prog_name or "gpt2emb", complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) else 0
         except Gpt2embError as e:
             output.error(e.message, e.kind, e.code, as_json)
@@ -93,7 +94,7 @@ class App(TyperGroup):
             code = getattr(e, "exit_code", ExitCode.USAGE)
         except typer.Abort:
             code = ExitCode.INTERRUPTED
-        except (BrokenPipeError, _ReaderGone):
+        except (BrokenPipeError, ReaderGone):
             # the reader went away (| head): say nothing, and keep Python from complaining at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             code = ExitCode.OK
@@ -104,6 +105,9 @@ class App(TyperGroup):
                 # a path given too long for this system (-o, -m, --eval): the user's to shorten, not a bug
                 output.error(_too_long(e), "usage", ExitCode.USAGE, as_json)
                 code = ExitCode.USAGE
+            elif isinstance(e, PermissionError):  # a model's file or folder, a cache entry: not a bug either
+                output.error(_no_permission(e), "permission", ExitCode.BAD_MODEL, as_json)
+                code = ExitCode.BAD_MODEL
             elif os.environ.get("GPT2EMB_DEBUG"):
                 raise
             else:
@@ -195,8 +199,13 @@ def _too_long(e: OSError) -> str:
     return f"{_escaped(name)} is too long a path for this system ({e.strerror}); give a shorter one"
 
 
-class _ReaderGone(Exception):
-    """stdout's reader has closed the pipe (`| head`): the run ends quietly, with success."""
+def _no_permission(e: PermissionError) -> str:
+    """The message for a file or folder this user may not read (or write), naming it."""
+    name = _escaped(os.fsdecode(e.filename), 1000) if e.filename is not None else "a file gpt2emb needs"
+    return (
+        f"cannot use {name}: {e.strerror} (this user may not read or write it, or search a folder above it); "
+        "ls -ld shows who may, chmod or chown changes that"
+    )
 
 
 app = typer.Typer(  # the root: its options (its commands are App's)

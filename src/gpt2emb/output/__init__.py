@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from gpt2emb.output.progress import _PlainReporter, python_reporter, reporter
-from gpt2emb.output.streams import ESCAPE, carries_all, prepare_streams
+from gpt2emb.output.streams import ESCAPE, carries_all, guarded_stdout, prepare_streams
 from gpt2emb.output.views import DIMS
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "ESCAPE",
     "carries_all",
     "error",
+    "guarded_stdout",
     "hint",
     "line",
     "prepare_streams",

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from gpt2emb.output.streams import ESCAPE
+from gpt2emb.output.streams import ESCAPE, printable
 from gpt2emb.output.views import view
 
 
@@ -52,17 +52,26 @@ def _unpadded(text: str) -> str:
     return "".join(line.rstrip(" ") + "\n" for line in text.split("\n")[:-1])
 
 
-def _fitted(value: Any, encoding: str) -> Any:
-    """A result whose strings hold only what the console's encoding can carry, the rest as escapes: made
-    before the layout, so that columns are measured on what is printed."""
+# the fields of results that hold names and paths as given (a folder's name may hold any character): shown
+# printable. Tokens and words are not among them: the views quote those their own way (tokens.quote)
+_NAMES = frozenset(
+    {"model", "models", "name", "path", "root", "file", "png", "output", "source", "among", "repo", "problem"}
+)
+
+
+def _fitted(value: Any, encoding: str, name: bool = False) -> Any:
+    """A result whose strings hold only what the console's encoding can carry, the rest as escapes, and
+    whose names and paths hold nothing that does not print: made before the layout, so that columns are
+    measured on what is printed."""
     if isinstance(value, str):
-        return value.encode(encoding, ESCAPE).decode(encoding)
+        return (printable(value) if name else value).encode(encoding, ESCAPE).decode(encoding)
     if is_dataclass(value) and not isinstance(value, type):
-        return replace(value, **{f.name: _fitted(getattr(value, f.name), encoding) for f in fields(value)})
+        changed = {f.name: _fitted(getattr(value, f.name), encoding, f.name in _NAMES) for f in fields(value)}
+        return replace(value, **changed)
     if isinstance(value, list | tuple):
-        return type(value)(_fitted(v, encoding) for v in value)
+        return type(value)(_fitted(v, encoding, name) for v in value)
     return value
 
 
 def print_error(message: str) -> None:
-    stderr_console().print(Text("gpt2emb: ", style="bold red") + Text(message), soft_wrap=True)
+    stderr_console().print(Text("gpt2emb: ", style="bold red") + Text(printable(message)), soft_wrap=True)

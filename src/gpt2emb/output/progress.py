@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpt2emb import report
+from gpt2emb.output.streams import printable
 from gpt2emb.report import QuietReporter, Task
 
 
@@ -24,7 +25,7 @@ class Reporter:
     def note(self, message: str) -> None:
         from rich.text import Text
 
-        self._err.print(Text(f"note: {message}", style="yellow"), soft_wrap=True)
+        self._err.print(Text(f"note: {printable(message)}", style="yellow"), soft_wrap=True)
 
     @contextlib.contextmanager
     def progress(self, label: str, total: int) -> Iterator[Any]:
@@ -50,7 +51,7 @@ class _PlainReporter(QuietReporter):
 
     def note(self, message: str) -> None:
         sys.stderr.write(
-            (json.dumps({"note": message}) if self.as_json else f"gpt2emb: note: {message}") + "\n"
+            (json.dumps({"note": message}) if self.as_json else f"gpt2emb: note: {printable(message)}") + "\n"
         )
 
     @contextlib.contextmanager

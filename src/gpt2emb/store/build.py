@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import numpy as np
 
 from gpt2emb import bpe, families
+from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.store.entries import (
@@ -28,6 +29,7 @@ from gpt2emb.store.entries import (
     OpenedEntry,
     _commit_of,
     _fingerprint,
+    _folder_fingerprint,
     _generations,
     _live,
     _lives,
@@ -133,9 +135,10 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
 
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
-    tokenizer, parsed = tokenizer_files.tokenizer(ref, info.commit, shape.vocab_size)
+    with _unchanged(ref, info.commit):
+        tokenizer, parsed = tokenizer_files.tokenizer(ref, info.commit, shape.vocab_size)
+        tables = checkpoint.embeddings(ref, info, reporter)
     vocab = parsed["model"]["vocab"]
-    tables = checkpoint.embeddings(ref, info, reporter)
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{info.commit}.tmp-"))
     try:
@@ -179,6 +182,32 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
         shutil.rmtree(tmp, ignore_errors=True)  # nothing is left of it once it is in place
 
 
+@contextlib.contextmanager
+def _unchanged(ref: ModelRef, commit: str) -> Iterator[None]:
+    """Reading a local folder's files, which may change meanwhile (a copy still being written, a file cut
+    short or removed): a failure is said as that, exit 6, not as damage with the wrong fix. The folder's
+    commit is the fingerprint of its files when the run began."""
+    try:
+        yield
+    except PermissionError:
+        raise  # the boundary names the file
+    except (BadModel, OSError):
+        if ref.folder is None or _still(ref.folder, commit):
+            raise
+        raise BadModel(
+            f"the files of {ref.folder} changed while being read (one was written, cut short or removed); "
+            "run the command again once they are whole"
+        ) from None
+
+
+def _still(folder: Path, commit: str) -> bool:
+    """Whether a folder's files are those its commit (their fingerprint) was taken from."""
+    try:
+        return _folder_fingerprint(folder) == commit
+    except (BadModel, OSError):
+        return False
+
+
 def _install(tmp: Path, parent: Path, commit: str) -> Path:
     """Put a complete entry in place of the commit's folders: each is removed first where it can be, and
     the new one takes the next name after those that stay (in use on Windows), which makes it the live one."""
@@ -204,6 +233,8 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     if entry is not None:
         try:
             model = _open_entry(ref, entry)
+        except PermissionError:
+            raise  # not damage: rebuilt, it would be as unreadable (the boundary names the path)
         except _UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({_problem(e)}); rebuilding it")
         else:
@@ -213,8 +244,8 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     try:
         model = _build_locked(ref, commit, reporter)
     except OSError as e:
-        if e.errno not in _CANNOT_WRITE:
-            raise
+        if e.errno not in _CANNOT_WRITE or not _in_cache(e):
+            raise  # a model's file that cannot be read is no cache that cannot be written
         # a read-only or full cache folder: answer from a temporary entry, removed when the process ends
         root = cache_root()
         why = e.strerror
@@ -236,6 +267,13 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         what = "outdated entry stays" if len(older) == 1 else f"{len(older)} outdated entries stay"
         reporter.note(f"{ref.name} is cached anew; its {what} until gpt2emb cache clear --outdated")
     return model
+
+
+def _in_cache(e: OSError) -> bool:
+    """Whether a failure is the cache's: of a path in it, or of none (a write to a full disk names none)."""
+    if e.filename is None:
+        return True
+    return Path(os.fsdecode(e.filename)).is_relative_to(cache_root())
 
 
 def _problem(e: Exception) -> str:
@@ -267,7 +305,9 @@ def _build_locked(ref: ModelRef, commit: str, reporter: Reporter) -> OpenedEntry
         if entry is not None:  # another process may have built it while we waited
             with contextlib.suppress(*_UNTRUSTED):
                 return _open_entry(ref, entry)
-        entry = _build(ref, checkpoint_info(ref, commit), parent, reporter)
+        with _unchanged(ref, commit):
+            info = checkpoint_info(ref, commit)
+        entry = _build(ref, info, parent, reporter)
     return _open_entry(ref, entry)
 
 

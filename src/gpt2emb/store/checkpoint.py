@@ -34,6 +34,7 @@ from gpt2emb.store.formats import (
     damaged,
     find_key,
     local_reader,
+    model_file,
     parse_header,
     read_json,
     read_tensor,
@@ -92,7 +93,7 @@ def wanted(family: Family) -> dict[str, tuple[str, ...]]:
 def source_file(ref: ModelRef, commit: str, filename: str) -> Path | None:
     if ref.folder is not None:
         p = ref.folder / filename
-        return p if p.is_file() else None
+        return p if model_file(p, str(p)) else None
     assert ref.repo is not None
     return hub.file(ref.repo, filename, commit, bar=filename in WEIGHT_FILES)
 
@@ -110,7 +111,7 @@ def _local(ref: ModelRef, commit: str, filename: str) -> Path | None:
     """The file on this machine: in the model's folder, or in the HF cache when it was downloaded whole."""
     if ref.folder is not None:
         p = ref.folder / filename
-        return p if p.is_file() else None
+        return p if model_file(p, str(p)) else None
     assert ref.repo is not None
     return hub.cached(ref.repo, filename, commit)
 
@@ -209,25 +210,8 @@ def _tensors(
 
 # The version of an info file (revisions.checkpoint_info's record of read_info): bump it whenever read_info
 # checks more, so that an info file an older gpt2emb wrote, which may hold what is refused now, is read again.
-INFO_FORMAT = 2
-
-
-def info_to_json(info: CheckpointInfo) -> dict[str, Any]:
-    return {
-        "format": INFO_FORMAT,
-        "commit": info.commit,
-        "config": info.config,
-        "weights_file": info.weights_file,
-        "tensors": {k: [t.dtype, list(t.shape), t.start, t.end, t.file] for k, t in info.tensors.items()},
-    }
-
-
-def info_from_json(ref: ModelRef, raw: dict[str, Any]) -> CheckpointInfo:
-    """An info file read back; ValueError for one of another format (then it is read from the model again)."""
-    if raw.get("format") != INFO_FORMAT:
-        raise ValueError(f"an info file of format {raw.get('format')!r}, not {INFO_FORMAT}")
-    tensors = {k: TensorInfo(d, tuple(s), a, b, f) for k, (d, s, a, b, f) in raw["tensors"].items()}
-    return CheckpointInfo(ref.name, ref.repo, raw["commit"], raw["config"], raw["weights_file"], tensors)
+# 3: the record checks itself (a CRC-32 of its fields, as a manifest does), and names only files beside it.
+INFO_FORMAT = 3
 
 
 def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:

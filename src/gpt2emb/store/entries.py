@@ -41,7 +41,8 @@ SHA256_FORMAT = 3
 ARRAYS = ("wte", "wpe", "wte_norm", "wte_crc", "wpe_crc")
 EXTRA = ("types", "norm")  # token-type rows and the layer norm before the first block, for families with them
 TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
-SELF_CHECK = "crc32_self"  # the manifest's key of its own checksum
+SELF_CHECK = "crc32_self"  # the manifest's key of its own checksum (and a checkpoint record's)
+RECORDS = "info"  # a model's folder of records: the config and headers of each commit's checkpoint
 # A stored norm may differ from the norm recomputed in float64 by float32 rounding: about 1e-7 relative per
 # step of a sum of at most a few thousand squares, far below this; a damaged norm that is off by less than
 # this changes no digit a command prints (cache verify still finds it).
@@ -182,7 +183,7 @@ def _generations(parent: Path) -> dict[str, list[Path]]:
     with contextlib.suppress(OSError), os.scandir(parent) as children:
         for child in children:
             commit, plus, n = child.name.partition(GENERATION)
-            if child.name.startswith(".") or child.name in ("refs", "info") or (plus and not n.isdecimal()):
+            if child.name.startswith(".") or child.name in ("refs", RECORDS) or (plus and not n.isdecimal()):
                 continue  # a build in progress, our records, or not ours
             if child.is_dir():
                 found.setdefault(commit, []).append((int(n or 0), Path(child.path)))
@@ -266,12 +267,31 @@ def _own_key(manifest: dict[str, Any]) -> str:
 def _manifest_digest(manifest: dict[str, Any]) -> str:
     """The CRC-32 of the manifest's own fields (all but this one): a damaged manifest is noticed too (format
     3's: their SHA-256)."""
-    body = json.dumps({k: v for k, v in manifest.items() if k != _own_key(manifest)}, sort_keys=True).encode()
     if manifest.get("format") == SHA256_FORMAT:
         import hashlib
 
-        return hashlib.sha256(body).hexdigest()
+        body = json.dumps({k: v for k, v in manifest.items() if k != _own_key(manifest)}, sort_keys=True)
+        return hashlib.sha256(body.encode()).hexdigest()
+    return record_digest(manifest)
+
+
+def record_digest(record: dict[str, Any]) -> str:
+    """The CRC-32 of a JSON record's fields but its own checksum (SELF_CHECK): a manifest, a checkpoint's
+    record in info/. Damage to any byte of it is noticed where it is read."""
+    body = json.dumps({k: v for k, v in record.items() if k != SELF_CHECK}, sort_keys=True).encode()
     return f"{zlib.crc32(body):08x}"
+
+
+def plain_name(name: object) -> bool:
+    """Whether a file name read from a record names a file in the record's own folder: no separator, no
+    drive, not . or .. (nor any hidden name), nothing that does not print."""
+    return (
+        isinstance(name, str)
+        and name != ""
+        and name.isprintable()
+        and not name.startswith(".")
+        and not any(c in name for c in "/\\:")
+    )
 
 
 def _row_norms(wte: np.ndarray) -> np.ndarray:
@@ -327,6 +347,9 @@ def _read_manifest(entry: Path) -> dict[str, Any]:
         raise _OtherVersion("it was written by another version of gpt2emb")
     if manifest.get(_own_key(manifest)) != _manifest_digest(manifest):
         raise ValueError("manifest.json is damaged: it does not match its checksum")
+    for key in ("files", "sha256"):
+        if not isinstance(manifest.get(key), dict) or not all(map(plain_name, manifest[key])):
+            raise ValueError(f"manifest.json is damaged: its {key} names a file outside its entry")
     return manifest
 
 

@@ -3,9 +3,12 @@ a safetensors header checked against its file, and tensors' bytes widened to flo
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import math
+import os
+import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +69,29 @@ _BITS = {
 }  # fmt: skip
 _EMBEDDING_DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": "<u2"}  # BF16 is widened by hand below
 _MAX_HEADER = 100_000_000  # safetensors' own limit
+
+
+def model_file(path: Path, label: str) -> bool:
+    """Whether a model folder holds this file: True for a file (or a link to one), False when nothing is
+    there; BadModel when something that is no file is (a folder, a FIFO, a link that loops or leads nowhere):
+    that is no missing file, and saying so would send the user looking for one. PermissionError (a folder
+    that may not be searched) is left to the one boundary, which names the path."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if not path.is_symlink():
+            return False
+        raise BadModel(f"{label} is a symbolic link to {os.readlink(path)}, which does not exist") from None
+    except NotADirectoryError:
+        return False
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            raise
+        raise BadModel(f"{label} is a symbolic link that loops (it leads back to itself)") from None
+    if stat.S_ISREG(mode):
+        return True
+    what = "a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "no file"
+    raise BadModel(f"{label} is {what}, not a file; put the model's file there")
 
 
 def damaged(label: str, what: str) -> BadModel:

@@ -7,13 +7,23 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from gpt2emb.errors import BadModel, NotCached
 from gpt2emb.registry import ModelRef
 from gpt2emb.store import hub
-from gpt2emb.store.entries import _UNTRUSTED, _folder_fingerprint, _generations, _live, _repo_dir
+from gpt2emb.store.entries import (
+    _UNTRUSTED,
+    RECORDS,
+    SELF_CHECK,
+    _folder_fingerprint,
+    _generations,
+    _live,
+    _repo_dir,
+    plain_name,
+    record_digest,
+)
 
 if TYPE_CHECKING:
     from gpt2emb.store.checkpoint import CheckpointInfo
@@ -40,7 +50,9 @@ def _resolve_commit(ref: ModelRef) -> tuple[str, bool]:
     A branch or tag is looked up on first use and recorded in refs/; it is looked up again only by
     `cache refresh`. A whole commit id is itself."""
     if ref.folder is not None:
-        if not (ref.folder / "config.json").is_file():
+        from gpt2emb.store.formats import model_file
+
+        if not model_file(ref.folder / "config.json", str(ref.folder / "config.json")):
             raise BadModel(
                 f"{ref.folder} has no config.json: a local model is a folder saved by save_pretrained"
             )
@@ -70,6 +82,52 @@ def _record_commit(ref: ModelRef, commit: str) -> None:
             _write_atomic(_ref_file(ref, ref.revision), commit.encode())
 
 
+def info_to_json(info: CheckpointInfo) -> dict[str, Any]:
+    """A checkpoint's record as info/<commit>.json holds it, with its own checksum."""
+    from gpt2emb.store.checkpoint import INFO_FORMAT
+
+    record = {
+        "format": INFO_FORMAT,
+        "commit": info.commit,
+        "config": info.config,
+        "weights_file": info.weights_file,
+        "tensors": {k: [t.dtype, list(t.shape), t.start, t.end, t.file] for k, t in info.tensors.items()},
+    }
+    record[SELF_CHECK] = record_digest(record)
+    return record
+
+
+def info_from_json(ref: ModelRef, raw: object, commit: str) -> CheckpointInfo:
+    """An info file read back; ValueError (or KeyError, TypeError) for one of another format or that cannot
+    be trusted: then it is read from the model again."""
+    from gpt2emb.store.checkpoint import CheckpointInfo
+    from gpt2emb.store.formats import TensorInfo
+
+    check_record(raw, commit)
+    assert isinstance(raw, dict)
+    tensors = {k: TensorInfo(d, tuple(s), a, b, f) for k, (d, s, a, b, f) in raw["tensors"].items()}
+    return CheckpointInfo(ref.name, ref.repo, raw["commit"], raw["config"], raw["weights_file"], tensors)
+
+
+def check_record(raw: object, commit: str) -> None:
+    """Refuse (ValueError) an info file of another format, of another commit, damaged (it does not match its
+    checksum), or naming a file that is not beside the weights (its names are joined onto the folder's)."""
+    from gpt2emb.store.checkpoint import INDEX, INFO_FORMAT, PICKLE, SINGLE
+
+    if not isinstance(raw, dict) or raw.get("format") != INFO_FORMAT:
+        found = raw.get("format") if isinstance(raw, dict) else None
+        raise ValueError(f"an info file of format {found!r}, not {INFO_FORMAT}")
+    if raw.get(SELF_CHECK) != record_digest(raw):
+        raise ValueError("it does not match its checksum")
+    if raw.get("commit") != commit:
+        raise ValueError(f"it is the record of another commit ({raw.get('commit')!r})")
+    if not isinstance(raw.get("tensors"), dict):
+        raise ValueError("it holds no tensors")
+    names = [raw.get("weights_file"), *(t[-1] for t in raw["tensors"].values())]
+    if raw.get("weights_file") not in (SINGLE, INDEX, PICKLE) or not all(map(plain_name, names)):
+        raise ValueError("it names a file that is not beside the model's weights")
+
+
 def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
     """Config and tensor header of a model, cached as one small JSON file per commit.
 
@@ -80,13 +138,13 @@ def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
     known = True
     if commit is None:
         commit, known = _resolve_commit(ref)
-    info_file = _repo_dir(ref) / "info" / f"{commit}.json"
+    info_file = _repo_dir(ref) / RECORDS / f"{commit}.json"
     try:
-        info = checkpoint.info_from_json(ref, json.loads(info_file.read_text()))
-    except _UNTRUSTED:
+        info = info_from_json(ref, json.loads(info_file.read_bytes()), commit)
+    except (*_UNTRUSTED, RecursionError):  # absent, of an older gpt2emb, or damaged: read from the model
         info = checkpoint.read_info(ref, commit)
         with contextlib.suppress(OSError):
-            _write_atomic(info_file, json.dumps(checkpoint.info_to_json(info)).encode())
+            _write_atomic(info_file, json.dumps(info_to_json(info)).encode())
     if not known:
         _record_commit(ref, commit)
     return info

@@ -17,6 +17,7 @@ from gpt2emb.store import checkpoint
 from gpt2emb.store.build import _build, _locked
 from gpt2emb.store.entries import (
     _UNTRUSTED,
+    RECORDS,
     _lives,
     _OtherVersion,
     _parents,
@@ -25,6 +26,7 @@ from gpt2emb.store.entries import (
     _size,
 )
 from gpt2emb.store.manage import ListedEntry, _entry_of, _unchanged_folder
+from gpt2emb.store.revisions import check_record
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,35 @@ def verify(ref: ModelRef | None, repair: bool = False, reporter: Reporter | None
     sizes = {f: _size(f) for f in folders}
     with reporter.progress("verifying the cache", sum(sizes.values())) as task:
         checked = [_verify_entry(f, sizes[f], task) for f in folders]
+    checked += [v for parent in _parents(ref) for v in _verify_records(parent, checked)]
     if repair:
         checked = [_repair(v, reporter) if v.problem else v for v in checked]
     return checked
+
+
+def _verify_records(parent: Path, checked: list[Verified]) -> list[Verified]:
+    """The records of a model's checkpoints (info/<commit>.json, what an entry is built from) that do not
+    check, each a row of its own, named as the entry of its commit is."""
+    names = {v.entry.commit: v.entry for v in checked if v.entry.path.parent == parent}
+    found: list[Verified] = []
+    try:
+        records = sorted(p for p in (parent / RECORDS).glob("*.json") if not p.name.startswith("."))
+    except OSError:  # no records
+        return found
+    for record in records:
+        commit = record.name.removesuffix(".json")
+        try:
+            raw = json.loads(record.read_bytes())
+            if isinstance(raw, dict) and raw.get("format") != checkpoint.INFO_FORMAT:
+                continue  # an older gpt2emb's: never trusted, it is read from the model again when used
+            check_record(raw, commit)
+            continue
+        except (*_UNTRUSTED, RecursionError) as e:
+            problem = f"{RECORDS}/{record.name} cannot be trusted ({e})"
+        size = record.stat().st_size if record.is_file() else 0
+        entry = names.get(commit) or _entry_of(parent / commit, None, size)
+        found.append(Verified(replace(entry, path=record, size=size), (f"{RECORDS}/{record.name}",), problem))
+    return found
 
 
 def _verify_entry(path: Path, size: int, task: Task) -> Verified:
@@ -84,6 +112,13 @@ def _repair(damaged: Verified, reporter: Reporter) -> Verified:
     """Rebuild a damaged entry from its source at the same commit, beside it; the damaged one is kept if that
     fails (offline, it still answers from its sound rows), and removed once the new one is in place."""
     entry = damaged.entry
+    if entry.path.parent.name == RECORDS:  # a checkpoint's record: read from the model again when next used
+        try:
+            entry.path.unlink(missing_ok=True)
+        except OSError as e:
+            reporter.note(f"could not remove {entry.path}: {e.strerror or e}")
+            return damaged
+        return replace(damaged, repaired="removed")
     source = _source(entry)
     if source is None:
         reason = _remove(entry.path, whole=False)
