@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gpt2emb import bpe
+from gpt2emb import bpe, piece_lines
 from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
 from gpt2emb.errors import BadModel, UsageError, not_unicode, option
@@ -168,19 +168,6 @@ def check_word(word: str, exact: bool, specials: Specials | None = None) -> int 
     return None
 
 
-def _line_of(text: bytes, line: bytes) -> int | None:
-    """The number of the first line of text equal to line (lines end at \\n): what text.split(b"\\n").index
-    gives, without the split. line holds no \\n."""
-    if text == line or text.startswith(line + b"\n"):
-        return 0
-    at = text.find(b"\n" + line + b"\n")  # at: the \n before the line
-    if at < 0:
-        if not text.endswith(b"\n" + line):
-            return None
-        at = len(text) - len(line) - 1
-    return text.count(b"\n", 0, at + 1)
-
-
 class Vocab:
     """The tokenizer of one cache entry, loaded as lazily as possible."""
 
@@ -196,16 +183,14 @@ class Vocab:
 
     @functools.cached_property
     def _lines(self) -> bytes:
-        """pieces.txt, line i the vocabulary entry of token i, its line ends as read_text reads them (\\r\\n
-        and \\r as \\n). A warm command looks up a few entries in these bytes: decoding and splitting all
-        50,257 (_pieces) costs more than the rest of its lookups together."""
-        data = (self._entry / "pieces.txt").read_bytes()
-        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
+        """pieces.txt (see piece_lines.py). A warm command looks up a few entries in these bytes: decoding and
+        splitting all 50,257 (_pieces) costs more than the rest of its lookups together."""
+        return (self._entry / piece_lines.FILE).read_bytes()
 
     @functools.cached_property
     def _pieces(self) -> list[str]:
         """The vocabulary entry of each token id ("" where there is none)."""
-        return self._lines.decode("utf-8").split("\n")
+        return piece_lines.read_all(self._lines)
 
     @functools.cached_property
     def _ends(self) -> np.ndarray:
@@ -223,12 +208,7 @@ class Vocab:
         self._lookups += 1
         if self._lookups > 16:
             return self._ids.get(piece)
-        if "\n" in piece or "\r" in piece:
-            return None  # no line holds one
-        try:
-            return _line_of(self._lines, piece.encode("utf-8"))
-        except UnicodeEncodeError:  # a lone surrogate: no entry of a UTF-8 file
-            return None
+        return piece_lines.line_of(self._lines, piece)
 
     @functools.cached_property
     def _tokenizer(self) -> Any:
@@ -319,7 +299,7 @@ class Vocab:
             return ""
         start = ends[token_id - 1] + 1 if token_id else 0
         end = ends[token_id] if token_id < len(ends) else len(self._lines)
-        return self._lines[start:end].decode("utf-8")
+        return piece_lines.decoded(self._lines[start:end])
 
     def token(self, token_id: int) -> str:
         """A token as tables and JSON show it: the text it stands for (see Spelling.text)."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from gpt2emb import bpe, families
+from gpt2emb import bpe, families, piece_lines
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.store.entries import (
@@ -53,15 +53,6 @@ _CANNOT_WRITE = {
     errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.ENOENT,
     errno.ENAMETOOLONG, errno.EINVAL, errno.ELOOP, errno.EEXIST,
 }  # fmt: skip
-
-
-def _pieces_text(vocab: dict[str, int]) -> str:
-    """Line i holds the vocabulary entry of token i: a warm lookup reads it without parsing JSON."""
-    lines = [""] * (max(vocab.values(), default=-1) + 1)
-    for piece, i in vocab.items():
-        if "\n" not in piece:  # byte-level entries never hold one; a plain-text added token might
-            lines[i] = piece
-    return "\n".join(lines)
 
 
 def _encoder_files(tokenizer: str, parsed: dict[str, Any]) -> dict[str, bytes | np.ndarray]:
@@ -153,7 +144,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "wpe_crc.npy": _row_crcs(wpe),
             "config.json": json.dumps(info.config).encode(),
             "tokenizer.json": tokenizer.encode(),
-            "pieces.txt": _pieces_text(vocab).encode(),
+            piece_lines.FILE: piece_lines.written(vocab),  # a warm lookup reads it, no JSON
             **_encoder_files(tokenizer, parsed),
             **extra,
         }

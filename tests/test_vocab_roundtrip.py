@@ -1,0 +1,160 @@
+"""Vocabularies through the cache (issue 37, items 1-3 and 10a): every entry comes back from pieces.txt byte
+for byte, whatever it holds; words that hold an added token's text go the tokenizer's way; a tokenizer with
+BPE dropout gives one answer; a UTF-8 word under the C locale is read as UTF-8. The `tokenizers` library
+is the oracle throughout, on the tiny models' tokenizers changed as the issue's reproducers change them,
+and on random vocabularies (a property, under conftest's FUZZ profiles)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from tokenizers import Tokenizer
+
+from gpt2emb import piece_lines
+from gpt2emb.core.open import load
+from gpt2emb.store import entries
+from gpt2emb.tokens import Vocab, display
+
+from conftest import run_cli, run_json
+from tinymodel import Tiny, safetensors_bytes, save_local
+
+ODD = ["q\rz", "a\nb", "\r", "\n", "\r\n", "x\x85y", "\u2028", "\x00", "nul\x00", "é\r", "\\n", "\udcff"]
+
+
+def odd_folder(tiny: Tiny, folder: Path, edit: Callable[[dict[str, Any]], None], grow: int = 0) -> Path:
+    """The tiny GPT-2 saved in folder, its tokenizer.json (parsed) changed by edit, and wte grown by `grow`
+    rows (config vocab_size with it): the issue's "F (grown)"."""
+    save_local(tiny, folder)
+    doc = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    edit(doc)
+    (folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    if grow:
+        state = tiny.state(prefix="transformer.")
+        extra = np.random.default_rng(7).normal(0.0, 0.1, (grow, tiny.wte.shape[1])).astype(np.float32)
+        state["transformer.wte.weight"] = np.concatenate([state["transformer.wte.weight"], extra])
+        (folder / "model.safetensors").write_bytes(safetensors_bytes(state))
+        config = {**tiny.config, "vocab_size": tiny.wte.shape[0] + grow}
+        (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def grow_bert(folder: Path) -> None:
+    """One row more in a tiny BERT's token table (and its config's vocab_size), for an added token."""
+    from safetensors.numpy import load_file, save_file
+
+    tensors = load_file(folder / "model.safetensors")
+    key = next(k for k in tensors if k.endswith("word_embeddings.weight"))
+    tensors[key] = np.concatenate([tensors[key], np.full((1, tensors[key].shape[1]), 0.5, np.float32)])
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "vocab_size": len(tensors[key])}))
+
+
+def library(folder: Path) -> Tokenizer:
+    return Tokenizer.from_file(str(folder / "tokenizer.json"))
+
+
+def ids_of(result: dict[str, Any]) -> list[int]:
+    return [t["id"] for t in result["items"][0]["tokens"]]
+
+
+# ---------------------------------------------------------------- 1. entries that hold line ends
+
+
+@pytest.mark.parametrize("odd", ODD)
+def test_every_entry_comes_back_from_the_pieces_file(tmp_path: Path, odd: str) -> None:
+    vocab = {"a": 0, odd: 1, "Ġcat": 2, "\\": 4, "b" + odd: 5, "Ġdog": 6}
+    (tmp_path / piece_lines.FILE).write_bytes(piece_lines.written(vocab))
+    lazy = Vocab(tmp_path, 7)
+    expected = {i: p for p, i in vocab.items()}
+    assert [lazy._piece(i) for i in range(8)] == [expected.get(i, "") for i in range(8)]
+    assert "_pieces" not in lazy.__dict__  # answered from the bytes alone
+    assert all(Vocab(tmp_path, 7)._id_of(p) == i for p, i in vocab.items())
+    assert Vocab(tmp_path, 7)._id_of(odd[:-1] + "#") is None
+    split = Vocab(tmp_path, 7)
+    assert split._pieces[:7] == [expected.get(i, "") for i in range(7)]
+    assert all(split._ids[p] == i for p, i in vocab.items())
+
+
+def test_no_entry_is_looked_up_as_an_empty_line(tmp_path: Path) -> None:
+    """An empty line is no entry (an added token's id, or a gap): the bytes' search says so, as the dict
+    of entries does."""
+    (tmp_path / piece_lines.FILE).write_bytes(piece_lines.written({"a": 0, "b": 2}))
+    assert Vocab(tmp_path, 3)._id_of("") is None
+    split = Vocab(tmp_path, 3)
+    assert "" not in split._ids and split._pieces == ["a", "", "b"]
+
+
+def test_a_format_4_pieces_file_is_read_as_it_was_written(tmp_path: Path) -> None:
+    """Format 4 wrote each entry's UTF-8 as it is and left out an entry holding \\n: a \\r in an entry is
+    no line end (reading it as one moved every later id)."""
+    (tmp_path / piece_lines.FILE).write_bytes("a\nq\rz\n\nĠcat".encode())
+    old = Vocab(tmp_path, 4)
+    assert [old._piece(i) for i in range(4)] == ["a", "q\rz", "", "Ġcat"]
+    assert old._id_of("Ġcat") == 3 and old._pieces == ["a", "q\rz", "", "Ġcat"]
+
+
+def test_a_carriage_return_in_an_entry_moves_no_id(tiny: Tiny, tmp_path: Path) -> None:
+    """The issue's reproducer: id 100's entry moved to id 343, "q\\rz" put at id 100."""
+
+    def edit(doc: dict[str, Any]) -> None:
+        vocab = doc["model"]["vocab"]
+        moved = next(p for p, i in vocab.items() if i == 100)
+        vocab[moved], vocab["q\rz"] = 343, 100
+
+    folder = odd_folder(tiny, tmp_path / "F", edit, grow=1)
+    want = library(folder).encode(" cat").ids
+    assert ids_of(run_json("vector", "cat", "-m", str(folder))) == want == [tiny.id("cat")]
+    shown = run_json("neighbors", "cat", "-m", str(folder), "-k", "3")
+    assert [n["token"] for n in shown["items"][0]["neighbors"]][:2] == [" cats", " kitten"]
+    same = run_json("similarity", "cat", "kitten", "-m", str(folder))
+    plain = run_json("similarity", "cat", "kitten", "-m", str(save_local(tiny, tmp_path / "plain")))
+    assert same["matrix"][0][1] == pytest.approx(plain["matrix"][0][1], abs=1e-6)
+    assert plain["matrix"][0][1] > 0.9
+    moved = run_json("vector", "id:343", "-m", str(folder))["items"][0]["tokens"][0]["token"]
+    piece = library(folder).id_to_token(343)
+    assert piece is not None and moved == display(piece)  # the entry moved there, as tables show it
+
+
+def test_a_wordpiece_entry_with_a_carriage_return(tmp_path: Path) -> None:
+    """BERT's: an [unusedN] row renamed to hold \\r; "cat" keeps the library's id."""
+    from tiny_bert import build as build_bert
+
+    bert = build_bert(tmp_path / "bert")
+    doc = json.loads((bert.folder / "tokenizer.json").read_text(encoding="utf-8"))
+    vocab = doc["model"]["vocab"]
+    vocab["line\rend"] = vocab.pop("[unused0]")
+    (bert.folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    want = library(bert.folder).encode("cat", add_special_tokens=False).ids
+    assert ids_of(run_json("vector", "cat", "-m", str(bert.folder))) == want
+
+
+def test_a_lone_surrogate_in_a_vocabulary_is_refused_as_the_library_refuses_it(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    def edit(doc: dict[str, Any]) -> None:
+        doc["model"]["vocab"]["\ud800x"] = 343  # written as the escape \ud800
+
+    folder = odd_folder(tiny, tmp_path / "F", edit, grow=1)
+    assert "\\ud800x" in (folder / "tokenizer.json").read_text(encoding="utf-8")
+    with pytest.raises(Exception, match="hex escape"):
+        library(folder)
+    result = run_cli("vector", "cat", "-m", str(folder))
+    assert result.exit_code == 6 and "the tokenizers library cannot read it" in result.stderr
+
+
+def test_an_entry_of_format_4_is_read_without_a_rebuild(tiny: Tiny, tmp_path: Path) -> None:
+    folder = save_local(tiny, tmp_path / "model")
+    m, _ = load(str(folder))
+    manifest = json.loads((m.path / "manifest.json").read_text())
+    manifest["format"] = 4
+    manifest[entries.SELF_CHECK] = entries._manifest_digest(manifest)
+    (m.path / "manifest.json").write_text(json.dumps(manifest))
+    result = run_cli("vector", "cat", "-m", str(folder), "--json")
+    assert result.exit_code == 0 and "rebuilding" not in result.stderr
+    assert json.loads((m.path / "manifest.json").read_text())["format"] == 4
