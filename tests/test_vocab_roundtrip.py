@@ -158,3 +158,68 @@ def test_an_entry_of_format_4_is_read_without_a_rebuild(tiny: Tiny, tmp_path: Pa
     result = run_cli("vector", "cat", "-m", str(folder), "--json")
     assert result.exit_code == 0 and "rebuilding" not in result.stderr
     assert json.loads((m.path / "manifest.json").read_text())["format"] == 4
+
+
+# ---------------------------------------------------------------- 2. added tokens
+
+
+def _added(content: str, special: bool = False, normalized: bool = False) -> Callable[[dict[str, Any]], None]:
+    def edit(doc: dict[str, Any]) -> None:
+        doc["added_tokens"].append(
+            {
+                "id": 343,
+                "content": content,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": normalized,
+                "special": special,
+            }
+        )
+
+    return edit
+
+
+def test_an_added_token_that_is_a_whole_word(tiny: Tiny, tmp_path: Path) -> None:
+    folder = odd_folder(tiny, tmp_path / "F", _added(" cat"), grow=1)
+    assert library(folder).encode(" cat").ids == [343]
+    shown = run_json("input", " cat", "-m", str(folder))
+    assert [t["id"] for t in shown["tokens"]] == [343]
+    assert ids_of(run_json("vector", "cat", "-m", str(folder))) == [343]
+
+
+def test_a_word_that_holds_an_added_token(tiny: Tiny, tmp_path: Path) -> None:
+    folder = odd_folder(tiny, tmp_path / "F", _added("kitten"), grow=1)
+    want = library(folder).encode(" kitten").ids
+    assert want == [library(folder).token_to_id("Ġ"), 343]
+    result = run_json("vector", "kitten", "-m", str(folder))
+    assert ids_of(result) == want and "splits into 2 tokens" in result["items"][0]["note"]
+    assert [t["token"] for t in result["items"][0]["tokens"]] == [" ", "kitten"]
+
+
+def test_an_added_token_found_in_the_normalized_text(tmp_path: Path) -> None:
+    """BERT lowercases a text before it looks for a normalized added token: "Cat" is found in "cat", a word
+    the vocabulary holds too."""
+    from tiny_bert import build as build_bert
+
+    bert = build_bert(tmp_path / "bert")
+    doc = json.loads((bert.folder / "tokenizer.json").read_text(encoding="utf-8"))
+    added = len(doc["model"]["vocab"])
+    assert "cat" in doc["model"]["vocab"] and "Cat" not in doc["model"]["vocab"]
+    doc["added_tokens"].append(
+        {
+            "id": added,
+            "content": "Cat",
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": True,
+            "special": False,
+        }
+    )
+    (bert.folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    grow_bert(bert.folder)
+    assert library(bert.folder).encode("cat", add_special_tokens=False).ids == [added]
+    for word in ("cat", "cats", "kitten"):
+        want = library(bert.folder).encode(word, add_special_tokens=False).ids
+        assert ids_of(run_json("vector", word, "-m", str(bert.folder))) == want, word

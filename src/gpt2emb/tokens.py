@@ -168,6 +168,25 @@ def check_word(word: str, exact: bool, specials: Specials | None = None) -> int 
     return None
 
 
+def added_tokens(tokenizer: Any) -> list[dict[str, Any]]:
+    """A tokenizers.Tokenizer's added tokens, as an entry's added.json holds them: content, id, special, and
+    the text the tokenizer finds the token by in a text (matched): a normalized token is looked for in the
+    normalized text, as its normalizer makes its content ("Kitten" under a lowercasing normalizer is found
+    as "kitten")."""
+    normalizer = tokenizer.normalizer
+    return [
+        {
+            "content": t.content,
+            "id": i,
+            "special": t.special,
+            "matched": t.content
+            if normalizer is None or not t.normalized
+            else normalizer.normalize_str(t.content),
+        }
+        for i, t in sorted(tokenizer.get_added_tokens_decoder().items())
+    ]
+
+
 class Vocab:
     """The tokenizer of one cache entry, loaded as lazily as possible."""
 
@@ -223,12 +242,20 @@ class Vocab:
         if path.is_file():
             added: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
             return added
-        decoder = self._tokenizer.get_added_tokens_decoder()  # an entry built before added.json
-        return [{"content": t.content, "id": i, "special": t.special} for i, t in decoder.items()]
+        return added_tokens(self._tokenizer)  # an entry built before added.json
 
     @functools.cached_property
     def _specials(self) -> dict[str, int]:
         return {t["content"]: t["id"] for t in self._added if t["special"]}
+
+    def _holds_added(self, text: str) -> bool:
+        """Whether the tokenizer may find an added token in text: it looks for them first, and splits only
+        the rest. An entry of format 3 or 4 did not record the text it finds one by (see added_tokens): an
+        added word (not special) may be anywhere then."""
+        return any(
+            t["matched"] in text if "matched" in t else not t["special"] or t["content"] in text
+            for t in self._added
+        )
 
     @functools.cached_property
     def _shortcut(self) -> bool:
@@ -327,7 +354,7 @@ class Vocab:
         if problem:  # the tokenizer would fail with a TypeError that says nothing
             raise UsageError(f"{quote(text, 40)} is not Unicode text: {problem}")
         whole = self.words.whole(text) if self._shortcut else None
-        if whole is not None:  # a dictionary lookup, no tokenizer
+        if whole is not None and not self._holds_added(text):  # a dictionary lookup, no tokenizer
             found = self._id_of(whole)
             if found is not None:
                 return (found,)
@@ -440,9 +467,17 @@ class Vocab:
             f"(id:{found}){way}"
         )
 
+    def _raw(self, token_id: int) -> bytes | None:
+        """The bytes a token stands for (Spelling.raw of its entry); an added token's, its text's."""
+        piece = self._piece(token_id)
+        if not piece:
+            content = next((t["content"] for t in self._added if t["id"] == token_id), None)
+            return content.encode("utf-8") if content is not None else b""
+        return self.words.raw(piece)
+
     def _white(self, token_id: int) -> bool:
         """Whether a token is white space, whole characters of it (a piece of a split run of spaces)."""
-        raw = self.words.raw(self._piece(token_id))
+        raw = self._raw(token_id)
         try:
             return raw is not None and raw.decode("utf-8").isspace()
         except UnicodeDecodeError:  # a fragment of a character's bytes (U+3000 is three)
@@ -450,8 +485,8 @@ class Vocab:
 
     def holds_a_character(self, token_id: int) -> bool:
         """Whether a token holds a whole character other than a space (not only fragments of UTF-8 bytes)."""
-        raw = self.words.raw(self._piece(token_id))
+        raw = self._raw(token_id)
         if raw is None:
-            return True  # an added token, stored as plain text
+            return True  # an entry that is no byte-level spelling: plain text
         text = raw.decode("utf-8", errors="replace").replace("\ufffd", "")
         return bool(text.strip())

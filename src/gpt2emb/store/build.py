@@ -39,7 +39,7 @@ from gpt2emb.store.entries import (
     cache_root,
 )
 from gpt2emb.store.revisions import _record_commit, _resolve_commit, checkpoint_info
-from gpt2emb.tokens import ADDED_FILE
+from gpt2emb.tokens import ADDED_FILE, added_tokens
 
 if TYPE_CHECKING:
     from gpt2emb.store.checkpoint import CheckpointInfo
@@ -60,13 +60,11 @@ def _encoder_files(tokenizer: str, parsed: dict[str, Any]) -> dict[str, bytes | 
     tokenizer that gpt2emb's plain-Python BPE reproduces (checked here on a sample), bpe.npy."""
     from tokenizers import Tokenizer
 
-    added = [
-        {"content": t["content"], "id": t["id"], "special": bool(t.get("special"))}
-        for t in parsed.get("added_tokens") or []
-    ]
+    library = Tokenizer.from_str(tokenizer)
+    added = added_tokens(library)
     files: dict[str, bytes | np.ndarray] = {ADDED_FILE: json.dumps(added).encode()}
     rows = bpe.table(parsed)
-    if rows is not None and bpe.agrees(rows, Tokenizer.from_str(tokenizer), [t["content"] for t in added]):
+    if rows is not None and bpe.agrees(rows, library, [t["content"] for t in added]):
         files[bpe.FILE] = rows
     return files
 
