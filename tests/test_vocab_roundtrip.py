@@ -223,3 +223,22 @@ def test_an_added_token_found_in_the_normalized_text(tmp_path: Path) -> None:
     for word in ("cat", "cats", "kitten"):
         want = library(bert.folder).encode(word, add_special_tokens=False).ids
         assert ids_of(run_json("vector", word, "-m", str(bert.folder))) == want, word
+
+
+# ---------------------------------------------------------------- 3. BPE dropout
+
+
+def test_bpe_dropout_is_turned_off(tiny: Tiny, tmp_path: Path) -> None:
+    def edit(doc: dict[str, Any]) -> None:
+        doc["model"]["dropout"] = 0.5
+
+    folder = odd_folder(tiny, tmp_path / "F", edit)
+    plain = Tokenizer.from_str(tiny.tokenizer.to_str())
+    for word in ("king", "kingdom", "gato", "cats"):
+        want = plain.encode(" " + word).ids
+        answers = {tuple(ids_of(run_json("vector", word, "-m", str(folder)))) for _ in range(6)}
+        assert answers == {tuple(want)}, word
+        texts = {
+            tuple(t["id"] for t in run_json("input", word * 3, "-m", str(folder))["tokens"]) for _ in range(6)
+        }
+        assert texts == {tuple(plain.encode(word * 3).ids)}, word
