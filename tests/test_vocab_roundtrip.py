@@ -7,6 +7,7 @@ and on random vocabularies (a property, under conftest's FUZZ profiles)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from gpt2emb.core.open import load
 from gpt2emb.store import entries
 from gpt2emb.tokens import Vocab, display
 
-from conftest import run_cli, run_json
+from conftest import run_cli, run_json, run_process
 from tinymodel import Tiny, safetensors_bytes, save_local
 
 ODD = ["q\rz", "a\nb", "\r", "\n", "\r\n", "x\x85y", "\u2028", "\x00", "nul\x00", "é\r", "\\n", "\udcff"]
@@ -242,3 +243,22 @@ def test_bpe_dropout_is_turned_off(tiny: Tiny, tmp_path: Path) -> None:
             tuple(t["id"] for t in run_json("input", word * 3, "-m", str(folder))["tokens"]) for _ in range(6)
         }
         assert texts == {tuple(plain.encode(word * 3).ids)}, word
+
+
+# ---------------------------------------------------------------- 10a. the C locale
+
+
+def test_a_utf8_word_under_the_c_locale(tiny: Tiny, tmp_path: Path) -> None:
+    folder = save_local(tiny, tmp_path / "model")
+    env = {"LC_ALL": "C", "PYTHONUTF8": "0", "LANG": "C"}
+    done = run_process("vector", "café", "-m", str(folder), "--json", env=env, encoding="ascii")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["items"][0]["word"] == "café"
+    assert ids_of(result) == tiny.tokenizer.encode(" café").ids
+    bad = run_process("vector", "caf\udcff", "-m", str(folder), env=env, encoding="ascii")
+    assert bad.returncode == 2 and "is not UTF-8 text (byte 4)" in bad.stderr
+    named = shutil.copytree(folder, tmp_path / "modèle")
+    there = run_process("vector", "cat", "-m", str(named), env=env, encoding="ascii")
+    assert there.returncode == 2 and "this locale's encoding (ascii) lacks" in there.stderr
+    assert "LC_ALL=C.UTF-8" in there.stderr
