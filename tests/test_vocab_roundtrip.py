@@ -226,6 +226,21 @@ def test_an_added_token_found_in_the_normalized_text(tmp_path: Path) -> None:
         assert ids_of(run_json("vector", word, "-m", str(bert.folder))) == want, word
 
 
+def test_a_one_word_entry_that_no_merge_makes(tiny: Tiny, tmp_path: Path) -> None:
+    """An entry added by hand that no merge makes ("Ġzzqq") is not what the tokenizer makes of " zzqq": the
+    shortcut that answers a word with the entry spelling it holds for a trained vocabulary only."""
+
+    def edit(doc: dict[str, Any]) -> None:
+        doc["model"]["vocab"]["Ġzzqq"] = 343
+
+    folder = odd_folder(tiny, tmp_path / "F", edit, grow=1)
+    want = library(folder).encode(" zzqq").ids
+    assert 343 not in want and len(want) > 1
+    result = run_json("vector", "zzqq", "-m", str(folder))
+    assert ids_of(result) == want
+    assert ids_of(run_json("vector", "king", "-m", str(folder))) == [tiny.id("king")]
+
+
 # ---------------------------------------------------------------- 3. BPE dropout
 
 

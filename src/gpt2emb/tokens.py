@@ -260,8 +260,9 @@ class Vocab:
     @functools.cached_property
     def _shortcut(self) -> bool:
         """Whether words.whole may answer without the tokenizer. Byte-level BPE's rule holds for GPT-2's own
-        splitter only (Qwen2's splits digits one by one): an entry whose tokenizer bpe.py reproduces holds
-        bpe.npy, and one built before added.json existed is a GPT-2 entry. Another family's Spelling says
+        splitter only (Qwen2's splits digits one by one), and for a vocabulary whose merges make each of its
+        entries (bpe.makes_each): an entry whose tokenizer bpe.py reproduces so holds bpe.npy, and one built
+        before added.json existed is a GPT-2 entry. Another family's Spelling says
         itself where its rule holds."""
         if type(self.words) is not Spelling:
             return True

@@ -57,16 +57,27 @@ _CANNOT_WRITE = {
 
 def _encoder_files(tokenizer: str, parsed: dict[str, Any]) -> dict[str, bytes | np.ndarray]:
     """added.json (the added tokens, so a warm command need not parse tokenizer.json for them) and, for a
-    tokenizer that gpt2emb's plain-Python BPE reproduces (checked here on a sample), bpe.npy."""
+    tokenizer that gpt2emb's plain-Python BPE reproduces (checked here on a sample, and on each one-word
+    entry), bpe.npy."""
     from tokenizers import Tokenizer
 
     library = Tokenizer.from_str(tokenizer)
     added = added_tokens(library)
     files: dict[str, bytes | np.ndarray] = {ADDED_FILE: json.dumps(added).encode()}
     rows = bpe.table(parsed)
-    if rows is not None and bpe.agrees(rows, library, [t["content"] for t in added]):
+    if (
+        rows is not None
+        and bpe.agrees(rows, library, [t["content"] for t in added])
+        and bpe.makes_each(rows, _whole_words(parsed["model"]["vocab"]))
+    ):
         files[bpe.FILE] = rows
     return files
+
+
+def _whole_words(vocab: dict[str, int]) -> dict[str, int]:
+    """The entries that tokens.Vocab answers a one-word text with, without encoding it (Spelling.whole)."""
+    words = families.BYTE_LEVEL
+    return {p: i for p, i in vocab.items() if words.whole(words.text(p)) == p}
 
 
 def _wraps(tokenizer: str) -> list[list[int]]:
