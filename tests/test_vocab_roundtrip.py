@@ -14,14 +14,18 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from gpt2emb import piece_lines
+from gpt2emb.choices import Pool
 from gpt2emb.core.open import load
+from gpt2emb.errors import UsageError
 from gpt2emb.store import entries
 from gpt2emb.tokens import Vocab, display
 
-from conftest import run_cli, run_json, run_process
+from conftest import FUZZ, run_cli, run_json, run_process
 from tinymodel import Tiny, safetensors_bytes, save_local
 
 ODD = ["q\rz", "a\nb", "\r", "\n", "\r\n", "x\x85y", "\u2028", "\x00", "nul\x00", "é\r", "\\n", "\udcff"]
@@ -277,3 +281,87 @@ def test_a_utf8_word_under_the_c_locale(tiny: Tiny, tmp_path: Path) -> None:
     there = run_process("vector", "cat", "-m", str(named), env=env, encoding="ascii")
     assert there.returncode == 2 and "this locale's encoding (ascii) lacks" in there.stderr
     assert "LC_ALL=C.UTF-8" in there.stderr
+
+
+# ---------------------------------------------------------------- the property
+
+
+_WORD_CHARS = "abcdefgiklmnorstz \u00e9\u00f1\u0436\u4e2d\U0001f642'.,1\r\n\t\x85\u2028"
+_WORDS = ["cat", "cats", "kitten", "king", "queen", "dog", "man", "woman"]
+
+
+@st.composite
+def vocabularies(draw: st.DrawFn, base: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The tiny tokenizer with random entries put at random ids (each displaced entry moved past the end),
+    random added tokens after them, and random words and texts to tokenize."""
+    doc = json.loads(json.dumps(base))
+    vocab: dict[str, int] = doc["model"]["vocab"]
+    by_id = {i: p for p, i in vocab.items()}
+    end = len(vocab)
+    odd = st.text(
+        st.characters(exclude_categories=["Cs"]) | st.sampled_from(["\r", "\n", "\x85", "\u2028", "\x00"]),
+        min_size=1,
+        max_size=6,
+    )
+    # an entry spelling a whole word that no merge makes: the tokenizer splits the word
+    one_word = st.tuples(st.sampled_from(["", "Ġ"]), st.text("acgiknot", min_size=2, max_size=5)).map("".join)
+    odd = odd | one_word
+    for text in draw(st.lists(odd, max_size=6, unique=True)):
+        if text in vocab:
+            continue
+        at = draw(st.integers(1, end - 1))
+        moved = by_id[at]
+        vocab[moved], vocab[text] = end, at
+        by_id[end], by_id[at] = moved, text
+        end += 1
+    piece = st.text(_WORD_CHARS, min_size=1, max_size=4) | st.sampled_from(_WORDS + [" " + w for w in _WORDS])
+    for content in draw(st.lists(piece, max_size=3, unique=True)):
+        if content in vocab:
+            continue
+        doc["added_tokens"].append(
+            {
+                "id": end,
+                "content": content,
+                "single_word": draw(st.booleans()),
+                "lstrip": draw(st.booleans()),
+                "rstrip": draw(st.booleans()),
+                "normalized": draw(st.booleans()),
+                "special": draw(st.booleans()),
+            }
+        )
+        end += 1
+    word = st.sampled_from(_WORDS) | st.text(_WORD_CHARS, min_size=1, max_size=10)
+    words = draw(st.lists(word | st.tuples(word, word).map("".join), min_size=1, max_size=8))
+    return doc, words
+
+
+def test_fuzz_random_vocabularies_give_the_library_s_ids(
+    tiny: Tiny, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Any vocabulary of random Unicode entries, added tokens among them, gives the tokenizers library's
+    ids for random words and texts, and each entry back as the library has it, through a cache entry
+    built from a folder and opened again."""
+    base = json.loads(tiny.tokenizer.to_str())
+    rows = len(base["model"]["vocab"]) + 10
+
+    @FUZZ
+    @given(vocabularies(base))
+    def check(case: tuple[dict[str, Any], list[str]]) -> None:
+        doc, words = case
+        folder = tmp_path_factory.mktemp("vocab")
+        odd_folder(tiny, folder, lambda d: d.update(doc), grow=rows - len(base["model"]["vocab"]))
+        oracle = library(folder)
+        _, vocab = load(str(folder))
+        for word in words:
+            assert vocab.tokenize(word) == tuple(oracle.encode(word, add_special_tokens=False).ids), word
+            try:
+                q = vocab.query(word, exact=False, pool=Pool.mean)
+            except UsageError:  # a refusal: a word gpt2emb does not take (control characters, ...)
+                continue
+            assert q.ids == tuple(oracle.encode(vocab.words.running(q.word), add_special_tokens=False).ids)
+        _, again = load(str(folder))
+        for piece, i in doc["model"]["vocab"].items():
+            assert again._piece(i) == piece and oracle.id_to_token(i) == piece
+        assert all(again._id_of(p) == i for p, i in doc["model"]["vocab"].items())  # past 16: the dict's
+
+    check()
