@@ -36,9 +36,10 @@ _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damage
 GENERATION = "+"  # `<commit>+1`: a commit id never holds one
 FORMAT = 5  # bump whenever the files of an entry change: older entries are then rebuilt
 # format 3: the same files, its checks on every open SHA-256s (4: CRC-32s); format 4: pieces.txt left out
-# the entries that hold a line feed (5: every entry, see piece_lines.py). Both are read as they are, so an
-# upgrade fetches nothing again (a Hub model's rows were read by ranges: the HF cache does not hold its
-# weights); an entry left out is found by the tokenizer
+# the entries that hold a line feed (5: every entry, see piece_lines.py), and added.json did not say how the
+# tokenizer finds each added token (5: "matched"). Both are read as they are, so an upgrade fetches nothing
+# again (a Hub model's rows were read by ranges: the HF cache does not hold its weights): an entry left out
+# is found by the tokenizer, and tokens.Vocab takes no shortcut past an added word it cannot place
 SHA256_FORMAT = 3
 READ_FORMATS = (FORMAT, 4, SHA256_FORMAT)
 ARRAYS = ("wte", "wpe", "wte_norm", "wte_crc", "wpe_crc")
