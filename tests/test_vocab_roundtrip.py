@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -306,7 +307,10 @@ def vocabularies(draw: st.DrawFn, base: dict[str, Any]) -> tuple[dict[str, Any],
     )
     # an entry spelling a whole word that no merge makes: the tokenizer splits the word
     one_word = st.tuples(st.sampled_from(["", "Ġ"]), st.text("acgiknot", min_size=2, max_size=5)).map("".join)
-    odd = odd | one_word
+    # an entry holding a line end or a NUL somewhere in it: what shifted every later id
+    line_end = st.sampled_from(["\r", "\n", "\r\n", "\x85", "\u2028", "\x00"])
+    broken = st.tuples(st.text(max_size=2), line_end, st.text(max_size=2)).map("".join)
+    odd = odd | one_word | broken
     for text in draw(st.lists(odd, max_size=6, unique=True)):
         if text in vocab:
             continue
@@ -393,6 +397,7 @@ def test_fuzz_random_vocabularies_give_the_library_s_ids(
     ids for random words and texts (or, where the library fails, is refused as damaged, exit 6), and each
     entry back as the library has it, through a cache entry built from a folder and opened again."""
     source, base = bases[family]
+    seen: Counter[str] = Counter()
 
     @FUZZ
     @given(vocabularies(base))
@@ -402,24 +407,39 @@ def test_fuzz_random_vocabularies_give_the_library_s_ids(
         _variant(source, folder, doc, len(base["model"]["vocab"]) + 10)
         oracle = library(folder)
         _, vocab = load(str(folder))
+        seen["vocabularies"] += 1
+        seen["odd entries"] += sum(any(c in p for c in "\r\n\x85\u2028\x00") for p in doc["model"]["vocab"])
+        seen["added tokens"] += len(doc["added_tokens"]) - len(base["added_tokens"])
         for word in words:
             want = _library_ids(oracle, word)
             if want is None:
                 with pytest.raises(BadModel, match="the tokenizer is damaged"):
                     vocab.tokenize(word)
+                seen["texts the library fails on"] += 1
             else:
                 assert vocab.tokenize(word) == want, word
+                seen["texts"] += 1
             try:
                 q = vocab.query(word, exact=False, pool=Pool.mean)
             except UsageError:  # a refusal: a word gpt2emb does not take (control characters, ...)
+                seen["words refused"] += 1
                 continue
             except BadModel:
                 assert _library_ids(oracle, vocab.words.running(word.strip())) is None, word
+                seen["words the library fails on"] += 1
                 continue
             assert q.ids == _library_ids(oracle, vocab.words.running(q.word)), word
+            seen["words holding an added token" if set(q.ids) & added_ids(doc) else "words"] += 1
         _, again = load(str(folder))
         for piece, i in doc["model"]["vocab"].items():
             assert again._piece(i) == piece and oracle.id_to_token(i) == piece
         assert all(again._id_of(p) == i for p, i in doc["model"]["vocab"].items())  # past 16: the dict's
 
     check()
+    # pytest -s shows the counts of a deep run
+    print(f"random vocabularies ({family}): {dict(sorted(seen.items()))}")
+    assert min(seen[k] for k in ("odd entries", "texts", "words", "words holding an added token")) > 0, seen
+
+
+def added_ids(doc: dict[str, Any]) -> set[int]:
+    return {t["id"] for t in doc["added_tokens"]}
