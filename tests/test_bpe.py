@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb import bpe
+from gpt2emb import bpe, piece_lines
 from gpt2emb.bpe import Bpe
 from gpt2emb.store import build
 from gpt2emb.tokens import Vocab
@@ -54,8 +54,8 @@ def encoder(text: str) -> Bpe:
 def write_entry(folder: Path, tokenizer: str, extra: dict[str, bytes | np.ndarray]) -> None:
     """The tokenizer files of a cache entry: tokenizer.json, pieces.txt and the given encoder files."""
     (folder / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
-    pieces = build._pieces_text(json.loads(tokenizer)["model"]["vocab"])
-    (folder / "pieces.txt").write_text(pieces, encoding="utf-8")
+    pieces = piece_lines.written(json.loads(tokenizer)["model"]["vocab"])
+    (folder / "pieces.txt").write_bytes(pieces)
     for name, content in extra.items():
         if isinstance(content, np.ndarray):
             np.save(folder / name, content)

@@ -314,7 +314,17 @@ main()
 # views (cli/root.py imports the stem named by the command alone). A new import fails here.
 WARM_SHARED = {
     *("bpe", "candidates", "choices", "contract", "errors", "limits", "measures", "ops"),
-    *("registry", "report", "tokens", "core", "core.open", "core.words", "results", "results.common"),
+    *(
+        "registry",
+        "report",
+        "tokens",
+        "piece_lines",
+        "core",
+        "core.open",
+        "core.words",
+        "results",
+        "results.common",
+    ),
     *("output", "output.console", "output.layout", "output.progress", "output.streams"),
     *("output.views", "cli", "cli.root", "cli.options", "cli.stdin"),
     *("store", "store.build", "store.entries", "store.hub", "store.revisions", "families", "families.gpt2"),

@@ -177,6 +177,7 @@ def test_a_vocabulary_s_marks_typed_as_text(bert: TinyBert, hub: FakeHub, tiny: 
 def test_byte_level_exact_is_unchanged_and_needs_no_tokenizer(tiny: Tiny, tmp_path: Path) -> None:
     """GPT-2's tokenizer takes a text as typed: "king" is the piece "king", answered without loading the
     tokenizers library."""
+    from gpt2emb import piece_lines
     from gpt2emb.choices import Pool
     from gpt2emb.store import build
     from gpt2emb.tokens import Vocab
@@ -186,7 +187,7 @@ def test_byte_level_exact_is_unchanged_and_needs_no_tokenizer(tiny: Tiny, tmp_pa
     entry = tmp_path / "entry"
     entry.mkdir()
     (entry / "tokenizer.json").write_text(text, encoding="utf-8")
-    (entry / "pieces.txt").write_text(build._pieces_text(parsed["model"]["vocab"]), encoding="utf-8")
+    (entry / "pieces.txt").write_bytes(piece_lines.written(parsed["model"]["vocab"]))
     for name, data in build._encoder_files(text, parsed).items():
         if isinstance(data, bytes):
             (entry / name).write_bytes(data)

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers, processors
 
+from gpt2emb import piece_lines
 from gpt2emb.choices import Pool
 from gpt2emb.errors import BadModel, UsageError
 from gpt2emb.families.bert import WordPiece
-from gpt2emb.store import build
 from gpt2emb.tokens import LibraryFault, Vocab, check_word, library_faults, quote
 
 from tinymodel import Tiny
@@ -34,7 +34,7 @@ def entry_with_added(tiny: Tiny, folder: Path, added: list[str], extra_rows: int
     folder.mkdir(parents=True)
     (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
     vocab = json.loads(tok.to_str())["model"]["vocab"]
-    (folder / "pieces.txt").write_text(build._pieces_text(vocab), encoding="utf-8")
+    (folder / "pieces.txt").write_bytes(piece_lines.written(vocab))
     return Vocab(folder, first + len(added) + extra_rows), first
 
 
@@ -139,7 +139,7 @@ def byte_level_entry(folder: Path, n_rows: int | None = None) -> tuple[Vocab, di
     tok.add_tokens([AddedToken(_PLAIN, special=False)])
     folder.mkdir(parents=True)
     (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
-    (folder / "pieces.txt").write_text(build._pieces_text(vocab), encoding="utf-8")
+    (folder / "pieces.txt").write_bytes(piece_lines.written(vocab))
     return Vocab(folder, len(vocab) if n_rows is None else n_rows), vocab
 
 
@@ -284,7 +284,7 @@ def wordpiece_entry(folder: Path) -> Vocab:
     )
     folder.mkdir(parents=True)
     (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
-    (folder / "pieces.txt").write_text(build._pieces_text(vocab), encoding="utf-8")
+    (folder / "pieces.txt").write_bytes(piece_lines.written(vocab))
     added = [{"content": s, "id": vocab[s], "special": True} for s in _WORDPIECE[:4]]
     (folder / "added.json").write_text(json.dumps(added), encoding="utf-8")
     return Vocab(folder, len(vocab), words=WordPiece())

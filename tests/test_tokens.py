@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
+from gpt2emb import piece_lines
 from gpt2emb.bpe import to_byte_level
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
-from gpt2emb.store import build
 from gpt2emb.tokens import Vocab, display
 
 from conftest import GPT2_VOCAB, run_cli
@@ -17,7 +17,7 @@ def make_vocab(folder: Path, tokenizer_json: str) -> Vocab:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
     vocab = json.loads(tokenizer_json)["model"]["vocab"]
-    (folder / "pieces.txt").write_text(build._pieces_text(vocab), encoding="utf-8")
+    (folder / "pieces.txt").write_bytes(piece_lines.written(vocab))
     return Vocab(folder, len(vocab) + 1)
 
 
@@ -176,23 +176,23 @@ def test_a_special_token_is_refused_where_the_tokenizer_does_not_list_it(tiny: T
         "\n",
         "a\nb\nb\n\nĠcat\nc",
         "\nx\n\n",
-        "é\r\nĠdog\rcat\n\r\nx",  # read_text reads \r\n and \r as line ends: so do the bytes
+        "é\r\nĠdog\rcat\n\r\nx",  # a \r is part of an entry: only \n ends a line
         "Ġcat\nĠcat",
         "x\nĠcatx\nĠcat",
     ],
 )
 def test_an_entry_looked_up_in_the_bytes_is_the_split_list_s(tmp_path: Path, text: str) -> None:
-    """A warm command reads a few lines of pieces.txt from its bytes (tokens._line_of, Vocab._piece), not
-    splitting all of them: the same entries, at the same ids, as the split list, which is read_text's."""
+    """A warm command reads a few lines of pieces.txt from its bytes (piece_lines.line_of, Vocab._piece), not
+    splitting all of them: the same entries, at the same ids, as the list of the file's lines."""
     (tmp_path / "pieces.txt").write_bytes(text.encode("utf-8"))
-    listed = (tmp_path / "pieces.txt").read_text(encoding="utf-8").split("\n")
+    listed = text.split("\n")
     lazy = Vocab(tmp_path, 3)
     for i in range(-2, len(listed) + 3):
         expected = listed[i] if 0 <= i < len(listed) else ""
         assert lazy._piece(i) == expected, i
     assert "_pieces" not in lazy.__dict__  # answered from the bytes alone
     for piece in {*listed, "zz", "Ġca", "at", "a\nb", "\ud800", "é\r"}:
-        expected_id = listed.index(piece) if piece in listed else None
+        expected_id = listed.index(piece) if piece in listed and piece else None  # "": no entry
         assert Vocab(tmp_path, 3)._id_of(piece) == expected_id, repr(piece)
     split = Vocab(tmp_path, 3)
     split._pieces  # noqa: B018  (the list made, as a command that shows every token makes it)

@@ -7,8 +7,8 @@ array, `bpe.npy`, read memory-mapped afterwards. `Bpe.encode` gives exactly the 
 None: it answers only texts made of characters whose Unicode classes (letter, number, white space) every
 Unicode version agrees on (the Latin, Greek, Cyrillic and Armenian blocks and general punctuation) and that
 hold no added token (<|endoftext|>); for any other text the caller asks the `tokenizers` library. The build
-checks both ways agree on a sample before it writes the file; the tests compare them on every character
-this module accepts.
+checks both ways agree on a sample before it writes the file, and that BPE makes each one-word entry of its
+own characters (makes_each); the tests compare them on every character this module accepts.
 """
 
 from __future__ import annotations
@@ -228,6 +228,15 @@ class Bpe:
                 if found is not None:
                     push(heap, found[0] << shift | h)
         return [p for p in pieces if p >= 0]
+
+
+def makes_each(rows: np.ndarray, entries: dict[str, int]) -> bool:
+    """Whether BPE makes each of these entries (piece -> id) of its own characters, as a trained vocabulary's
+    merges make every entry they made. tokens.Vocab answers a one-word text with the entry that spells it,
+    without encoding it, only for such a vocabulary: an entry no merge makes (added by hand: "Ġcatdog"
+    without its merges) is not what the tokenizer makes of its text."""
+    encoder = Bpe(rows, [])
+    return all(encoder.word(piece) == [i] for piece, i in entries.items())
 
 
 def agrees(rows: np.ndarray, tokenizer: Any, added: list[str]) -> bool:

@@ -4,10 +4,12 @@ its limit named instead of filling the memory."""
 
 from __future__ import annotations
 
+import codecs
 import os
+import sys
 from pathlib import Path
 
-from gpt2emb.errors import UsageError
+from gpt2emb.errors import LONE_SURROGATE, UsageError
 
 MAX_LINE = 1 << 20  # bytes of one line of stdin, a word list or a benchmark file (a word is far shorter)
 MAX_FILE = 64 << 20  # bytes of a word list (--among) or a benchmark file (--eval); the largest known is 1 MB
@@ -19,8 +21,23 @@ BLOCK = 512  # words per matrix pass (ops.cosine_tops), and stdin's lines gather
 def user_path(path: str | os.PathLike[str]) -> Path:
     """A path a user gives (-o, --png, --among, --eval, -m, GPT2EMB_CACHE_DIR), `~` and `~user` expanded as a
     shell expands them: a user this machine does not have leaves `~name` as typed, as in the shell (where
-    Path.expanduser raises RuntimeError)."""
-    return Path(os.path.expanduser(os.fspath(path)))
+    Path.expanduser raises RuntimeError).
+
+    Under a locale whose encoding is not UTF-8 (LC_ALL=C, Python's UTF-8 mode off) Python names files in
+    that encoding: a path holding other characters is refused, since Python could open it only under a name
+    that is not its text (the command line's UTF-8 is read as UTF-8: see cli.root._as_utf8)."""
+    text = os.path.expanduser(os.fspath(path))
+    encoding = sys.getfilesystemencoding()
+    if codecs.lookup(encoding).name != "utf-8" and not LONE_SURROGATE.search(text):
+        try:
+            text.encode(encoding)
+        except UnicodeEncodeError:
+            raise UsageError(
+                f"the path {text!r} holds characters that this locale's encoding ({encoding}) lacks, so "
+                "Python cannot name the file here: run under a UTF-8 locale (LC_ALL=C.UTF-8), or set "
+                "PYTHONUTF8=1"
+            ) from None
+    return Path(text)
 
 
 def size(n: int) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from gpt2emb import bpe
+from gpt2emb import bpe, piece_lines
 from gpt2emb.bpe import Bpe
 from gpt2emb.choices import Pool
 from gpt2emb.errors import BadModel, UsageError, not_unicode, option
@@ -168,17 +168,23 @@ def check_word(word: str, exact: bool, specials: Specials | None = None) -> int 
     return None
 
 
-def _line_of(text: bytes, line: bytes) -> int | None:
-    """The number of the first line of text equal to line (lines end at \\n): what text.split(b"\\n").index
-    gives, without the split. line holds no \\n."""
-    if text == line or text.startswith(line + b"\n"):
-        return 0
-    at = text.find(b"\n" + line + b"\n")  # at: the \n before the line
-    if at < 0:
-        if not text.endswith(b"\n" + line):
-            return None
-        at = len(text) - len(line) - 1
-    return text.count(b"\n", 0, at + 1)
+def added_tokens(tokenizer: Any) -> list[dict[str, Any]]:
+    """A tokenizers.Tokenizer's added tokens, as an entry's added.json holds them: content, id, special, and
+    the text the tokenizer finds the token by in a text (matched): a normalized token is looked for in the
+    normalized text, as its normalizer makes its content ("Kitten" under a lowercasing normalizer is found
+    as "kitten")."""
+    normalizer = tokenizer.normalizer
+    return [
+        {
+            "content": t.content,
+            "id": i,
+            "special": t.special,
+            "matched": t.content
+            if normalizer is None or not t.normalized
+            else normalizer.normalize_str(t.content),
+        }
+        for i, t in sorted(tokenizer.get_added_tokens_decoder().items())
+    ]
 
 
 class Vocab:
@@ -196,16 +202,14 @@ class Vocab:
 
     @functools.cached_property
     def _lines(self) -> bytes:
-        """pieces.txt, line i the vocabulary entry of token i, its line ends as read_text reads them (\\r\\n
-        and \\r as \\n). A warm command looks up a few entries in these bytes: decoding and splitting all
-        50,257 (_pieces) costs more than the rest of its lookups together."""
-        data = (self._entry / "pieces.txt").read_bytes()
-        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n") if b"\r" in data else data
+        """pieces.txt (see piece_lines.py). A warm command looks up a few entries in these bytes: decoding and
+        splitting all 50,257 (_pieces) costs more than the rest of its lookups together."""
+        return (self._entry / piece_lines.FILE).read_bytes()
 
     @functools.cached_property
     def _pieces(self) -> list[str]:
         """The vocabulary entry of each token id ("" where there is none)."""
-        return self._lines.decode("utf-8").split("\n")
+        return piece_lines.read_all(self._lines)
 
     @functools.cached_property
     def _ends(self) -> np.ndarray:
@@ -223,12 +227,7 @@ class Vocab:
         self._lookups += 1
         if self._lookups > 16:
             return self._ids.get(piece)
-        if "\n" in piece or "\r" in piece:
-            return None  # no line holds one
-        try:
-            return _line_of(self._lines, piece.encode("utf-8"))
-        except UnicodeEncodeError:  # a lone surrogate: no entry of a UTF-8 file
-            return None
+        return piece_lines.line_of(self._lines, piece)
 
     @functools.cached_property
     def _tokenizer(self) -> Any:
@@ -243,18 +242,27 @@ class Vocab:
         if path.is_file():
             added: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
             return added
-        decoder = self._tokenizer.get_added_tokens_decoder()  # an entry built before added.json
-        return [{"content": t.content, "id": i, "special": t.special} for i, t in decoder.items()]
+        return added_tokens(self._tokenizer)  # an entry built before added.json
 
     @functools.cached_property
     def _specials(self) -> dict[str, int]:
         return {t["content"]: t["id"] for t in self._added if t["special"]}
 
+    def _holds_added(self, text: str) -> bool:
+        """Whether the tokenizer may find an added token in text: it looks for them first, and splits only
+        the rest. An entry of format 3 or 4 did not record the text it finds one by (see added_tokens): an
+        added word (not special) may be anywhere then."""
+        return any(
+            t["matched"] in text if "matched" in t else not t["special"] or t["content"] in text
+            for t in self._added
+        )
+
     @functools.cached_property
     def _shortcut(self) -> bool:
         """Whether words.whole may answer without the tokenizer. Byte-level BPE's rule holds for GPT-2's own
-        splitter only (Qwen2's splits digits one by one): an entry whose tokenizer bpe.py reproduces holds
-        bpe.npy, and one built before added.json existed is a GPT-2 entry. Another family's Spelling says
+        splitter only (Qwen2's splits digits one by one), and for a vocabulary whose merges make each of its
+        entries (bpe.makes_each): an entry whose tokenizer bpe.py reproduces so holds bpe.npy, and one built
+        before added.json existed is a GPT-2 entry. Another family's Spelling says
         itself where its rule holds."""
         if type(self.words) is not Spelling:
             return True
@@ -319,7 +327,7 @@ class Vocab:
             return ""
         start = ends[token_id - 1] + 1 if token_id else 0
         end = ends[token_id] if token_id < len(ends) else len(self._lines)
-        return self._lines[start:end].decode("utf-8")
+        return piece_lines.decoded(self._lines[start:end])
 
     def token(self, token_id: int) -> str:
         """A token as tables and JSON show it: the text it stands for (see Spelling.text)."""
@@ -347,7 +355,7 @@ class Vocab:
         if problem:  # the tokenizer would fail with a TypeError that says nothing
             raise UsageError(f"{quote(text, 40)} is not Unicode text: {problem}")
         whole = self.words.whole(text) if self._shortcut else None
-        if whole is not None:  # a dictionary lookup, no tokenizer
+        if whole is not None and not self._holds_added(text):  # a dictionary lookup, no tokenizer
             found = self._id_of(whole)
             if found is not None:
                 return (found,)
@@ -460,9 +468,17 @@ class Vocab:
             f"(id:{found}){way}"
         )
 
+    def _raw(self, token_id: int) -> bytes | None:
+        """The bytes a token stands for (Spelling.raw of its entry); an added token's, its text's."""
+        piece = self._piece(token_id)
+        if not piece:
+            content = next((t["content"] for t in self._added if t["id"] == token_id), None)
+            return content.encode("utf-8") if content is not None else b""
+        return self.words.raw(piece)
+
     def _white(self, token_id: int) -> bool:
         """Whether a token is white space, whole characters of it (a piece of a split run of spaces)."""
-        raw = self.words.raw(self._piece(token_id))
+        raw = self._raw(token_id)
         try:
             return raw is not None and raw.decode("utf-8").isspace()
         except UnicodeDecodeError:  # a fragment of a character's bytes (U+3000 is three)
@@ -470,8 +486,8 @@ class Vocab:
 
     def holds_a_character(self, token_id: int) -> bool:
         """Whether a token holds a whole character other than a space (not only fragments of UTF-8 bytes)."""
-        raw = self.words.raw(self._piece(token_id))
+        raw = self._raw(token_id)
         if raw is None:
-            return True  # an added token, stored as plain text
+            return True  # an entry that is no byte-level spelling: plain text
         text = raw.decode("utf-8", errors="replace").replace("\ufffd", "")
         return bool(text.strip())

@@ -79,6 +79,7 @@ class App(TyperGroup):
         code: int
         spelling = COMMAND_LINE.set(True)  # messages name options as typed here: -k/--top, not k
         try:
+            argv = _as_utf8(argv)
             _check_utf8(argv)
             with output.guarded_stdout():  # a failure to write stdout, whoever writes it, is raised here
                 rv = super().main(argv, prog_name or "gpt2emb", complete_var, standalone_mode=False, **extra)
@@ -156,6 +157,21 @@ def _flag_given_a_value(ctx: Any, command: Any, args: list[str]) -> tuple[str, s
     if len(positional) <= sum(takes):
         return None
     return next(((f, a) for a, f in positional if f is not None), None)
+
+
+def _as_utf8(argv: list[str]) -> list[str]:
+    """The arguments as the UTF-8 text their bytes are. Where the locale's encoding is not UTF-8 (LC_ALL=C,
+    Python's UTF-8 mode off), Python decodes the command line in that encoding, and a byte it lacks becomes
+    a lone surrogate (surrogateescape): `café` arrives as "caf\\udcc3\\udca9". Such an argument is decoded
+    again from its bytes, as UTF-8; one whose bytes are not UTF-8 stays as it is, for _check_utf8."""
+    return [_redecoded(arg) if LONE_SURROGATE.search(arg) else arg for arg in argv]
+
+
+def _redecoded(arg: str) -> str:
+    try:
+        return os.fsencode(arg).decode("utf-8")
+    except UnicodeError:  # not the file system encoding's surrogates, or bytes that are not UTF-8
+        return arg
 
 
 def _check_utf8(argv: list[str]) -> None:

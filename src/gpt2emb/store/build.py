@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from gpt2emb import bpe, families
+from gpt2emb import bpe, families, piece_lines
 from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
@@ -41,7 +41,7 @@ from gpt2emb.store.entries import (
     cache_root,
 )
 from gpt2emb.store.revisions import _record_commit, _resolve_commit, checkpoint_info
-from gpt2emb.tokens import ADDED_FILE
+from gpt2emb.tokens import ADDED_FILE, added_tokens
 
 if TYPE_CHECKING:
     from gpt2emb.store.checkpoint import CheckpointInfo
@@ -57,29 +57,29 @@ _CANNOT_WRITE = {
 }  # fmt: skip
 
 
-def _pieces_text(vocab: dict[str, int]) -> str:
-    """Line i holds the vocabulary entry of token i: a warm lookup reads it without parsing JSON."""
-    lines = [""] * (max(vocab.values(), default=-1) + 1)
-    for piece, i in vocab.items():
-        if "\n" not in piece:  # byte-level entries never hold one; a plain-text added token might
-            lines[i] = piece
-    return "\n".join(lines)
-
-
 def _encoder_files(tokenizer: str, parsed: dict[str, Any]) -> dict[str, bytes | np.ndarray]:
     """added.json (the added tokens, so a warm command need not parse tokenizer.json for them) and, for a
-    tokenizer that gpt2emb's plain-Python BPE reproduces (checked here on a sample), bpe.npy."""
+    tokenizer that gpt2emb's plain-Python BPE reproduces (checked here on a sample, and on each one-word
+    entry), bpe.npy."""
     from tokenizers import Tokenizer
 
-    added = [
-        {"content": t["content"], "id": t["id"], "special": bool(t.get("special"))}
-        for t in parsed.get("added_tokens") or []
-    ]
+    library = Tokenizer.from_str(tokenizer)
+    added = added_tokens(library)
     files: dict[str, bytes | np.ndarray] = {ADDED_FILE: json.dumps(added).encode()}
     rows = bpe.table(parsed)
-    if rows is not None and bpe.agrees(rows, Tokenizer.from_str(tokenizer), [t["content"] for t in added]):
+    if (
+        rows is not None
+        and bpe.agrees(rows, library, [t["content"] for t in added])
+        and bpe.makes_each(rows, _whole_words(parsed["model"]["vocab"]))
+    ):
         files[bpe.FILE] = rows
     return files
+
+
+def _whole_words(vocab: dict[str, int]) -> dict[str, int]:
+    """The entries that tokens.Vocab answers a one-word text with, without encoding it (Spelling.whole)."""
+    words = families.BYTE_LEVEL
+    return {p: i for p, i in vocab.items() if words.whole(words.text(p)) == p}
 
 
 def _wraps(tokenizer: str) -> list[list[int]]:
@@ -156,7 +156,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "wpe_crc.npy": _row_crcs(wpe),
             "config.json": json.dumps(info.config).encode(),
             "tokenizer.json": tokenizer.encode(),
-            "pieces.txt": _pieces_text(vocab).encode(),
+            piece_lines.FILE: piece_lines.written(vocab),  # a warm lookup reads it, no JSON
             **_encoder_files(tokenizer, parsed),
             **extra,
         }

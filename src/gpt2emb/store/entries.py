@@ -34,10 +34,14 @@ from gpt2emb.registry import ModelRef, Shape
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
 _UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
 GENERATION = "+"  # `<commit>+1`: a commit id never holds one
-FORMAT = 4  # bump whenever the files of an entry change: older entries are then rebuilt
-# format 3: the same files, its checks on every open SHA-256s (4: CRC-32s): read as it is, so an upgrade
-# fetches nothing again (a Hub model's rows were read by ranges: the HF cache does not hold its weights)
+FORMAT = 5  # bump whenever the files of an entry change: older entries are then rebuilt
+# format 3: the same files, its checks on every open SHA-256s (4: CRC-32s); format 4: pieces.txt left out
+# the entries that hold a line feed (5: every entry, see piece_lines.py), and added.json did not say how the
+# tokenizer finds each added token (5: "matched"). Both are read as they are, so an upgrade fetches nothing
+# again (a Hub model's rows were read by ranges: the HF cache does not hold its weights): an entry left out
+# is found by the tokenizer, and tokens.Vocab takes no shortcut past an added word it cannot place
 SHA256_FORMAT = 3
+READ_FORMATS = (FORMAT, 4, SHA256_FORMAT)
 ARRAYS = ("wte", "wpe", "wte_norm", "wte_crc", "wpe_crc")
 EXTRA = ("types", "norm")  # token-type rows and the layer norm before the first block, for families with them
 TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
@@ -343,7 +347,7 @@ def _read_manifest(entry: Path) -> dict[str, Any]:
         raise ValueError("manifest.json is damaged: it is not JSON") from e
     if not isinstance(manifest, dict):
         raise ValueError("manifest.json is damaged: it is not a JSON object")
-    if manifest.get("format") not in (FORMAT, SHA256_FORMAT):
+    if manifest.get("format") not in READ_FORMATS:
         raise _OtherVersion("it was written by another version of gpt2emb")
     if manifest.get(_own_key(manifest)) != _manifest_digest(manifest):
         raise ValueError("manifest.json is damaged: it does not match its checksum")

@@ -3,6 +3,7 @@ tokenizers library, and checked against the rows of its token table."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any
         text = _tokenizer_text(path, label)
     else:
         text, label = _from_vocab_and_merges(ref, commit), _label(ref, "vocab.json")
-    parsed = parse_json(text, label)
+    text, parsed = _without_dropout(text, parse_json(text, label))
     from tokenizers import Tokenizer
 
     try:
@@ -43,6 +44,18 @@ def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any
     ids += [(str(t.get("content")), t.get("id")) for t in parsed.get("added_tokens") or []]
     _check_ids(label, ids, rows)
     return text, parsed
+
+
+def _without_dropout(text: str, parsed: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The tokenizer with BPE dropout off. Dropout skips each merge at random, so that a word splits anew on
+    every call: a regularizer for training, turned off at inference (Provilkov et al., 2020, BPE-Dropout).
+    A tokenizer.json saved with it on holds the same vocabulary and merges; gpt2emb gives the one split they
+    make, so that a word has one answer."""
+    model = parsed.get("model")
+    if not isinstance(model, dict) or not model.get("dropout"):
+        return text, parsed
+    parsed = {**parsed, "model": {**model, "dropout": None}}
+    return json.dumps(parsed), parsed
 
 
 READABLE = ("BPE", "WordPiece", "WordLevel")  # the tokenizer models whose vocab is a JSON object of ids
