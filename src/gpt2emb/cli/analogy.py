@@ -14,6 +14,7 @@ from gpt2emb.cli.options import (
     Among,
     EvalFile,
     Exact,
+    Figure,
     IgnoreCase,
     Json,
     Jsonl,
@@ -25,6 +26,7 @@ from gpt2emb.cli.options import (
     Strict,
     Top,
     WholeWords,
+    _figure_of,
     _refuse_unused,
 )
 from gpt2emb.cli.stdin import _from_stdin, _one_model, _shown, _stdin_blocks, _stream
@@ -82,6 +84,7 @@ def analogy(
     json: Json = False,
     jsonl: Jsonl = False,
     strict: Strict = False,
+    figure: Figure = None,
 ) -> int:
     """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
 
@@ -91,6 +94,7 @@ def analogy(
     from gpt2emb.core.open import RankOptions
 
     options = RankOptions(top, exact, pool, keep_inputs, among, restrict, whole_words)
+    figure = _figure_of(figure, stdin=a == "-", jsonl=jsonl, eval_file=eval_file, models=len(model or []))
 
     models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if eval_file is not None:
@@ -121,7 +125,7 @@ def analogy(
     if a is None or b is None or c is None:
         raise UsageError("give three words A B C (as in: analogy king man woman), or --eval FILE")
     results = [
-        core.analogy(m, a, b, c, options, method, output.reporter(json or jsonl), revision)
+        core.analogy(m, a, b, c, options, method, output.reporter(json or jsonl), revision, figure)
         for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
     return _shown(results, json, jsonl)

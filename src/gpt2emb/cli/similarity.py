@@ -13,6 +13,7 @@ from gpt2emb.choices import Pool, Rule
 from gpt2emb.cli.options import (
     EvalFile,
     Exact,
+    Figure,
     IgnoreCase,
     Json,
     Model,
@@ -20,6 +21,7 @@ from gpt2emb.cli.options import (
     Revision,
     RuleOpt,
     Strict,
+    _figure_of,
     _refuse_unused,
 )
 from gpt2emb.cli.stdin import _failures, _from_stdin, _stdin_blocks
@@ -51,12 +53,14 @@ def similarity(
     revision: Revision = None,
     json: Json = False,
     strict: Strict = False,
+    figure: Figure = None,
 ) -> int:
     """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
 
     With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb.core import similarity as core
 
+    figure = _figure_of(figure, stdin="-" in (words or []), eval_file=eval_file)
     if eval_file is not None:
         if words:
             raise UsageError("give words, or --eval FILE, not both")
@@ -80,5 +84,6 @@ def similarity(
             raise UsageError("stdin held fewer than two words to compare (one per line)")
         output.render(result, json)
         return code
-    output.render(core.similarity(model, words or [], exact, pool, output.reporter(json), revision), json)
+    reporter = output.reporter(json)
+    output.render(core.similarity(model, words or [], exact, pool, reporter, revision, figure), json)
     return ExitCode.OK

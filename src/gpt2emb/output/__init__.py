@@ -49,6 +49,9 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
     from gpt2emb.output import console
 
     console.print_view(result, dims)
+    figure = getattr(result, "figure", None)  # --figure's file: said under the table, as --json names it
+    if figure is not None:
+        sys.stdout.write(f"figure written to {figure}\n")
 
 
 def line(result: Any) -> None:
