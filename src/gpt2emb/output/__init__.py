@@ -13,6 +13,7 @@ from typing import Any
 from gpt2emb.output.progress import _PlainReporter, python_reporter, reporter
 from gpt2emb.output.streams import ESCAPE, carries_all, prepare_streams
 from gpt2emb.output.views import DIMS
+from gpt2emb.results.common import FIGURE
 
 __all__ = [
     "DIMS",
@@ -78,6 +79,8 @@ def _fields(value: Any) -> dict[str, Any]:
     if not hasattr(type(value), "to_dict"):
         raise TypeError(f"{type(value).__name__} is not a result")
     fields: dict[str, Any] = vars(value)
+    if fields.get(FIGURE, False) is None:  # no figure drawn: the key is left out, as to_dict leaves it
+        return {k: v for k, v in fields.items() if k != FIGURE}
     return fields
 
 

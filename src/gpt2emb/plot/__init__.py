@@ -28,8 +28,8 @@ def check_available(name: str = "png") -> None:
 
 def figure_target(path: str | Path, name: str = "png", example: str = "wpe.png") -> targets.Target:
     """Where a figure goes (--png, --figure), and how a refusal names it."""
-    command = "positions --png" if name == "png" else "--figure"
-    writes = f"{spelt(command, 'position_map')} writes a regular file; give a file's path, such as"
+    command = spelt("positions --png", "position_map") if name == "png" else option(name)
+    writes = f"{command} writes a regular file; give a file's path, such as"
     return targets.Target(
         Path(path),
         option(name, path),
