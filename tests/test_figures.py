@@ -17,6 +17,9 @@ from fakehub import FakeHub
 from tinymodel import Tiny
 
 pytest.importorskip("matplotlib")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import gen_figures
+from gen_docs import DOCS
 
 RIVER, PAID = "the cat and king", "hello king is a man"
 
@@ -287,3 +290,31 @@ def test_a_document_without_figure_is_unchanged(hub: FakeHub) -> None:
     """The key is in a document only when a figure was drawn: every other document is as it was."""
     for args in (["vector", "king"], ["neighbors", "cat"], ["similarity", "cat", "dog"], ["sizes"]):
         assert "figure" not in json.dumps(run_json(*args))
+
+
+COMMANDS = ("vector", "neighbors", "analogy", "similarity", "sizes", "geometry", "context")
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_the_docs_figure_is_drawn_again_alike(hub: FakeHub, tmp_path: Path, name: str) -> None:
+    """Each command page shows its figure (docs/img/NAME.svg, drawn by the page's own --figure line from the
+    tiny example model); drawn again now, it draws the data kept beside it (NAME.json)."""
+    page = (DOCS / "commands" / f"{name}.md").read_text()
+    assert [n for _, n in gen_figures.figure_lines(page)] == [f"{name}.svg"]
+    assert f"](../img/{name}.svg)" in page and (gen_figures.IMG / f"{name}.svg").stat().st_size > 1000
+    made = gen_figures.make(hub, tmp_path, only=f"{name}.svg")[f"{name}.svg"]
+    kept = json.loads((gen_figures.IMG / f"{name}.json").read_text())
+    assert gen_figures.same_data(kept, made)
+    assert (tmp_path / f"{name}.svg").read_bytes().startswith(b"<?xml")
+
+
+def test_same_data_tolerates_rounding_but_not_a_change() -> None:
+    kept = {
+        "title": "t",
+        "panels": [{"lines": [[[0.0, 0.5]]], "steps": [[10, 20, 30]], "texts": ['" cat" 0.9']}],
+    }
+    rounded = json.loads(json.dumps(kept).replace("0.5", "0.500001").replace("20, 30", "19, 31"))
+    assert gen_figures.same_data(kept, rounded)
+    assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("0.5", "0.51")))
+    assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("20, 30", "10, 40")))
+    assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("cat", "dog")))

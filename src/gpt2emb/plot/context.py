@@ -19,10 +19,16 @@ def figure(result: ContextResult) -> Figure:
     fig = new_figure(9, 5.5)
     ax = fig.add_subplot()
     layers = [layer.layer for layer in result.layers]
+    said = [quote(s.text, 28) for s in result.sentences]
     for p, pair in enumerate(result.layers[0].pairs):
         found = [layer.pairs[p].cosine for layer in result.layers]
         cosines = np.array([np.nan if c is None else c for c in found], dtype=np.float64)
-        ax.plot(layers, cosines, marker="o", label=f"sentences {pair.a + 1} and {pair.b + 1}")
+        ax.plot(
+            layers,
+            cosines,
+            marker="o",
+            label=f"{pair.a + 1} vs {pair.b + 1}: {said[pair.a]} / {said[pair.b]}",
+        )
     ax.axvline(0, color="grey", linestyle=":", linewidth=1)
     ax.annotate(
         "layer 0: wte + wpe\n(the static row plus the position)",

@@ -69,7 +69,7 @@ def figure(result: GeometryResult, o: Opened) -> Figure:
     ):
         ax.stairs(counts, EDGES, fill=True, alpha=0.7, label=f"{pairs:,} pairs")
         used = np.flatnonzero(counts)
-        c = np.linspace(-0.999, 0.999, 1999)
+        c = np.linspace(-0.998, 0.998, 401)  # where the density is a number (d = 2: not at ±1)
         if d >= 2:
             ax.plot(
                 c,
