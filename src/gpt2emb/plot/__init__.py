@@ -82,7 +82,10 @@ def save(fig: Figure, path: str, name: str = "png") -> None:
     metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(fmt)
 
     def fill(f: BinaryIO) -> None:
-        fig.savefig(f, format=fmt, dpi=110, metadata=metadata)
+        import matplotlib
+
+        with matplotlib.rc_context({"svg.hashsalt": "gpt2emb"}):  # an SVG's ids made alike on every run
+            fig.savefig(f, format=fmt, dpi=110, metadata=metadata)
 
     try:
         targets.write([(figure_target(path, name), fill)])
