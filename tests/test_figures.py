@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import run_cli, run_json
 from drawn import captured, drawn
@@ -318,3 +320,27 @@ def test_same_data_tolerates_rounding_but_not_a_change() -> None:
     assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("0.5", "0.51")))
     assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("20, 30", "10, 40")))
     assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("cat", "dog")))
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # tmp_path: nothing is made in it
+@given(
+    name=st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1, max_size=20),
+    suffix=st.sampled_from(["", ".png", ".PNG", ".svg", ".Pdf", ".jpg", ".png.txt", ".svgz", "."]),
+)
+def test_a_figure_is_a_png_svg_or_pdf_whatever_its_name(tmp_path: Path, name: str, suffix: str) -> None:
+    """Any file name: accepted exactly when its extension is one of the three (any case), else one message
+    naming them; nothing is made either way."""
+    from gpt2emb.errors import COMMAND_LINE, UsageError
+    from gpt2emb.plot import check_figure
+
+    path = tmp_path / f"{name}{suffix}"
+    token = COMMAND_LINE.set(True)
+    try:
+        if path.suffix.lower() in (".png", ".svg", ".pdf") and not path.is_dir():
+            assert check_figure(str(path)) == str(path)
+        else:
+            with pytest.raises(UsageError, match=r"\.png, \.svg or \.pdf|is a folder"):
+                check_figure(str(path))
+    finally:
+        COMMAND_LINE.reset(token)
+    assert not path.exists() or path.is_dir()
