@@ -67,13 +67,6 @@ def draw(stem: str, result: _Result, path: str, *rows: Any) -> _Result:
     return dataclasses.replace(result, figure=path)  # type: ignore[type-var]
 
 
-def new_figure(width: float, height: float) -> Figure:
-    """A figure of no window (no pyplot, no backend chosen): it is only ever written to a file."""
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), layout="constrained")
-
-
 def save(fig: Figure, path: str, name: str = "png") -> None:
     """Write fig to path, in the format its extension names (none: PNG; the file is still the one named,
     where matplotlib, given a path, would write wpe.png for wpe, a file no check has seen)."""

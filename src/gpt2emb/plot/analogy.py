@@ -10,13 +10,14 @@ import numpy as np
 
 from gpt2emb import measures, ops
 from gpt2emb.choices import Method, Pool
-from gpt2emb.core.open import Opened
-from gpt2emb.plot import new_figure
+from gpt2emb.plot.canvas import new_figure
 from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.tokens import quote
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from gpt2emb.core.open import Opened
 
 
 def rows_of(result: AnalogyResult, o: Opened, pool: Pool | str) -> tuple[list[str], np.ndarray]:

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpt2emb.core.open import Opened
-from gpt2emb.plot import new_figure
+from gpt2emb.plot.canvas import new_figure
 from gpt2emb.results.geometry import GeometryResult
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from gpt2emb.core.open import Opened
 
 SAMPLE = 2048  # token rows at most (drawn at random, seed 0): 2 million pairs, not GPT-2's 1.3 billion
 EDGES = np.linspace(-1.0, 1.0, 201)  # bins of 0.01

@@ -11,14 +11,15 @@ import numpy as np
 
 from gpt2emb import measures, ops
 from gpt2emb.choices import Pool
-from gpt2emb.core.open import Opened
-from gpt2emb.plot import new_figure
+from gpt2emb.plot.canvas import new_figure
 from gpt2emb.results.neighbors import NeighborsItem, NeighborsResult
 from gpt2emb.tokens import quote
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from gpt2emb.core.open import Opened
 
 
 def rows_of(o: Opened, item: NeighborsItem) -> np.ndarray:

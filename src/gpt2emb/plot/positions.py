@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpt2emb.plot import new_figure
+from gpt2emb.plot.canvas import new_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpt2emb.plot import new_figure
+from gpt2emb.plot.canvas import new_figure
 from gpt2emb.results.similarity import SimilarityResult
 from gpt2emb.tokens import quote
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpt2emb.plot import new_figure
+from gpt2emb.plot.canvas import new_figure
 from gpt2emb.results.sizes import ModelSizes, SizesResult
 
 if TYPE_CHECKING:
