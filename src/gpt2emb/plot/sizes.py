@@ -1,5 +1,5 @@
 """sizes --figure: one stacked bar per model, its parameters by part (wte, wpe, the blocks, the final
-norm; counted from a checkpoint: wte, wpe, a separate output layer, the rest), wte's share on its bar."""
+norm; counted from a checkpoint: wte, wpe, a separate output layer, the rest), wte's share beside its bar."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def parts(m: ModelSizes) -> dict[str, int]:
 
 
 def figure(result: SizesResult) -> Figure:
-    fig = new_figure(3 + 1.8 * len(result.models), 6)
+    fig = new_figure(max(8.0, 3 + 2.2 * len(result.models)), 6)
     ax = fig.add_subplot()
     for x, m in enumerate(result.models):
         bottom = 0.0
@@ -52,10 +52,12 @@ def figure(result: SizesResult) -> Figure:
                     fontweight="bold",
                 )
             bottom += millions
-        ax.text(x, bottom, f"{m.total_params / 1e6:,.0f} M", ha="center", va="bottom", fontsize=9)
+        total = f"{m.total_params / 1e6:,.0f} M" if m.total_params >= 1e6 else f"{m.total_params:,}"
+        ax.text(x, bottom, total, ha="center", va="bottom", fontsize=9)
     ax.set_xticks(range(len(result.models)), [m.name for m in result.models])
+    ax.set_xlim(-0.6, len(result.models) - 0.4 + 0.5)  # room for the last bar's share, written beside it
     ax.set_ylabel("parameters (millions)")
     ax.legend(loc="upper left", fontsize=9)
     names = ", ".join(m.name for m in result.models)
-    fig.suptitle(f"{names}: where are the parameters? (wte's share on its bar)")
+    fig.suptitle(f"{names}: where are the parameters? (wte's share beside its bar)")
     return fig
