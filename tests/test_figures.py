@@ -4,6 +4,7 @@ numpy's own computation of the same rows and with the --json document the comman
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -344,3 +345,28 @@ def test_a_figure_is_a_png_svg_or_pdf_whatever_its_name(tmp_path: Path, name: st
     finally:
         COMMAND_LINE.reset(token)
     assert not path.exists() or path.is_dir()
+
+
+PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.stderr.write("MODULES=" + ",".join(sorted(sys.modules)) + "\\n"))
+sys.argv = ["gpt2emb"] + sys.argv[1:]
+from gpt2emb.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("figure", [False, True])
+def test_matplotlib_and_the_plot_code_load_for_a_figure_alone(
+    hub: FakeHub, tmp_path: Path, figure: bool
+) -> None:
+    assert run_cli("neighbors", "cat").exit_code == 0  # builds the cache: the run below is warm
+    args = ["neighbors", "cat", *(["--figure", str(tmp_path / "cat.svg")] if figure else [])]
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    modules = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES=")).split("=")[1].split(",")
+    loaded = {m for m in modules if m.split(".")[0] == "matplotlib" or m.startswith("gpt2emb.plot")}
+    if figure:
+        assert {"matplotlib", "gpt2emb.plot", "gpt2emb.plot.neighbors"} <= loaded
+    else:
+        assert loaded == set()
