@@ -18,6 +18,7 @@ from __future__ import annotations
 import code
 import contextlib
 import io
+import json
 import os
 import re
 import runpy
@@ -395,6 +396,16 @@ if __name__ == "__main__":
                 drifted.append(page.relative_to(ROOT))
                 if "--check" not in sys.argv:
                     page.write_text(new, encoding="utf-8")
+        import gen_figures  # the pictures of docs/img/, drawn by the pages' --figure lines
+
+        if "--check" not in sys.argv:
+            gen_figures.make(hub)
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                for name, data in gen_figures.make(hub, Path(folder)).items():
+                    kept = json.loads((DOCS / "img" / name).with_suffix(".json").read_text())
+                    if not gen_figures.same_data(kept, data):
+                        drifted.append((DOCS / "img" / name).relative_to(ROOT))
     finally:
         hub.stop()
     verb = "drifted" if "--check" in sys.argv else "updated"

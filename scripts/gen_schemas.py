@@ -4,9 +4,10 @@ either drifts from what this writes.
 
     python scripts/gen_schemas.py
 
-A schema per document a command prints: its class's fields, each `required` (a key is never dropped) with
-`additionalProperties: true` (keys may be added); a field's comment in results/ is its description. index.json
-says which schema each command and mode prints, and Error.json and Note.json are stderr's objects.
+A schema per document a command prints: its class's fields, each `required` (a key is never dropped) but
+`figure` (in a document only when --figure drew one), with `additionalProperties: true` (keys may be added); a
+field's comment in results/ is its description. index.json says which schema each command and mode prints,
+and Error.json and Note.json are stderr's objects.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import types
 import typing
 from pathlib import Path
 from typing import Any
+
+from gpt2emb.results.common import FIGURE
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIR = ROOT / "src" / "gpt2emb" / "schemas"
@@ -145,7 +148,8 @@ class _Builder:
         described = _docstring(kind)
         if described:
             schema["description"] = described
-        schema.update(properties=properties, required=names, additionalProperties=True)
+        required = [n for n in names if n != FIGURE]  # a key only in a document that drew a figure
+        schema.update(properties=properties, required=required, additionalProperties=True)
         return schema
 
 

@@ -15,6 +15,7 @@ from gpt2emb.cli.options import (
     Command,
     EvalFile,
     Exact,
+    Figure,
     IgnoreCase,
     Json,
     Jsonl,
@@ -26,6 +27,7 @@ from gpt2emb.cli.options import (
     Strict,
     Top,
     WholeWords,
+    _figure_of,
     _refuse_unused,
 )
 from gpt2emb.cli.stdin import _from_stdin, _one_model, _shown, _stdin_blocks, _stream
@@ -88,6 +90,7 @@ def analogy(
     json: Json = False,
     jsonl: Jsonl = False,
     strict: Strict = False,
+    figure: Figure = None,
 ) -> int:
     """v(A) - v(B) + v(C) ranked by cosine against every token: king man woman -> queen.
 
@@ -97,6 +100,9 @@ def analogy(
     from gpt2emb.core.open import RankOptions
 
     options = RankOptions(top, exact, pool, keep_inputs, among, restrict, whole_words)
+    figure = _figure_of(
+        figure, stdin=words == ["-"], jsonl=jsonl, eval_file=eval_file, models=len(model or [])
+    )
 
     models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if eval_file is not None:
@@ -131,7 +137,7 @@ def analogy(
         "(analogy king - man + woman), or --eval FILE",
     )
     results = [
-        core.analogy(m, terms, options, method, output.reporter(json or jsonl), revision)
+        core.analogy(m, terms, options, method, output.reporter(json or jsonl), revision, figure)
         for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
     return _shown(results, json, jsonl)

@@ -14,6 +14,7 @@ from gpt2emb.cli.options import (
     Among,
     Command,
     Exact,
+    Figure,
     Json,
     Jsonl,
     Models,
@@ -24,6 +25,7 @@ from gpt2emb.cli.options import (
     Top,
     WholeWords,
     Words,
+    _figure_of,
 )
 from gpt2emb.cli.stdin import _from_stdin, _one_model, _shown, _stdin_blocks, _stream
 from gpt2emb.registry import DEFAULT_MODEL
@@ -63,6 +65,7 @@ def neighbors(
     json: Json = False,
     jsonl: Jsonl = False,
     strict: Strict = False,
+    figure: Figure = None,
 ) -> int:
     """The nearest tokens to each word by cosine similarity over all of wte (or the candidates chosen)."""
     from gpt2emb import registry
@@ -70,6 +73,7 @@ def neighbors(
     from gpt2emb.core.open import RankOptions
 
     options = RankOptions(top, exact, pool, keep_query, among, restrict, whole_words, fold)
+    figure = _figure_of(figure, stdin="-" in words, jsonl=jsonl, models=len(model or []))
 
     if _from_stdin(words, json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
@@ -78,5 +82,6 @@ def neighbors(
     models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if jsonl:
         models = [_one_model(models, jsonl=True)]
-    results = [core.neighbors(m, words, options, output.reporter(json or jsonl), revision) for m in models]
+    reporter = output.reporter(json or jsonl)
+    results = [core.neighbors(m, words, options, reporter, revision, figure) for m in models]
     return _shown(results, json, jsonl)

@@ -164,3 +164,39 @@ def _refuse_unused(ctx: typer.Context, names: tuple[str, ...], why: str) -> None
     ]
     if given:
         raise UsageError(f"{', '.join(given)} {why}")
+
+
+Figure = Annotated[
+    str | None,
+    typer.Option(
+        "--figure",
+        help='Also draw the answer into FILE, a .png, .svg or .pdf (needs "gpt2emb\\[plot]").',
+        metavar="FILE",
+        show_default=False,
+    ),
+]
+
+
+def _figure_of(
+    figure: str | None,
+    *,
+    stdin: bool = False,
+    jsonl: bool = False,
+    eval_file: str | None = None,
+    models: int = 1,
+) -> str | None:
+    """--figure's file, checked before any model is opened (gpt2emb.plot is imported for it alone): a figure
+    draws one answer of one model."""
+    if figure is None:
+        return None
+    if stdin:
+        raise UsageError("--figure draws one answer: give the words on the command line, not - (stdin)")
+    if jsonl:
+        raise UsageError("--figure draws one answer, and --jsonl prints a line per word: use --json with it")
+    if eval_file is not None:
+        raise UsageError("--figure draws one answer, not the score of a benchmark file (--eval)")
+    if models > 1:
+        raise UsageError("--figure draws one model's answer: give one -m (side by side is a table's)")
+    from gpt2emb import plot
+
+    return plot.check_figure(figure)

@@ -14,6 +14,7 @@ from gpt2emb.cli.options import (
     Command,
     EvalFile,
     Exact,
+    Figure,
     IgnoreCase,
     Json,
     Model,
@@ -21,6 +22,7 @@ from gpt2emb.cli.options import (
     Revision,
     RuleOpt,
     Strict,
+    _figure_of,
     _refuse_unused,
 )
 from gpt2emb.cli.stdin import _failures, _from_stdin, _stdin_blocks
@@ -53,12 +55,14 @@ def similarity(
     revision: Revision = None,
     json: Json = False,
     strict: Strict = False,
+    figure: Figure = None,
 ) -> int:
     """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
 
     With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb.core import similarity as core
 
+    figure = _figure_of(figure, stdin="-" in (words or []), eval_file=eval_file)
     if eval_file is not None:
         if words:
             raise UsageError("give words, or --eval FILE, not both")
@@ -82,5 +86,6 @@ def similarity(
             raise UsageError("stdin held fewer than two words to compare (one per line)")
         output.render(result, json)
         return code
-    output.render(core.similarity(model, words or [], exact, pool, output.reporter(json), revision), json)
+    reporter = output.reporter(json)
+    output.render(core.similarity(model, words or [], exact, pool, reporter, revision, figure), json)
     return ExitCode.OK

@@ -8,7 +8,7 @@ import typer
 
 from gpt2emb import output
 from gpt2emb.choices import DType
-from gpt2emb.cli.options import Json, Revision, _complete_model
+from gpt2emb.cli.options import Figure, Json, Revision, _complete_model, _figure_of
 from gpt2emb.errors import BadModel, UsageError
 
 app = typer.Typer()
@@ -43,12 +43,14 @@ def sizes(
     ] = False,
     revision: Revision = None,
     json: Json = False,
+    figure: Figure = None,
 ) -> None:
     """Vocabulary, width, layers and parameter counts of the four GPT-2 sizes, and wte's share of them.
 
     With -m, any model's: its parameters counted from its checkpoint headers, the token table's share."""
     from gpt2emb.core import sizes as sizes_module
 
+    figure = _figure_of(figure, models=len(model or []))
     if model:
         if verify:
             raise UsageError(
@@ -57,11 +59,11 @@ def sizes(
         from gpt2emb import registry
 
         names = registry.distinct_models(model, revision, output.reporter(json))
-        output.render(sizes_module.of_models(names, dtype.value, revision), json)
+        output.render(sizes_module.of_models(names, dtype.value, revision, figure), json)
         return
     if revision is not None:
         raise UsageError("--revision is for a model given with -m")
-    result = sizes_module.sizes(dtype.value, verify)
+    result = sizes_module.sizes(dtype.value, verify, figure)
     output.render(result, json)
     if any(m.verified is False for m in result.models):
         raise BadModel("a figure disagrees with the checkpoint on the Hub (see the table)")

@@ -9,7 +9,7 @@ import typer
 from gpt2emb import output
 from gpt2emb.choices import Pool
 from gpt2emb.cli import stdin
-from gpt2emb.cli.options import Command, Json, Model, PoolOpt, Revision
+from gpt2emb.cli.options import Command, Figure, Json, Model, PoolOpt, Revision, _figure_of
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -88,10 +88,12 @@ def context(
     pool: PoolOpt = Pool.mean,
     revision: Revision = None,
     json: Json = False,
+    figure: Figure = None,
 ) -> None:
     """Static against contextual: WORD's vector in each SENTENCE, layer by layer, against its wte row.
 
     At every layer, from h0 (wte + wpe) to the last hidden state, WORD's vectors are compared between sentences and with WORD's row of wte. It runs the whole model with transformers: the first use fetches all of its weights."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb.core import text as core
 
-    output.render(core.context(word, sentences, model, pool, output.reporter(json), revision), json)
+    figure = _figure_of(figure)
+    output.render(core.context(word, sentences, model, pool, output.reporter(json), revision, figure), json)

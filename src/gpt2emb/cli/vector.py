@@ -13,6 +13,7 @@ from gpt2emb.choices import Pool
 from gpt2emb.cli.options import (
     Command,
     Exact,
+    Figure,
     Json,
     Jsonl,
     Model,
@@ -20,6 +21,7 @@ from gpt2emb.cli.options import (
     Revision,
     Strict,
     Words,
+    _figure_of,
     whole,
 )
 from gpt2emb.cli.stdin import _from_stdin, _stdin_blocks, _stream
@@ -53,16 +55,18 @@ def vector(
     json: Json = False,
     jsonl: Jsonl = False,
     strict: Strict = False,
+    figure: Figure = None,
 ) -> int:
     """The raw row of wte for each word: its first numbers, norm, mean, std, min and max."""
     from gpt2emb.core import vector as core
 
     shown = None if full else dims
+    figure = _figure_of(figure, stdin="-" in words, jsonl=jsonl)
     if _from_stdin(words, json, jsonl, strict):
         answers = core.each_vector(
             model, _stdin_blocks(), exact, pool, output.reporter(json or jsonl), revision
         )
         return _stream(answers, json, jsonl, strict, shown)
-    result = core.vector(model, words, exact, pool, output.reporter(json or jsonl), revision)
+    result = core.vector(model, words, exact, pool, output.reporter(json or jsonl), revision, figure)
     output.render(result, json, shown, jsonl)
     return ExitCode.OK

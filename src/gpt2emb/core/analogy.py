@@ -144,11 +144,17 @@ def analogy(
     method: Method = Method.add,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    figure: str | None = None,
 ) -> AnalogyResult:
     """The terms' sum (`terms_of`, `abc`) ranked against every token (or the candidates)."""
     chosen = check_candidates(model, options)  # checked before opening
     opened = open_checked(model, [t.word for t in terms], options.exact, options.k, reporter, revision)
-    return analogy_in(opened, terms, options, method, chosen)
+    result = analogy_in(opened, terms, options, method, chosen)
+    if figure is not None:  # checked at the edge (plot.check_figure)
+        from gpt2emb import plot
+
+        result = plot.draw("analogy", result, figure, opened, options.pool)
+    return result
 
 
 def each_analogy_in(

@@ -78,11 +78,19 @@ def _reading(name: str, d: int, cross: CrossGeometry, tables: dict[str, TableGeo
     )
 
 
-def geometry(model: str, reporter: Reporter | None = None, revision: str | None = None) -> GeometryResult:
+def geometry(
+    model: str, reporter: Reporter | None = None, revision: str | None = None, figure: str | None = None
+) -> GeometryResult:
     """The shape of wte and of wpe (norms, mean cosine, principal components), and the cosine of every
     wte row with every wpe row next to what random directions would give; a note for each figure that is
     undefined (null)."""
-    return geometry_in(Opened(*load(model, reporter, revision)))
+    opened = Opened(*load(model, reporter, revision))
+    result = geometry_in(opened)
+    if figure is not None:  # checked at the edge (plot.check_figure)
+        from gpt2emb import plot
+
+        result = plot.draw("geometry", result, figure, opened)
+    return result
 
 
 def geometry_in(o: Opened) -> GeometryResult:

@@ -103,10 +103,16 @@ def neighbors(
     options: RankOptions,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    figure: str | None = None,
 ) -> NeighborsResult:
     chosen = check_candidates(model, options)  # checked before opening
     opened = open_checked(model, words, options.exact, options.k, reporter, revision)
-    return neighbors_in(opened, words, options, chosen)
+    result = neighbors_in(opened, words, options, chosen)
+    if figure is not None:  # checked at the edge (plot.check_figure)
+        from gpt2emb import plot
+
+        result = plot.draw("neighbors", result, figure, opened)
+    return result
 
 
 def each_neighbors_in(

@@ -59,9 +59,15 @@ def similarity(
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    figure: str | None = None,
 ) -> SimilarityResult:
     check_matrix(len(words))
-    return similarity_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
+    result = similarity_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
+    if figure is not None:  # checked at the edge (plot.check_figure)
+        from gpt2emb import plot
+
+        result = plot.draw("similarity", result, figure)
+    return result
 
 
 def each_similarity_in(

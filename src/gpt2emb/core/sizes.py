@@ -75,7 +75,7 @@ def _verify(spec: registry.ModelSpec, total: int) -> bool:
     return checkpoint.shape_of(info.config, spec.name) == spec.shape and stored == total
 
 
-def sizes(dtype: str = "fp32", verify: bool = False) -> SizesResult:
+def sizes(dtype: str = "fp32", verify: bool = False, figure: str | None = None) -> SizesResult:
     out = []
     for spec in registry.GPT2_SIZES:
         s = spec.shape
@@ -100,10 +100,20 @@ def sizes(dtype: str = "fp32", verify: bool = False) -> SizesResult:
                 commit=None,
             )
         )
-    return SizesResult(dtype, tuple(out), "formula")
+    return _drawn(SizesResult(dtype, tuple(out), "formula"), figure)
 
 
-def of_models(names: list[str], dtype: str = "fp32", revision: str | None = None) -> SizesResult:
+def _drawn(result: SizesResult, figure: str | None) -> SizesResult:
+    if figure is None:
+        return result
+    from gpt2emb import plot  # checked at the edge (plot.check_figure)
+
+    return plot.draw("sizes", result, figure)
+
+
+def of_models(
+    names: list[str], dtype: str = "fp32", revision: str | None = None, figure: str | None = None
+) -> SizesResult:
     """Any models' exact parameter counts, from their config and checkpoint headers."""
     from gpt2emb import families
     from gpt2emb.store import checkpoint, revisions
@@ -140,7 +150,7 @@ def of_models(names: list[str], dtype: str = "fp32", revision: str | None = None
                 commit=None if ref.folder is not None else info.commit,
             )
         )
-    return SizesResult(dtype, tuple(out), "checkpoint")
+    return _drawn(SizesResult(dtype, tuple(out), "checkpoint"), figure)
 
 
 def models() -> ModelsResult:

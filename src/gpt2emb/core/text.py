@@ -103,11 +103,17 @@ def context(
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    figure: str | None = None,
 ) -> ContextResult:
     """Static against contextual: the word's vector in each sentence, at every layer of the model, compared
     between sentences and with the word's row of wte."""
     check_context(word, sentences, known_facts(model)[0])
-    return context_of(registry.resolve(model, revision), word, sentences, pool, reporter)
+    result = context_of(registry.resolve(model, revision), word, sentences, pool, reporter)
+    if figure is not None:  # checked at the edge (plot.check_figure)
+        from gpt2emb import plot
+
+        result = plot.draw("context", result, figure)
+    return result
 
 
 def check_context(word: str, sentences: list[str], specials: Specials | None = None) -> None:

@@ -52,8 +52,14 @@ def vector(
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    figure: str | None = None,
 ) -> VectorResult:
-    return vector_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
+    result = vector_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
+    if figure is not None:  # checked at the edge (plot.check_figure)
+        from gpt2emb import plot
+
+        result = plot.draw("vector", result, figure)
+    return result
 
 
 def each_vector_in(

@@ -13,6 +13,7 @@ from typing import Any
 from gpt2emb.output.progress import _PlainReporter, python_reporter, reporter
 from gpt2emb.output.streams import ESCAPE, carries_all, guarded_stdout, prepare_streams
 from gpt2emb.output.views import DIMS
+from gpt2emb.results.common import FIGURE
 
 __all__ = [
     "DIMS",
@@ -50,6 +51,9 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
     from gpt2emb.output import console
 
     console.print_view(result, dims)
+    figure = getattr(result, "figure", None)  # --figure's file: said under the table, as --json names it
+    if figure is not None:
+        sys.stdout.write(f"figure written to {figure}\n")
 
 
 def line(result: Any) -> None:
@@ -76,6 +80,8 @@ def _fields(value: Any) -> dict[str, Any]:
     if not hasattr(type(value), "to_dict"):
         raise TypeError(f"{type(value).__name__} is not a result")
     fields: dict[str, Any] = vars(value)
+    if fields.get(FIGURE, False) is None:  # no figure drawn: the key is left out, as to_dict leaves it
+        return {k: v for k, v in fields.items() if k != FIGURE}
     return fields
 
 

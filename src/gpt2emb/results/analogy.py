@@ -49,6 +49,7 @@ class AnalogyResult(Document):
     inputs: tuple[AnalogyInput, ...]
     notes: tuple[str, ...]
     candidates: Candidates | None = None  # None: every token; else inputs rank among these
+    figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)
 
 
 @dataclass(frozen=True)

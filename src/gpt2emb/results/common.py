@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+FIGURE = "figure"  # a result's figure file (--figure): its key is in a document only when one was drawn
+
 
 class Document:
     """What every result is: `to_dict()` gives the JSON document its command prints with --json."""
@@ -32,7 +34,10 @@ class Document:
             if kind is tuple or kind is list:
                 return [plain(v) for v in value]
             if isinstance(value, Document):
-                return {name: plain(getattr(value, name)) for name in _names(kind)}
+                doc = {name: plain(getattr(value, name)) for name in _names(kind)}
+                if doc.get(FIGURE, False) is None:  # no figure drawn: the document is as it always was
+                    del doc[FIGURE]
+                return doc
             if isinstance(value, dict):
                 return {k: plain(v) for k, v in value.items()}
             return value

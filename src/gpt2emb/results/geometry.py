@@ -71,3 +71,4 @@ class GeometryResult(Document):
     wte_vs_wpe: CrossGeometry | None
     reading: str  # one sentence that reads the numbers
     notes: tuple[str, ...] = ()  # why each figure shown as null is undefined
+    figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)

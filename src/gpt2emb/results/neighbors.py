@@ -50,3 +50,4 @@ class NeighborsResult(Document):
     candidates: Candidates | None = None  # None: every token
     fold: bool = False
     notes: tuple[str, ...] = ()
+    figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)

@@ -24,3 +24,4 @@ class SimilarityResult(Document):
     items: tuple[Word, ...]
     norms: tuple[float, ...]
     matrix: tuple[tuple[float, ...], ...]  # cosine of items[i] with items[j]
+    figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)

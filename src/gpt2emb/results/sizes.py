@@ -39,6 +39,7 @@ class SizesResult(Document):
     dtype: str
     models: tuple[ModelSizes, ...]
     source: str  # "formula" (the four GPT-2 sizes) or "checkpoint" (sizes -m: counted from the headers)
+    figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)
 
 
 @dataclass(frozen=True)

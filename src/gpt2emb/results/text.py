@@ -44,6 +44,7 @@ class ContextResult(Document):
     word_tokens: tuple[Token, ...]
     pool: str
     notes: tuple[str, ...]
+    figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)
 
 
 @dataclass(frozen=True)

@@ -28,3 +28,4 @@ class VectorItem(Document):
 class VectorResult(Document):
     model: str
     items: tuple[VectorItem, ...]
+    figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)

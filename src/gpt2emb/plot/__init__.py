@@ -1,0 +1,97 @@
+"""Figures with matplotlib, an optional extra: pip install "gpt2emb[plot]". One module per figure, each
+drawing from a command's result (and the rows it was computed from); here what they share: the checks of a
+figure's file, made before any model is opened, and the writing of it, as targets.py writes every file:
+checked, beside it, then renamed onto it. Nothing here imports matplotlib until a figure is drawn."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+
+from gpt2emb import limits, targets
+from gpt2emb.errors import UsageError, option, spelt
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+FORMATS = (".png", ".svg", ".pdf")  # what --figure writes, by its file's extension
+
+
+def check_available(name: str = "png") -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UsageError(f'{option(name)} needs matplotlib: pip install "gpt2emb[plot]"') from None
+
+
+def figure_target(path: str | Path, name: str = "png", example: str = "wpe.png") -> targets.Target:
+    """Where a figure goes (--png, --figure), and how a refusal names it."""
+    command = spelt("positions --png", "position_map") if name == "png" else option(name)
+    writes = f"{command} writes a regular file; give a file's path, such as"
+    return targets.Target(
+        Path(path),
+        option(name, path),
+        f"{writes} {option(name, example)}",
+        folder_fix=f"{writes} {option(name, Path(path) / example)}",  # a folder: a file in it, likely
+    )
+
+
+def check_figure(path: str) -> str:
+    """--figure's file, checked before any model is opened: a format by its extension, matplotlib there,
+    and nothing but a regular file (or nothing) at the path."""
+    if not path.strip():
+        raise UsageError(f"{option('figure')} needs a file name, such as {option('figure', 'king.png')}")
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        given = f"{suffix}" if suffix else "no extension"
+        raise UsageError(
+            f"{option('figure', path)} has {given}: a figure is written as .png, .svg or .pdf, "
+            "named by its file's extension"
+        )
+    check_available("figure")
+    real = limits.user_path(path)
+    figure_target(real, "figure", f"figure{suffix}").real()  # a device, FIFO or folder: refused now
+    return str(real)
+
+
+_Result = TypeVar("_Result")
+
+
+def draw(stem: str, result: _Result, path: str, *rows: Any) -> _Result:
+    """The figure of a command's result (gpt2emb/plot/STEM.py draws it, from the result and the rows it
+    was computed from), written to path; the result, naming the figure's file."""
+    module = importlib.import_module(f"gpt2emb.plot.{stem}")
+    save(module.figure(result, *rows), path, "figure")
+    return dataclasses.replace(result, figure=path)  # type: ignore[type-var]
+
+
+def save(fig: Figure, path: str, name: str = "png") -> None:
+    """Write fig to path, in the format its extension names (none: PNG; the file is still the one named,
+    where matplotlib, given a path, would write wpe.png for wpe, a file no check has seen)."""
+    fmt = Path(path).suffix[1:].lower() or "png"
+    # no date in an SVG or a PDF: the same figure makes the same file
+    metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(fmt)
+
+    def fill(f: BinaryIO) -> None:
+        import matplotlib
+
+        with matplotlib.rc_context({"svg.hashsalt": "gpt2emb"}):  # an SVG's ids made alike on every run
+            fig.savefig(f, format=fmt, dpi=110, metadata=metadata)
+
+    try:
+        targets.write([(figure_target(path, name), fill)])
+    except OSError as e:
+        raise UsageError(
+            f"cannot write {option(name, path)}: {e.strerror or e}; {targets.WRITABLE}"
+        ) from None
+    except ValueError as e:  # a format matplotlib does not write (--png wpe.xyz)
+        raise UsageError(f"cannot write {option(name, path)}: {e}") from None
+
+
+def positions_figure(matrix: Any, norms: Any, components: Any, model: str, path: str) -> None:
+    """positions --png: see plot/positions.py."""
+    from gpt2emb.plot import positions
+
+    save(positions.figure(matrix, norms, components, model), path)

@@ -1,0 +1,388 @@
+"""--figure: each command's picture read back from its matplotlib artists (tests/drawn.py) and compared with
+numpy's own computation of the same rows and with the --json document the command prints; the refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import run_cli, run_json
+from drawn import captured, drawn
+from fakehub import FakeHub
+from tinymodel import Tiny
+
+pytest.importorskip("matplotlib")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import gen_figures
+from gen_docs import DOCS
+
+RIVER, PAID = "the cat and king", "hello king is a man"
+
+
+def figured(tmp_path: Path, *args: str, name: str = "figure.png") -> tuple[dict[str, Any], dict[str, Any]]:
+    """The --json document of `args --figure FILE`, and what its figure drew."""
+    target = tmp_path / name
+    with captured() as figures:
+        doc = run_json(*args, "--figure", str(target))
+    assert len(figures) == 1 and target.stat().st_size > 1000
+    assert doc["figure"] == str(target)
+    return doc, drawn(figures[0])
+
+
+def same_document(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """--json with --figure prints the document it prints without, plus the key naming the figure; the
+    figure's data."""
+    doc, data = figured(tmp_path, *args)
+    assert "figure" not in (plain := run_json(*args))
+    assert {k: v for k, v in doc.items() if k != "figure"} == plain
+    return data
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    scaled: np.ndarray = x / np.linalg.norm(x, axis=-1, keepdims=True)
+    return scaled
+
+
+def pca_plane(rows: np.ndarray) -> np.ndarray:
+    """The rows on their first two principal axes, by numpy's SVD of the centred rows."""
+    centred = rows - rows.mean(axis=0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    plane: np.ndarray = centred @ vt[:2].T
+    return plane
+
+
+def assert_same_plane(drawn_xy: np.ndarray, expected: np.ndarray) -> None:
+    """The same points up to each axis's sign, which a decomposition may flip."""
+    for axis in range(2):
+        a, b = drawn_xy[:, axis], expected[:, axis]
+        sign = 1.0 if a @ b >= 0 else -1.0
+        np.testing.assert_allclose(a, sign * b, atol=1e-5)
+
+
+def test_vector_strips_are_the_rows_on_one_shared_scale(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
+    words = ["king", "queen", "man", "woman"]
+    data = same_document(tmp_path, "vector", *words)
+    (panel,) = data["panels"]
+    image = np.array(panel["images"][0])
+    np.testing.assert_allclose(image, tiny.wte[[tiny.id(w) for w in words]], atol=1e-6)
+    assert panel["ylabels"] == [f'"{w}"' for w in words]
+    assert "gpt2" in data["title"] and "king" in data["title"]
+
+
+def test_vector_figure_is_drawn_from_the_printed_rows(hub: FakeHub, tmp_path: Path) -> None:
+    doc, data = figured(tmp_path, "vector", "gato", "id:5")  # a split word, pooled; a token by its id
+    image = np.array(data["panels"][0]["images"][0])
+    np.testing.assert_allclose(image, [item["vector"] for item in doc["items"]], atol=1e-6)
+
+
+def test_neighbors_points_are_the_rows_on_their_principal_plane(
+    hub: FakeHub, tiny: Tiny, tmp_path: Path
+) -> None:
+    data = same_document(tmp_path, "neighbors", "cat", "-k", "6")
+    doc = run_json("neighbors", "cat", "-k", "6")
+    found = doc["items"][0]["neighbors"]
+    rows = np.vstack([tiny.wte[tiny.id("cat")], tiny.wte[[n["id"] for n in found]]]).astype(np.float64)
+    (panel,) = data["panels"]
+    assert_same_plane(np.array(panel["points"][0]), pca_plane(rows))
+    assert panel["texts"][0] == '"cat" (the word)'
+    assert panel["texts"][1:] == [
+        f'"{n["token"]}" {n["score"]:.3f}' for n in found
+    ]  # the leading space shows
+    for text, n in zip(panel["texts"][1:], found, strict=True):  # the cosine written is the row's own
+        cosine = unit(tiny.wte[n["id"]]) @ unit(tiny.wte[tiny.id("cat")])
+        assert float(text.rsplit(" ", 1)[1]) == pytest.approx(cosine, abs=6e-4)
+
+
+def test_neighbors_of_several_words_draw_a_panel_each(hub: FakeHub, tmp_path: Path) -> None:
+    _, data = figured(tmp_path, "neighbors", "cat", "dog", "-k", "3")
+    assert [p["title"] for p in data["panels"]] == [
+        '"cat" and its 3 nearest tokens',
+        '"dog" and its 3 nearest tokens',
+    ]
+
+
+def test_analogy_draws_inputs_point_answers_and_the_two_displacements(
+    hub: FakeHub, tiny: Tiny, tmp_path: Path
+) -> None:
+    data = same_document(tmp_path, "analogy", "king", "man", "woman", "-k", "4")
+    doc = run_json("analogy", "king", "man", "woman", "-k", "4")
+    king, man, woman = (tiny.wte[tiny.id(w)].astype(np.float64) for w in ("king", "man", "woman"))
+    answers = [tiny.wte[r["id"]] for r in doc["results"]]
+    rows = np.vstack([king, man, woman, king - man + woman, *answers])
+    (panel,) = data["panels"]
+    inputs, point, ranked = (np.array(p) for p in panel["points"])
+    assert_same_plane(np.vstack([inputs, point, ranked]), pca_plane(rows))
+    # the inputs are drawn, and marked, though the ranking leaves them out
+    assert not any(r["input"] for r in doc["results"])
+    assert [t for t in panel["texts"] if "(input)" in t] == [
+        '"king" (input)',
+        '"man" (input)',
+        '"woman" (input)',
+    ]
+    # man -> woman beside king -> the first answer (queen, exactly king - man + woman in the tiny model)
+    assert doc["results"][0]["token"] == " queen"
+    (man_from, woman_to), (king_from, answer_to) = (np.array(a) for a in panel["arrows"])
+    np.testing.assert_allclose([man_from, woman_to, king_from], inputs[[1, 2, 0]])
+    np.testing.assert_allclose(answer_to, ranked[0])
+    np.testing.assert_allclose(woman_to - man_from, answer_to - king_from, atol=1e-5)
+
+
+def test_a_sum_in_the_chapters_notation_draws_each_term_and_the_point_it_reaches(
+    hub: FakeHub, tiny: Tiny, tmp_path: Path
+) -> None:
+    words = ["king", "man", "woman", "cat", "dog"]
+    doc, data = figured(
+        tmp_path, "analogy", "king", "-", "man", "+", "woman", "-", "cat", "+", "dog", "-k", "3"
+    )
+    king, man, woman, cat, dog = (tiny.wte[tiny.id(w)].astype(np.float64) for w in words)
+    answers = [tiny.wte[r["id"]] for r in doc["results"]]
+    rows = np.vstack([king, man, woman, cat, dog, king - man + woman - cat + dog, *answers])
+    (panel,) = data["panels"]
+    assert_same_plane(np.vstack([np.array(p) for p in panel["points"]]), pca_plane(rows))
+    assert [t for t in panel["texts"] if "(input)" in t] == [f'"{w}" (input)' for w in words]
+    assert panel["arrows"] == []  # the two displacements are A - B + C's alone
+
+
+def test_analogy_by_3cosadd_draws_unit_rows(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
+    doc, data = figured(tmp_path, "analogy", "king", "man", "woman", "-k", "3", "--method", "3cosadd")
+    king, man, woman = (unit(tiny.wte[tiny.id(w)]) for w in ("king", "man", "woman"))
+    rows = np.vstack(
+        [king, man, woman, king - man + woman, *(unit(tiny.wte[r["id"]]) for r in doc["results"])]
+    )
+    points = np.vstack([np.array(p) for p in data["panels"][0]["points"]])
+    assert_same_plane(points, pca_plane(rows))
+
+
+def test_similarity_heatmap_holds_the_cosines_and_writes_them(
+    hub: FakeHub, tiny: Tiny, tmp_path: Path
+) -> None:
+    words = ["king", "queen", "man", "cat"]
+    data = same_document(tmp_path, "similarity", *words)
+    rows = unit(tiny.wte[[tiny.id(w) for w in words]])
+    (panel,) = data["panels"]
+    np.testing.assert_allclose(np.array(panel["images"][0]), rows @ rows.T, atol=1e-6)
+    assert panel["texts"] == [f"{x:.2f}" for x in (rows @ rows.T).ravel()]
+
+
+def test_sizes_bars_are_the_counts_sizes_prints(hub: FakeHub, tmp_path: Path) -> None:
+    data = same_document(tmp_path, "sizes")
+    doc = run_json("sizes")
+    (panel,) = data["panels"]
+    bars = iter(panel["bars"])
+    for x, m in enumerate(doc["models"]):
+        bottom = 0.0
+        for part in ("wte_params", "wpe_params", "block_params", "final_ln_params"):
+            left, y, width, height = next(bars)
+            assert left + width / 2 == pytest.approx(x) and y == pytest.approx(bottom)
+            assert height == pytest.approx(m[part] / 1e6)
+            bottom += height
+        assert bottom == pytest.approx(m["total_params"] / 1e6)
+        assert f"wte {m['wte_share']:.1%}" in panel["texts"]
+    assert panel["xlabels"] == [m["name"] for m in doc["models"]]
+
+
+def test_sizes_of_a_checkpoint_draws_what_its_headers_tell_apart(hub: FakeHub, tmp_path: Path) -> None:
+    doc, data = figured(tmp_path, "sizes", "-m", "gpt2")
+    (m,) = doc["models"]
+    heights = [b[3] for b in data["panels"][0]["bars"]]
+    assert heights == pytest.approx(
+        [
+            m["wte_params"] / 1e6,
+            m["wpe_params"] / 1e6,
+            (m["total_params"] - m["wte_params"] - m["wpe_params"]) / 1e6,
+        ]
+    )  # tied: no output layer of its own
+
+
+def test_geometry_histograms_count_the_cosines(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
+    data = same_document(tmp_path, "geometry")
+    tokens, positions = unit(tiny.wte), unit(tiny.wpe)
+    edges = np.linspace(-1, 1, 201)
+    upper = np.triu_indices(len(tokens), 1)
+    expected = {
+        "token pairs": np.einsum("id,id->i", tokens[upper[0]], tokens[upper[1]]),
+        "position pairs": (positions @ positions.T)[np.triu_indices(len(positions), 1)],
+        "token against position": (tokens @ positions.T).ravel(),
+    }
+    assert [p["title"].split(" (")[0] for p in data["panels"]] == list(expected)
+    d = tiny.wte.shape[1]
+    from scipy.stats import beta
+
+    for panel, cosines in zip(data["panels"], expected.values(), strict=True):
+        counts, _ = np.histogram(cosines, edges)
+        (steps,) = panel["steps"]
+        assert sum(steps) == len(cosines)
+        assert np.abs(np.array(steps) - counts).sum() <= 4  # a cosine on a bin's edge may round either way
+        # random directions: (1 + cos) / 2 is Beta((d-1)/2, (d-1)/2); drawn as pairs per bin of 0.01
+        (curve,) = panel["lines"]
+        c, y = np.array(curve).T
+        expected_y = len(cosines) * 0.01 * beta.pdf((1 + c) / 2, (d - 1) / 2, (d - 1) / 2) / 2
+        np.testing.assert_allclose(y, expected_y, rtol=1e-9, atol=1e-9)
+    assert f"{d:,} dimensions" in data["title"]
+
+
+def test_context_lines_are_each_pair_layer_by_layer(hub: FakeHub, tmp_path: Path) -> None:
+    third = "a king and a cat"
+    data = same_document(tmp_path, "context", "king", RIVER, PAID, third)
+    doc = run_json("context", "king", RIVER, PAID, third)
+    (panel,) = data["panels"]
+    pairs = doc["layers"][0]["pairs"]
+    assert len(pairs) == 3
+    for p, line in enumerate(panel["lines"][:3]):
+        xy = np.array(line)
+        assert list(xy[:, 0]) == [layer["layer"] for layer in doc["layers"]]
+        np.testing.assert_allclose(xy[:, 1], [layer["pairs"][p]["cosine"] for layer in doc["layers"]])
+    marker = np.array(panel["lines"][3])
+    assert set(marker[:, 0]) == {0.0}  # layer 0 marked
+    assert any(t.startswith("layer 0: wte + wpe") for t in panel["texts"])
+
+
+@pytest.mark.parametrize(("suffix", "magic"), [(".svg", b"<?xml"), (".pdf", b"%PDF"), (".PNG", b"\x89PNG")])
+def test_the_format_follows_the_extension(hub: FakeHub, tmp_path: Path, suffix: str, magic: bytes) -> None:
+    target = tmp_path / f"king{suffix}"
+    result = run_cli("vector", "king", "--figure", str(target))
+    assert result.exit_code == 0, result.stderr
+    assert target.read_bytes().startswith(magic)
+    assert f"figure written to {target}" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["vector", "king", "--figure", "king.jpg"], ".png, .svg or .pdf"),
+        (["vector", "king", "--figure", "king"], ".png, .svg or .pdf"),
+        (["vector", "-", "--figure", "king.png"], "not - (stdin)"),
+        (["neighbors", "cat", "--jsonl", "--figure", "cat.png"], "--jsonl"),
+        (["analogy", "--eval", "q.txt", "--figure", "q.png"], "--eval"),
+        (["similarity", "--eval", "w.tsv", "--figure", "w.png"], "--eval"),
+        (["neighbors", "cat", "-m", "gpt2", "-m", "gpt2-medium", "--figure", "cat.png"], "one -m"),
+        (["analogy", "king", "man", "woman", "-m", "gpt2", "-m", "xl", "--figure", "a.png"], "one -m"),
+        (["sizes", "-m", "gpt2", "-m", "xl", "--figure", "s.png"], "one -m"),
+    ],
+)
+def test_figure_refusals_are_one_line_before_anything_is_fetched(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], said: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(*args)
+    assert result.exit_code == 2 and said in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert hub.requests == [] and list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_where_the_figure_goes_is_refused_before_anything_is_fetched(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    (tmp_path / "pictures.png").mkdir()
+    result = run_cli("geometry", "--figure", str(tmp_path / "pictures.png"))
+    assert result.exit_code == 2 and "is a folder: --figure writes a regular file" in result.stderr
+    assert hub.requests == []
+
+
+def test_figure_without_matplotlib(hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the [plot] extra were not installed
+    result = run_cli("neighbors", "cat", "--figure", str(tmp_path / "x.png"))
+    assert result.exit_code == 2 and '--figure needs matplotlib: pip install "gpt2emb[plot]"' in result.stderr
+    assert hub.requests == []
+
+
+def test_positions_png_still_draws_its_three_panels(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
+    with captured() as figures:
+        doc = run_json("positions", "--png", str(tmp_path / "wpe.png"))
+    assert doc["png"] == str(tmp_path / "wpe.png") and "figure" not in doc
+    heat, norms, _ = drawn(figures[0])["panels"]
+    rows = unit(tiny.wpe)
+    np.testing.assert_allclose(np.array(heat["images"][0]), rows @ rows.T, atol=1e-5)
+    np.testing.assert_allclose(np.array(norms["lines"][0])[:, 1], np.linalg.norm(tiny.wpe, axis=1), rtol=1e-5)
+
+
+def test_a_document_without_figure_is_unchanged(hub: FakeHub) -> None:
+    """The key is in a document only when a figure was drawn: every other document is as it was."""
+    for args in (["vector", "king"], ["neighbors", "cat"], ["similarity", "cat", "dog"], ["sizes"]):
+        assert "figure" not in json.dumps(run_json(*args))
+
+
+COMMANDS = ("vector", "neighbors", "analogy", "similarity", "sizes", "geometry", "context")
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_the_docs_figure_is_drawn_again_alike(hub: FakeHub, tmp_path: Path, name: str) -> None:
+    """Each command page shows its figure (docs/img/NAME.svg, drawn by the page's own --figure line from the
+    tiny example model); drawn again now, it draws the data kept beside it (NAME.json)."""
+    page = (DOCS / "commands" / f"{name}.md").read_text()
+    assert [n for _, n in gen_figures.figure_lines(page)] == [f"{name}.svg"]
+    assert f"](../img/{name}.svg)" in page and (gen_figures.IMG / f"{name}.svg").stat().st_size > 1000
+    made = gen_figures.make(hub, tmp_path, only=f"{name}.svg")[f"{name}.svg"]
+    kept = json.loads((gen_figures.IMG / f"{name}.json").read_text())
+    assert gen_figures.same_data(kept, made)
+    assert (tmp_path / f"{name}.svg").read_bytes().startswith(b"<?xml")
+
+
+def test_same_data_tolerates_rounding_but_not_a_change() -> None:
+    kept = {
+        "title": "t",
+        "panels": [{"lines": [[[0.0, 0.5]]], "steps": [[10, 20, 30]], "texts": ['" cat" 0.9']}],
+    }
+    rounded = json.loads(json.dumps(kept).replace("0.5", "0.500001").replace("20, 30", "19, 31"))
+    assert gen_figures.same_data(kept, rounded)
+    assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("0.5", "0.51")))
+    assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("20, 30", "10, 40")))
+    assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("cat", "dog")))
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # tmp_path: nothing is made in it
+@given(
+    name=st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1, max_size=20),
+    suffix=st.sampled_from(["", ".png", ".PNG", ".svg", ".Pdf", ".jpg", ".png.txt", ".svgz", "."]),
+)
+def test_a_figure_is_a_png_svg_or_pdf_whatever_its_name(tmp_path: Path, name: str, suffix: str) -> None:
+    """Any file name: accepted exactly when its extension is one of the three (any case), else one message
+    naming them; nothing is made either way."""
+    from gpt2emb.errors import COMMAND_LINE, UsageError
+    from gpt2emb.plot import check_figure
+
+    path = tmp_path / f"{name}{suffix}"
+    token = COMMAND_LINE.set(True)
+    try:
+        if path.suffix.lower() in (".png", ".svg", ".pdf") and not path.is_dir():
+            assert check_figure(str(path)) == str(path)
+        else:
+            with pytest.raises(UsageError, match=r"\.png, \.svg or \.pdf|is a folder"):
+                check_figure(str(path))
+    finally:
+        COMMAND_LINE.reset(token)
+    assert not path.exists() or path.is_dir()
+
+
+PROBE = """
+import atexit, sys
+atexit.register(lambda: sys.stderr.write("MODULES=" + ",".join(sorted(sys.modules)) + "\\n"))
+sys.argv = ["gpt2emb"] + sys.argv[1:]
+from gpt2emb.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("figure", [False, True])
+def test_matplotlib_and_the_plot_code_load_for_a_figure_alone(
+    hub: FakeHub, tmp_path: Path, figure: bool
+) -> None:
+    assert run_cli("neighbors", "cat").exit_code == 0  # builds the cache: the run below is warm
+    args = ["neighbors", "cat", *(["--figure", str(tmp_path / "cat.svg")] if figure else [])]
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    modules = next(x for x in proc.stderr.splitlines() if x.startswith("MODULES=")).split("=")[1].split(",")
+    loaded = {m for m in modules if m.split(".")[0] == "matplotlib" or m.startswith("gpt2emb.plot")}
+    if figure:
+        assert {"matplotlib", "gpt2emb.plot", "gpt2emb.plot.neighbors"} <= loaded
+    else:
+        assert loaded == set()
