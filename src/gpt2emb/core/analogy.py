@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
+import numpy as np
+
 from gpt2emb import candidates, ops
 from gpt2emb.choices import Method, Pool
 from gpt2emb.core.open import Opened, RankOptions, check_candidates, check_top, open_checked
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
 
 
 SIGNS = {"+": 1, "-": -1}
+# the chapter's typeset minus (U+2212) and an en dash, as a copied formula holds them, are the ASCII sign
+DASHES = str.maketrans({"\u2212": "-", "\u2013": "-"})
 # how a sum is written, as every refusal of one says
 HOW = (
     "each term after the first is + WORD or - WORD, the sign spaced from its word, as in: king - man + woman"
@@ -39,7 +43,9 @@ def terms_of(words: Sequence[str], not_three: str) -> tuple[Term, ...]:
     words with a sign among them, as arguments of their own or inside one quoted argument, are a sum as the
     chapter writes it (`king - man + woman - boy + girl`), read by `sum_of`. not_three: the refusal of words
     that are neither."""
-    items = [item for w in words for item in w.split()]
+    items = [
+        item.translate(DASHES) if item in ("\u2212", "\u2013") else item for w in words for item in w.split()
+    ]
     if not any(item in SIGNS for item in items):
         if len(words) != 3:
             raise UsageError(not_three)
@@ -84,7 +90,27 @@ def written(terms: Sequence[Term]) -> str:
 
 
 def question_of(o: Opened, terms: Sequence[Term], exact: bool, pool: Pool | str) -> Question:
-    return tuple(terms), tuple(aimed_of(o, t.word, exact, pool) for t in terms)
+    aimed = tuple(aimed_of(o, t.word, exact, pool) for t in terms)
+    if _cancels([(SIGNS[t.sign], v) for t, (_, v) in zip(terms, aimed, strict=True)]):
+        raise UsageError(
+            f"the terms of {quote(written(terms), 80)} cancel: their sum is the zero vector, to which every "
+            "token is as near as any other; leave out the terms that cancel"
+        )
+    return tuple(terms), aimed
+
+
+def _cancels(signed: Sequence[ops.Signed]) -> bool:
+    """Whether a sum of raw rows or of unit rows is nothing but rounding (king - king, cat + dog - cat - dog):
+    ranked, such noise would look like a direction, the more so once scaled into float32's range."""
+    ordered = ops.in_order(signed)
+    raw = [np.asarray(v, dtype=np.float64) for _, v in ordered]
+    for vectors in (raw, [v / n if (n := float(np.linalg.norm(v))) > 0 else v for v in raw]):
+        total = np.zeros_like(vectors[0])
+        for (sign, _), v in zip(ordered, vectors, strict=True):
+            total = total + v if sign > 0 else total - v
+        if np.linalg.norm(total) <= 1e-6 * sum(float(np.linalg.norm(v)) for v in vectors):
+            return True
+    return False
 
 
 def analogy_in(
