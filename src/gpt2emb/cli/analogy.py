@@ -27,8 +27,8 @@ from gpt2emb.cli.options import (
     Strict,
     Top,
     WholeWords,
-    _figure_of,
     _refuse_unused,
+    figure_of,
 )
 from gpt2emb.cli.stdin import _from_stdin, _one_model, _shown, _stdin_blocks, _stream
 from gpt2emb.errors import ExitCode, UsageError
@@ -100,7 +100,7 @@ def analogy(
     from gpt2emb.core.open import RankOptions
 
     options = RankOptions(top, exact, pool, keep_inputs, among, restrict, whole_words)
-    figure = _figure_of(
+    figure = figure_of(
         figure, stdin=words == ["-"], jsonl=jsonl, eval_file=eval_file, models=len(model or [])
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from gpt2emb import output
-from gpt2emb.cli.options import Figure, Json, Model, Revision, _figure_of
+from gpt2emb.cli.options import Figure, Json, Model, Revision, figure_of
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -23,5 +23,5 @@ def geometry(
     Content against position: the |cosine| of every wte row with every wpe row, next to what random directions in the same dimension give."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb.core import geometry as core
 
-    figure = _figure_of(figure)
+    figure = figure_of(figure)
     output.render(core.geometry(model, output.reporter(json), revision, figure), json)

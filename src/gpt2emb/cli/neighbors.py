@@ -25,7 +25,7 @@ from gpt2emb.cli.options import (
     Top,
     WholeWords,
     Words,
-    _figure_of,
+    figure_of,
 )
 from gpt2emb.cli.stdin import _from_stdin, _one_model, _shown, _stdin_blocks, _stream
 from gpt2emb.registry import DEFAULT_MODEL
@@ -73,7 +73,7 @@ def neighbors(
     from gpt2emb.core.open import RankOptions
 
     options = RankOptions(top, exact, pool, keep_query, among, restrict, whole_words, fold)
-    figure = _figure_of(figure, stdin="-" in words, jsonl=jsonl, models=len(model or []))
+    figure = figure_of(figure, stdin="-" in words, jsonl=jsonl, models=len(model or []))
 
     if _from_stdin(words, json, jsonl, strict):
         reporter = output.reporter(json or jsonl)

@@ -177,7 +177,7 @@ Figure = Annotated[
 ]
 
 
-def _figure_of(
+def figure_of(
     figure: str | None,
     *,
     stdin: bool = False,

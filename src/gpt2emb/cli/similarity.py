@@ -22,8 +22,8 @@ from gpt2emb.cli.options import (
     Revision,
     RuleOpt,
     Strict,
-    _figure_of,
     _refuse_unused,
+    figure_of,
 )
 from gpt2emb.cli.stdin import _failures, _from_stdin, _stdin_blocks
 from gpt2emb.errors import ExitCode, UsageError
@@ -62,7 +62,7 @@ def similarity(
     With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb.core import similarity as core
 
-    figure = _figure_of(figure, stdin="-" in (words or []), eval_file=eval_file)
+    figure = figure_of(figure, stdin="-" in (words or []), eval_file=eval_file)
     if eval_file is not None:
         if words:
             raise UsageError("give words, or --eval FILE, not both")

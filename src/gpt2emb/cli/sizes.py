@@ -8,7 +8,7 @@ import typer
 
 from gpt2emb import output
 from gpt2emb.choices import DType
-from gpt2emb.cli.options import Figure, Json, Revision, _complete_model, _figure_of
+from gpt2emb.cli.options import Figure, Json, Revision, _complete_model, figure_of
 from gpt2emb.errors import BadModel, UsageError
 
 app = typer.Typer()
@@ -50,7 +50,7 @@ def sizes(
     With -m, any model's: its parameters counted from its checkpoint headers, the token table's share."""
     from gpt2emb.core import sizes as sizes_module
 
-    figure = _figure_of(figure, models=len(model or []))
+    figure = figure_of(figure, models=len(model or []))
     if model:
         if verify:
             raise UsageError(

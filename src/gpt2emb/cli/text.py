@@ -9,7 +9,7 @@ import typer
 from gpt2emb import output
 from gpt2emb.choices import Pool
 from gpt2emb.cli import stdin
-from gpt2emb.cli.options import Command, Figure, Json, Model, PoolOpt, Revision, _figure_of
+from gpt2emb.cli.options import Command, Figure, Json, Model, PoolOpt, Revision, figure_of
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -95,5 +95,5 @@ def context(
     At every layer, from h0 (wte + wpe) to the last hidden state, WORD's vectors are compared between sentences and with WORD's row of wte. It runs the whole model with transformers: the first use fetches all of its weights."""  # noqa: E501 (one paragraph: --help wraps it)
     from gpt2emb.core import text as core
 
-    figure = _figure_of(figure)
+    figure = figure_of(figure)
     output.render(core.context(word, sentences, model, pool, output.reporter(json), revision, figure), json)

@@ -21,7 +21,7 @@ from gpt2emb.cli.options import (
     Revision,
     Strict,
     Words,
-    _figure_of,
+    figure_of,
     whole,
 )
 from gpt2emb.cli.stdin import _from_stdin, _stdin_blocks, _stream
@@ -61,7 +61,7 @@ def vector(
     from gpt2emb.core import vector as core
 
     shown = None if full else dims
-    figure = _figure_of(figure, stdin="-" in words, jsonl=jsonl)
+    figure = figure_of(figure, stdin="-" in words, jsonl=jsonl)
     if _from_stdin(words, json, jsonl, strict):
         answers = core.each_vector(
             model, _stdin_blocks(), exact, pool, output.reporter(json or jsonl), revision
