@@ -93,7 +93,7 @@ def test_neighbors_points_are_the_rows_on_their_principal_plane(
     rows = np.vstack([tiny.wte[tiny.id("cat")], tiny.wte[[n["id"] for n in found]]]).astype(np.float64)
     (panel,) = data["panels"]
     assert_same_plane(np.array(panel["points"][0]), pca_plane(rows))
-    assert panel["texts"][0] == '"cat" (the word)'
+    assert panel["texts"][0] == '" cat" (the word)'  # a token, its leading space shown
     assert panel["texts"][1:] == [
         f'"{n["token"]}" {n["score"]:.3f}' for n in found
     ]  # the leading space shows
@@ -124,9 +124,9 @@ def test_analogy_draws_inputs_point_answers_and_the_two_displacements(
     # the inputs are drawn, and marked, though the ranking leaves them out
     assert not any(r["input"] for r in doc["results"])
     assert [t for t in panel["texts"] if "(input)" in t] == [
-        '"king" (input)',
-        '"man" (input)',
-        '"woman" (input)',
+        '" king" (input)',
+        '" man" (input)',
+        '" woman" (input)',
     ]
     # man -> woman beside king -> the first answer (queen, exactly king - man + woman in the tiny model)
     assert doc["results"][0]["token"] == " queen"
@@ -148,7 +148,7 @@ def test_a_sum_in_the_chapters_notation_draws_each_term_and_the_point_it_reaches
     rows = np.vstack([king, man, woman, cat, dog, king - man + woman - cat + dog, *answers])
     (panel,) = data["panels"]
     assert_same_plane(np.vstack([np.array(p) for p in panel["points"]]), pca_plane(rows))
-    assert [t for t in panel["texts"] if "(input)" in t] == [f'"{w}" (input)' for w in words]
+    assert [t for t in panel["texts"] if "(input)" in t] == [f'" {w}" (input)' for w in words]
     assert panel["arrows"] == []  # the two displacements are A - B + C's alone
 
 

@@ -51,8 +51,9 @@ def figure(result: AnalogyResult, o: Opened, pool: Pool | str) -> Figure:
     ax.scatter(xy[:n, 0], xy[:n, 1], marker="s", s=70, color="tab:green", label="input", zorder=3)
     ax.scatter(xy[n, 0], xy[n, 1], marker="X", s=110, color="tab:red", label=result.expression, zorder=3)
     ax.scatter(xy[n + 1 :, 0], xy[n + 1 :, 1], s=35, color="tab:blue", label="answers (cosine)", zorder=2)
-    for (x, y), word in zip(xy[:n], words, strict=True):
-        ax.annotate(f"{quote(word)} (input)", (x, y), xytext=(5, -11), textcoords="offset points", fontsize=9)
+    for (x, y), word in zip(xy[:n], words, strict=True):  # each word as its tokens, as the answers are
+        tokens = " + ".join(dict.fromkeys(quote(g.token) for g in result.inputs if g.word == word))
+        ax.annotate(f"{tokens} (input)", (x, y), xytext=(5, -11), textcoords="offset points", fontsize=9)
     for (x, y), r in zip(xy[n + 1 :], result.results, strict=True):
         said = f"{quote(r.token)} {r.score:.3f}" + (" *" if r.input else "")
         ax.annotate(said, (x, y), xytext=(5, 3), textcoords="offset points", fontsize=9)

@@ -44,7 +44,7 @@ def panel(ax: Axes, item: NeighborsItem, rows: np.ndarray) -> None:
     colours = ["tab:red", *["tab:blue"] * (len(rows) - 1)]
     ax.scatter(xy[:, 0], xy[:, 1], c=colours, s=[90, *[30] * (len(rows) - 1)], zorder=2)
     labels = [
-        f"{quote(item.word)} (the word)",
+        f"{' + '.join(quote(t.token) for t in item.tokens)} (the word)",  # its tokens, as the neighbours are
         *(f"{quote(nb.token)} {nb.score:.3f}" for nb in item.neighbors),
     ]
     for (x, y), label in zip(xy, labels, strict=True):
