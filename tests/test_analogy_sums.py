@@ -188,6 +188,12 @@ def test_the_handle_refuses_a_sum_whose_terms_cancel(m: handle.Embeddings) -> No
         m.analogy(positive=["cat", "dog"], negative=["dog", "cat"])
 
 
+def test_an_argument_without_a_sign_is_one_term_however_many_words_it_holds(hub: FakeHub) -> None:
+    """As A B C takes "the cat" for A, so does a sum (it was split: 'a word after the word "the"')."""
+    three = run_json("analogy", "the cat", "man", "woman")
+    assert run_json("analogy", "the cat", "-", "man", "+", "woman")["results"] == three["results"]
+
+
 @pytest.mark.parametrize("minus", ["\u2212", "\u2013"])
 def test_the_chapters_typeset_minus_is_a_sign(hub: FakeHub, minus: str) -> None:
     plain = run_json("analogy", "king", "-", "man", "+", "woman")

@@ -119,7 +119,8 @@ def test_positions(hub: FakeHub, tiny: Tiny) -> None:
         ("abc", "'abc' is not a position"),
         ("5-2", "range 5-2 runs backwards"),
         ("-1", "position -1 does not exist: positions count from 0"),  # not click's "No such option: -1"
-        ("--cels", "No such option: --cels"),  # an unknown option is still one
+        ("--cels", "No such option: --cels; did you mean --cells?"),  # an unknown option is still one
+        ("--figure", "positions draws its figure with --png FILE"),
         ("-x", "No such option: -x"),
     ],
 )

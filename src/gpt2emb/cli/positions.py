@@ -22,6 +22,7 @@ app = typer.Typer()
     "  gpt2emb positions --heatmap\n\n  gpt2emb positions --png wpe.png",
 )
 def positions(
+    ctx: typer.Context,
     positions: Annotated[
         list[str] | None, typer.Argument(help="Positions 0..1023, or ranges like 0-5.", show_default=False)
     ] = None,
@@ -51,10 +52,23 @@ def positions(
 
     unknown = [p for p in positions or [] if p.startswith("-") and not p[1:].replace("-", "").isdigit()]
     if unknown:
-        raise UsageError(f"No such option: {unknown[0]} (see: gpt2emb positions --help)")
+        options = [o for p in ctx.command.params for o in p.opts if o.startswith("--")]
+        raise UsageError(_no_such_option(unknown[0], options))
     if heatmap or png is not None:
         if positions:
             raise UsageError("give positions, or --heatmap/--png for all of them, not both")
         output.render(core.position_map(model, cells, png, output.reporter(json), revision), json)
     else:
         output.render(core.positions(model, positions or [], output.reporter(json), revision), json)
+
+
+def _no_such_option(name: str, options: list[str]) -> str:
+    """click's refusal of an unknown option, with its suggestion: positions lets unknown options through so
+    that a negative position reaches the core."""
+    import difflib
+
+    if name.split("=")[0] == "--figure":  # the other commands' option: positions draws with --png
+        return "No such option: --figure; positions draws its figure with --png FILE"
+    close = difflib.get_close_matches(name.split("=")[0], options, n=1)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"No such option: {name}{hint} (see: gpt2emb positions --help)"

@@ -28,7 +28,8 @@ def input_(
         typer.Argument(
             help="The text, given to the model's tokenizer as it is (a word looked up gets a space put in "
             "front; a text does not). Its words may come unquoted: they are joined by single spaces, as echo "
-            "joins them (quote the text to keep other spacing). - alone reads it from stdin.",
+            "joins them (quote the text to keep other spacing, or a word that starts with a dash, which "
+            "would be read as an option). - alone reads it from stdin.",
             metavar="TEXT",
             show_default=False,
         ),

@@ -43,9 +43,7 @@ def terms_of(words: Sequence[str], not_three: str) -> tuple[Term, ...]:
     words with a sign among them, as arguments of their own or inside one quoted argument, are a sum as the
     chapter writes it (`king - man + woman - boy + girl`), read by `sum_of`. not_three: the refusal of words
     that are neither."""
-    items = [
-        item.translate(DASHES) if item in ("\u2212", "\u2013") else item for w in words for item in w.split()
-    ]
+    items = [item for w in words for item in _items(w)]
     if not any(item in SIGNS for item in items):
         if len(words) != 3:
             raise UsageError(not_three)
@@ -54,6 +52,13 @@ def terms_of(words: Sequence[str], not_three: str) -> tuple[Term, ...]:
         if not w.strip():
             raise UsageError(f"argument {n} of {quote(' '.join(words), 80)} is empty: an empty term; {HOW}")
     return sum_of(items)
+
+
+def _items(argument: str) -> list[str]:
+    """One argument's items of a sum: its words and signs where it holds a sign ("king - man + woman"),
+    else the argument whole, one term however many words it holds ("the cat", as A B C takes it)."""
+    parts = [p.translate(DASHES) if p in ("\u2212", "\u2013") else p for p in argument.split()]
+    return parts if any(p in SIGNS for p in parts) or not parts else [argument]
 
 
 def sum_of(items: Sequence[str]) -> tuple[Term, ...]:
