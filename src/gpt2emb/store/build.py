@@ -39,6 +39,7 @@ from gpt2emb.store.entries import (
     _repo_dir,
     _row_norms,
     cache_root,
+    checked_whole,
 )
 from gpt2emb.store.revisions import _record_commit, _resolve_commit, checkpoint_info
 from gpt2emb.tokens import ADDED_FILE, added_tokens
@@ -172,7 +173,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "norm_eps": float(info.config.get(family.norm_eps, 1e-12)),
             "words": families.words_for(family, parsed).name,
             "wraps": _wraps(tokenizer),
-            "files": {f: _fingerprint(tmp / f) for f in contents},
+            "files": {f: _fingerprint(tmp / f, whole=checked_whole(f, FORMAT)) for f in contents},
             "sha256": sha256,
         }
         manifest[SELF_CHECK] = _manifest_digest(manifest)
