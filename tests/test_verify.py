@@ -168,11 +168,6 @@ def damage_wpe_row(m: entries.OpenedEntry) -> None:  # another position's row in
     overwrite(m, "wpe.npy", row_offset(m, "wpe", POS), np.asarray(m.wpe[0]).tobytes())
 
 
-def damage_norm(m: entries.OpenedEntry) -> None:  # half the norm: the twin's cosines double, so it is shown
-    half = np.float32(m.wte_norm[TWIN] / 2).tobytes()
-    overwrite(m, "wte_norm.npy", row_offset(m, "wte_norm", TWIN), half)
-
-
 @pytest.mark.parametrize(
     ("damage", "file", "shown", "not_shown"),
     [
@@ -180,9 +175,9 @@ def damage_norm(m: entries.OpenedEntry) -> None:  # half the norm: the twin's co
         (damage_wte_row, "wte.npy", WTE_SHOWN[2:], WTE_NOT_SHOWN),
         (damage_wpe_byte, "wpe.npy", WPE_SHOWN, WPE_NOT_SHOWN),
         (damage_wpe_row, "wpe.npy", WPE_SHOWN, WPE_NOT_SHOWN),
-        (damage_norm, "wte_norm.npy", WTE_SHOWN[:2] + WTE_SHOWN[3:], WTE_NOT_SHOWN),
     ],
 )
+# a norm damaged is found on open (every byte of wte_norm.npy is checked): tests/test_whole_checks.py
 def test_damage_is_found_refused_and_repaired(
     big: entries.OpenedEntry,
     damage: Any,
