@@ -177,8 +177,10 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[bytes], None]]:
     """What `-` reads in-process (CliRunner's stdin has no file descriptor): set it, then run the command.
-    Each run gets a descriptor of its own onto a file holding it (as `gpt2emb ... - < file` has), closed at
-    the end of the test, not of the run: a run that stops early may leave its reader thread still reading."""
+    Each run gets a descriptor of its own onto a file holding it (as `gpt2emb ... - < file` has). At the end
+    of the test each is pointed at /dev/null, not closed: a run that stops early may leave its reader thread
+    still reading, and a number closed here would be given to a later test's descriptor, whose input that
+    thread would then take (`neighbors - --strict` saw no lines, now and then, in a full run)."""
     source = tmp_path / "stdin.txt"
     source.write_bytes(b"")
     opened: list[int] = []
@@ -192,8 +194,10 @@ def stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[
 
     monkeypatch.setattr("gpt2emb.cli.stdin.descriptor", descriptor)
     yield set_input
+    null = os.open(os.devnull, os.O_RDONLY)
     for fd in opened:
-        os.close(fd)
+        os.dup2(null, fd)  # the number stays taken, and reads an end
+    os.close(null)
 
 
 HANG = 60.0  # seconds: a run past this is a hang (no timed assertion: a slow machine is still far below it)

@@ -107,7 +107,7 @@ def test_strict_ranks_only_the_lines_before_a_bad_one(
 ) -> None:
     stdin(b"cat\nid:99999\ndog\nking\n")
     result = run_cli("neighbors", "-", "--strict", "-k", "3", "--jsonl")
-    assert result.exit_code == 2
+    assert result.exit_code == 2, (result.stdout, result.stderr, ranked)
     assert [json.loads(line)["word"] for line in result.stdout.splitlines()] == ["cat"]
     assert json.loads(result.stderr)["error"]["line"] == 2
     assert ranked == [1]  # was [3]
