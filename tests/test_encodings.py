@@ -14,11 +14,10 @@ import subprocess
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 import pytest
 
 from conftest import GPT2_VOCAB, run_process
-from tinymodel import gpt2_tensor_shapes, virtual_safetensors
+from tinymodel import real_vocab_folder
 
 pytestmark = [
     pytest.mark.realvocab,
@@ -47,26 +46,10 @@ REFUSED = {  # 東京 is only byte fragments for GPT-2's tokenizer
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
     """A GPT-2-shaped folder with GPT-2's real tokenizer (random 8-wide rows), and a cache built once."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-
     root = tmp_path_factory.mktemp("encodings")
     folder = root / "modèle-🙂"
     folder.mkdir()
-    tok = Tokenizer(models.BPE.from_file(str(GPT2_VOCAB / "vocab.json"), str(GPT2_VOCAB / "merges.txt")))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    rng = np.random.default_rng(11)
-    rows = {"wte.weight": rng.normal(size=(50257, 8)), "wpe.weight": rng.normal(size=(1024, 8))}
-    checkpoint = virtual_safetensors(gpt2_tensor_shapes(50257, 8, 1024, 1), rows)
-    with (folder / "model.safetensors").open("wb") as f:
-        for offset, data in checkpoint.segments:
-            f.seek(offset)
-            f.write(data)
-        f.truncate(checkpoint.size)
-    config = {"model_type": "gpt2", "vocab_size": 50257, "n_embd": 8, "n_positions": 1024, "n_ctx": 1024,
-              "n_layer": 1, "n_head": 2, "bos_token_id": 50256, "eos_token_id": 50256}  # fmt: skip
-    (folder / "config.json").write_text(json.dumps(config))
-    (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
+    real_vocab_folder(folder, GPT2_VOCAB, seed=11)
     env = {"GPT2EMB_CACHE_DIR": str(root / "cache")}
     warm = run_process("vector", "king", "-m", str(folder), env=env)
     assert warm.returncode == 0, warm.stderr

@@ -302,6 +302,26 @@ def virtual_safetensors(
     return VirtualFile(base + offset, segments)
 
 
+def real_vocab_folder(folder: Path, vocab: Path, seed: int) -> None:
+    """A GPT-2-shaped model folder with GPT-2's real tokenizer (vocab.json, merges.txt in vocab) and random
+    8-wide rows: a vocabulary of real size, whose small files are larger than a sampled checksum covers."""
+    tok = Tokenizer(models.BPE.from_file(str(vocab / "vocab.json"), str(vocab / "merges.txt")))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    rng = np.random.default_rng(seed)
+    rows = {"wte.weight": rng.normal(size=(50257, 8)), "wpe.weight": rng.normal(size=(1024, 8))}
+    checkpoint = virtual_safetensors(gpt2_tensor_shapes(50257, 8, 1024, 1), rows)
+    with (folder / "model.safetensors").open("wb") as f:
+        for offset, data in checkpoint.segments:
+            f.seek(offset)
+            f.write(data)
+        f.truncate(checkpoint.size)
+    config = {"model_type": "gpt2", "vocab_size": 50257, "n_embd": 8, "n_positions": 1024, "n_ctx": 1024,
+              "n_layer": 1, "n_head": 2, "bos_token_id": 50256, "eos_token_id": 50256}  # fmt: skip
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
+
+
 def xl_sample() -> tuple[np.ndarray, np.ndarray]:
     """Known values for a gpt2-xl-shaped repo: wte's first 10 rows and the whole of wpe."""
     rows = np.arange(10 * 1600, dtype=np.float32).reshape(10, 1600) / 1000
