@@ -30,18 +30,6 @@ def find() -> str | None:
     return next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
 
 
-def usable() -> str | None:
-    """Why no browser can be used here, or None when one can (it starts and answers)."""
-    if find() is None:
-        return "no chromium on PATH (Debian: apt-get install -y chromium)"
-    try:
-        with Browser():
-            pass
-    except (OSError, RuntimeError) as e:
-        return f"chromium does not start headless here: {e}"
-    return None
-
-
 class Browser:
     """One headless Chromium, one page (tab) of it."""
 
