@@ -30,7 +30,8 @@ h1,h2,p,li,figcaption{overflow-wrap:anywhere}
 .answer{font-weight:600;background:#f1f6fd;border-left:4px solid #1f77b4;padding:6px 10px}
 .note{color:#555;font-size:.9rem}
 .body{display:grid;grid-template-columns:minmax(0,1fr);gap:8px 32px;align-items:start}
-@media (min-width:960px){.body.drawn{grid-template-columns:minmax(0,2fr) minmax(0,3fr)}}
+@media (min-width:960px){.body.drawn:not(.wide){grid-template-columns:minmax(0,2fr) minmax(0,3fr)}}
+@media (max-width:480px){main{padding:8px 10px 24px}th,td{padding:3px 6px}}
 .scroll{overflow-x:auto;max-width:100%}
 table{border-collapse:collapse;margin:4px 0 16px;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:2px 0 4px;white-space:normal}

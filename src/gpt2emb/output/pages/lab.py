@@ -4,6 +4,7 @@ numbers. Every number of a table names its place in lab --json's document (data-
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,14 @@ def page(p: LabPage) -> str:
         sizes_part(r.sizes),
         tying_part(r),
     ]
-    body = [header(p), *(section(n, *part, p.figures[n - 1]) for n, part in enumerate(parts, 1))]
+    model = "" if r.sizes.source == "formula" else f" -m {shlex.quote(p.source)}"  # as lab was given it
+    commands = [f"vector {shlex.quote(item.word)}", f"neighbors {shlex.quote(item.word)}"]
+    commands += [f"analogy {' '.join(t.word for t in r.analogy.terms)}", "sizes"]
+    drawn = [
+        None if svg is None else (svg, f"gpt2emb {command}{model} --figure FILE")
+        for svg, command in zip(p.figures, [*commands, ""], strict=True)
+    ]
+    body = [header(p), *(section(n, *part, drawn[n - 1]) for n, part in enumerate(parts, 1))]
     return frame(f"The lab on {r.vector.model}: gpt2emb", "\n".join(body))
 
 
@@ -57,19 +65,24 @@ def header(p: LabPage) -> str:
     )
 
 
-def section(n: int, heading: str, question: str, content: str, answer: str, figure: str | None) -> str:
+def section(
+    n: int, heading: str, question: str, content: str, answer: str, figure: tuple[str, str] | None
+) -> str:
+    """A part: figure is its SVG and the command line that draws it alone, or None."""
     drawn = figure is not None
     shown = (
-        f'<figure id="figure-{n}">{figure}<figcaption>The figure <code>--figure</code> draws for this '
-        "part's command.</figcaption></figure>"
-        if drawn
+        f'<figure id="figure-{n}">{figure[0]}<figcaption>As <code>{text(figure[1])}</code> draws it.'
+        "</figcaption></figure>"
+        if figure is not None
         else ""
     )
+    # a strip of cells (part 1's row) is read best the page's whole width wide, under its table
+    layout = " drawn" + (" wide" if n == 1 else "") if drawn else ""
     return (
         f'<section class="part" id="part-{n}" data-part="{n}" data-figure="{"yes" if drawn else "no"}">\n'
         f"<h2>{n}. {text(heading)}</h2>\n"
         f'<p class="question">{question}</p>\n'
-        f'<div class="body{" drawn" if drawn else ""}"><div class="tables">{content}</div>{shown}</div>\n'
+        f'<div class="body{layout}"><div class="tables">{content}</div>{shown}</div>\n'
         f'<p class="answer">{answer}</p>\n</section>'
     )
 
