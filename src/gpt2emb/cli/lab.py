@@ -55,7 +55,7 @@ def lab(
 ) -> None:
     """The course's lab in one run: a word's row (first 12 numbers), its 10 nearest tokens, king - man + woman with the inputs kept and then left out, the four GPT-2 sizes with wte's share, the tying check.
 
-        --json prints one document whose keys vector, neighbors, analogy_kept, analogy, sizes and tying each hold what that command prints with --json. A part that fails stops the run with its exit code, its message starting with the part's number.
+    --json prints one document whose keys vector, neighbors, analogy_kept, analogy, sizes and tying each hold what that command prints with --json. A part that fails stops the run with its exit code, its message starting with the part's number.
 
     --html FILE also writes the lab as one self-contained page (open it with start FILE on Windows, open FILE on macOS, xdg-open FILE on Linux)."""  # noqa: E501 (a paragraph a line: --help wraps them; the command list keeps a summary's line breaks)
     from gpt2emb.core import lab as core

@@ -55,8 +55,8 @@ def header(p: LabPage) -> str:
     if p.repo is None:
         where = f"the local folder {text(p.source)}, whose files' fingerprint is {text(p.commit)}"
     else:
-        at = "" if p.revision == p.commit else f" at revision <b>{text(p.revision or 'main')}</b>,"
-        where = f"the Hub repo {text(p.repo)}{at} commit <code>{text(p.commit)}</code>"
+        at = "" if p.revision == p.commit else f" at revision <b>{text(p.revision or 'main')}</b>"
+        where = f"the Hub repo {text(p.repo)}{at}, commit <code>{text(p.commit)}</code>"
     return (
         f"<header><h1>The lab on {text(model)}</h1>\n"
         f'<p class="model">Model <b>{text(model)}</b>: {where}. Five questions the chapter asks of a '
@@ -104,6 +104,7 @@ def vector_part(r: LabResult, word: str) -> Part:
         f'<li data-json="{at}.vector.{i}">{number(x, sign=True)}</li>' for i, x in enumerate(shown)
     )
     more = len(item.vector) - len(shown)
+    full = f"gpt2emb vector {shlex.quote(item.word)} --full"
     content = (
         notes([item.note])
         + f"<p>{text(word)} in {text(r.vector.model)}: {tokens}</p>"
@@ -113,11 +114,7 @@ def vector_part(r: LabResult, word: str) -> Part:
             [[*stats, whole(len(item.vector), None)]],
         )
         + f'<ul class="numbers" aria-label="the first {len(shown)} numbers of the row">{numbers}</ul>'
-        + (
-            f"<p>... and {more:,} more (<code>gpt2emb vector {text(quote(item.word))} --full</code>)</p>"
-            if more
-            else ""
-        )
+        + (f"<p>... and {more:,} more (<code>{text(full)}</code>)</p>" if more else "")
     )
     answer = (
         f"{text(word)} is {tokens}: a row of {len(item.vector):,} numbers, from {number(item.min)} to "
@@ -146,7 +143,7 @@ def neighbors_part(r: LabResult, word: str) -> Part:
         first, last = item.neighbors[0], item.neighbors[-1]
         answer = f"The nearest token to {text(word)} is {tok(first.token)}, at cosine {number(first.score)}"
         answer += (
-            f"; the {len(item.neighbors):,}th, {tok(last.token)}, is at {number(last.score)}."
+            f"; the last of the {len(item.neighbors):,}, {tok(last.token)}, is at {number(last.score)}."
             if len(item.neighbors) > 1
             else "."
         )
@@ -210,9 +207,8 @@ def analogy_part(r: LabResult) -> Part:
     return f"{kept.expression}: the inputs kept, then left out", question, content, answer
 
 
-SIZE_ROWS: tuple[
-    tuple[str, str, Callable[[Any], str]], ...
-] = (  # label, the field shown (None: worked out from others), how it is shown
+Shown = Callable[[Any], str]
+SIZE_ROWS: tuple[tuple[str, str, Shown], ...] = (  # a row's label, the field it shows, how it shows it
     ("family", "family", str),
     ("vocab", "vocab_size", "{:,}".format),
     ("d_model", "d_model", "{:,}".format),
@@ -230,7 +226,7 @@ SIZE_ROWS: tuple[
 )
 
 
-def size_cell(m: ModelSizes, i: int, field: str, shown: Callable[[Any], str]) -> str:
+def size_cell(m: ModelSizes, i: int, field: str, shown: Shown) -> str:
     value = getattr(m, field)
     if field == "output_params" and not value:
         return "<td>tied to wte</td>"
