@@ -208,7 +208,11 @@ COMMANDS: dict[str, list[Builder]] = {
         lambda w, v, n: ["cache", "refresh", w],
     ],
     "models": [lambda w, v, n: ["models", w]],
-    "lab": [lambda w, v, n: ["lab", "--word", w], lambda w, v, n: ["lab", "-m", w, "--revision", v]],
+    "lab": [
+        lambda w, v, n: ["lab", "--word", w],
+        lambda w, v, n: ["lab", "-m", w, "--revision", v],
+        lambda w, v, n: ["lab", "--html", _confined(w), "--word", v],  # a page: matplotlib and every figure
+    ],
     "export": [
         lambda w, v, n: ["export", "--format", w, "-o", _confined(v), "--limit", n],
         lambda w, v, n: ["export", "--format", "projector", "--table", w, "-o", _confined(v), "--limit", n],
