@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sys
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -60,20 +61,37 @@ class LibraryFault(Exception):
 @contextlib.contextmanager
 def library_faults() -> Iterator[None]:
     """A call into the tokenizers library on a tokenizer.json that may be damaged: its errors, and the panics
-    of its Rust code (a PanicException, which derives from BaseException alone, after a backtrace printed on
-    file descriptor 2, silenced here) come out as one LibraryFault; an interrupt stays an interrupt."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 2)
-        os.close(null)
+    of its Rust code (a PanicException, which derives from BaseException alone) come out as one LibraryFault;
+    an interrupt stays an interrupt.
+
+    A panic's text is printed by Rust's default panic hook straight onto file descriptor 2, before pyo3 turns
+    the panic into an exception: neither tokenizers nor pyo3 offers a switch for that hook, and Python cannot
+    set it. So the only way to keep it off the user's screen is to point descriptor 2 at /dev/null for the
+    call, which silences the whole process: that is done only while this thread is the process's only one
+    (a CLI run before batch.py's reader starts, a check at build time). With another thread running (a
+    batch's reader, a notebook's own threads) descriptor 2 is left alone: what they print is never lost, and
+    a panic's text shows above the one-line error that follows it."""
+    with contextlib.ExitStack() as stack:
+        if threading.active_count() == 1:
+            stack.enter_context(_descriptor_2_silenced())
         try:
             yield
         except BaseException as e:
             if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
                 raise
             raise LibraryFault(str(e)) from None
+
+
+@contextlib.contextmanager
+def _descriptor_2_silenced() -> Iterator[None]:
+    """File descriptor 2 points at /dev/null inside (for the whole process: see library_faults)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+        yield
     finally:
         os.dup2(saved, 2)
         os.close(saved)
