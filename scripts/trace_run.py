@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # (module, function): what checks an option's value, counted one by one
 CHECKS = {
     ("gpt2emb.core.open", "check_top"): "-k",
+    ("gpt2emb.core.open", "check_top_fits"): "-k against the tokens, once a folder's model is open",
     ("gpt2emb.core.open", "check_candidates"): "--among/--restrict/--whole-words",
     ("gpt2emb.candidates", "read"): "--among/--restrict/--whole-words (read)",
     ("gpt2emb.plot", "check_figure"): "--figure",

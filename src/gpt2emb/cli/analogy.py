@@ -104,7 +104,7 @@ def analogy(
         figure, stdin=words == ["-"], jsonl=jsonl, eval_file=eval_file, models=len(model or [])
     )
 
-    models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
+    models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if eval_file is not None:
         if words or len(models) > 1:
             raise UsageError("--eval takes one model and no words A B C")
@@ -121,7 +121,7 @@ def analogy(
         from gpt2emb.core import evaluate as evaluation
 
         result = evaluation.analogy_eval(
-            models[0], eval_file, method, rule, ignore_case, errors, reporter, revision, restrict
+            models[0], eval_file, method, rule, ignore_case, errors, reporter, restrict
         )
         output.render(result, json)
         return ExitCode.OK
@@ -129,7 +129,7 @@ def analogy(
     # a - among other words is a sign of the sum; alone, it stands for the words on stdin
     if _from_stdin(["-"] if words == ["-"] else [], json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
-        answers = core.each_analogy(_one_model(models), _stdin_blocks(), options, method, reporter, revision)
+        answers = core.each_analogy(_one_model(models), _stdin_blocks(), options, method, reporter)
         return _stream(answers, json, jsonl, strict)
     terms = core.terms_of(
         words or [],
@@ -137,7 +137,7 @@ def analogy(
         "(analogy king - man + woman), or --eval FILE",
     )
     results = [
-        core.analogy(m, terms, options, method, output.reporter(json or jsonl), revision, figure)
+        core.analogy(m, terms, options, method, output.reporter(json or jsonl), figure)
         for m in ([_one_model(models, jsonl=True)] if jsonl else models)
     ]
     return _shown(results, json, jsonl)

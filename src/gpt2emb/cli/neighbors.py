@@ -77,11 +77,11 @@ def neighbors(
 
     if _from_stdin(words, json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
-        answers = core.each_neighbors(_one_model(model), _stdin_blocks(), options, reporter, revision)
-        return _stream(answers, json, jsonl, strict)
-    models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
+        ref = registry.resolve(_one_model(model or [DEFAULT_MODEL]), revision)
+        return _stream(core.each_neighbors(ref, _stdin_blocks(), options, reporter), json, jsonl, strict)
+    models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if jsonl:
         models = [_one_model(models, jsonl=True)]
     reporter = output.reporter(json or jsonl)
-    results = [core.neighbors(m, words, options, reporter, revision, figure) for m in models]
+    results = [core.neighbors(m, words, options, reporter, figure) for m in models]
     return _shown(results, json, jsonl)

@@ -60,6 +60,7 @@ def similarity(
     """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
 
     With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""  # noqa: E501 (one paragraph: --help wraps it)
+    from gpt2emb import registry
     from gpt2emb.core import similarity as core
 
     figure = figure_of(figure, stdin="-" in (words or []), eval_file=eval_file)
@@ -80,12 +81,14 @@ def similarity(
     _refuse_unused(ctx, ("rule", "ignore_case"), "would change nothing without --eval FILE")
     if _from_stdin(words or [], json, False, strict):
         reporter = output.reporter(json)
-        result, failed = core.each_similarity(model, _stdin_blocks(), exact, pool, reporter, revision)
+        ref = registry.resolve(model, revision)
+        result, failed = core.each_similarity(ref, _stdin_blocks(), exact, pool, reporter)
         code = _failures(failed, json, strict)
         if result is None:
             raise UsageError("stdin held fewer than two words to compare (one per line)")
         output.render(result, json)
         return code
     reporter = output.reporter(json)
-    output.render(core.similarity(model, words or [], exact, pool, reporter, revision, figure), json)
+    ref = registry.resolve(model, revision)
+    output.render(core.similarity(ref, words or [], exact, pool, reporter, figure), json)
     return ExitCode.OK

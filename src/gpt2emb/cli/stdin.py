@@ -4,13 +4,14 @@ answers as they come; one model's answer shown, or several models' side by side.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from gpt2emb import output
 from gpt2emb.errors import ExitCode, UsageError
-from gpt2emb.registry import DEFAULT_MODEL
+
+One = TypeVar("One")  # a model: a name as given, or resolved (registry.ModelRef)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,14 +35,14 @@ def _from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool
     return True
 
 
-def _one_model(models: list[str] | None, jsonl: bool = False) -> str:
-    if models and len(models) > 1:
+def _one_model(models: list[One], jsonl: bool = False) -> One:
+    if len(models) > 1:
         raise UsageError(
             "--jsonl takes one model: its lines are one model's answers"
             if jsonl
             else "- (words from stdin) takes one model: stdin can be read only once"
         )
-    return models[0] if models else DEFAULT_MODEL
+    return models[0]
 
 
 def _stdin_blocks() -> Iterator[list[Line]]:
