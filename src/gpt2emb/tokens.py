@@ -60,41 +60,30 @@ class LibraryFault(Exception):
 
 @contextlib.contextmanager
 def library_faults() -> Iterator[None]:
-    """A call into the tokenizers library on a tokenizer.json that may be damaged: its errors, and the panics
-    of its Rust code (a PanicException, which derives from BaseException alone) come out as one LibraryFault;
-    an interrupt stays an interrupt.
-
-    A panic's text is printed by Rust's default panic hook straight onto file descriptor 2, before pyo3 turns
-    the panic into an exception: neither tokenizers nor pyo3 offers a switch for that hook, and Python cannot
-    set it. So the only way to keep it off the user's screen is to point descriptor 2 at /dev/null for the
-    call, which silences the whole process: that is done only while this thread is the process's only one
-    (a CLI run before batch.py's reader starts, a check at build time). With another thread running (a
-    batch's reader, a notebook's own threads) descriptor 2 is left alone: what they print is never lost, and
-    a panic's text shows above the one-line error that follows it."""
-    with contextlib.ExitStack() as stack:
-        if threading.active_count() == 1:
-            stack.enter_context(_descriptor_2_silenced())
-        try:
-            yield
-        except BaseException as e:
-            if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
-                raise
-            raise LibraryFault(str(e)) from None
-
-
-@contextlib.contextmanager
-def _descriptor_2_silenced() -> Iterator[None]:
-    """File descriptor 2 points at /dev/null inside (for the whole process: see library_faults)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
+    """A call into the tokenizers library on a tokenizer.json that may be damaged: its errors, and its Rust
+    code's panics (a PanicException: a BaseException alone), come out as one LibraryFault; an interrupt stays
+    one. Rust's default panic hook prints a panic's text straight onto descriptor 2, and neither tokenizers
+    nor pyo3 can turn it off: descriptor 2 points at /dev/null for the call, which silences the whole
+    process, so only while this thread is its only one. With another running (batch.py's reader, a
+    notebook's), what that prints is never lost, and a panic's text shows above the one-line error."""
+    silenced = threading.active_count() == 1
+    if silenced:
+        sys.stderr.flush()
+    saved = os.dup(2) if silenced else -1
     try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 2)
-        os.close(null)
+        if silenced:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 2)
+            os.close(null)
         yield
+    except BaseException as e:
+        if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
+            raise
+        raise LibraryFault(str(e)) from None
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+        if silenced:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def quote(text: str, n: int | None = None) -> str:
