@@ -160,8 +160,8 @@ def test_an_entry_of_format_4_is_read_without_a_rebuild(tiny: Tiny, tmp_path: Pa
     m = open_ref(resolve(str(folder))).model
     manifest = json.loads((m.path / "manifest.json").read_text())
     manifest["format"] = 4  # as format 4 wrote it: a sampled checksum of every file
-    manifest["files"] = {f: entries._fingerprint(m.path / f) for f in manifest["files"]}
-    manifest[entries.SELF_CHECK] = entries._manifest_digest(manifest)
+    manifest["files"] = {f: entries.file_fingerprint(m.path / f) for f in manifest["files"]}
+    manifest[entries.SELF_CHECK] = entries.manifest_digest(manifest)
     (m.path / "manifest.json").write_text(json.dumps(manifest))
     result = run_cli("vector", "cat", "-m", str(folder), "--json")
     assert result.exit_code == 0 and "rebuilding" not in result.stderr

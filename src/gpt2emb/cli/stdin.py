@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from gpt2emb.batch import Answers, FailedLine, Line
 
 
-def _from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool:
+def from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool:
     """Whether the words come from stdin: `-` alone in their place."""
     if json and jsonl:
         raise UsageError("--json prints one document, --jsonl one line per word: choose one")
@@ -35,7 +35,7 @@ def _from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool
     return True
 
 
-def _one_model(models: list[One], jsonl: bool = False) -> One:
+def one_model(models: list[One], jsonl: bool = False) -> One:
     if len(models) > 1:
         raise UsageError(
             "--jsonl takes one model: its lines are one model's answers"
@@ -45,7 +45,7 @@ def _one_model(models: list[One], jsonl: bool = False) -> One:
     return models[0]
 
 
-def _stdin_blocks() -> Iterator[list[Line]]:
+def stdin_blocks() -> Iterator[list[Line]]:
     from gpt2emb import batch
 
     return batch.blocks(batch.lines(batch.chunks(descriptor("words", ", one per line"))))
@@ -60,7 +60,7 @@ def descriptor(what: str, how: str = "") -> int:
     return sys.stdin.fileno()
 
 
-def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dims: int | None = None) -> int:
+def stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dims: int | None = None) -> int:
     """Print a batch's answers as they come (a table, or a JSON line, each); one JSON document of them all
     at the end with --json. A line that failed is reported on stderr, and the exit code says some did."""
     from gpt2emb import limits
@@ -74,7 +74,7 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
         reporter.note(note)
     for answer in answers:
         if isinstance(answer, FailedLine):
-            code = _failures([answer], as_json or jsonl, strict)
+            code = failures([answer], as_json or jsonl, strict)
         elif jsonl:
             output.line(answer)
             for note in answers.notes_of(answer):
@@ -94,7 +94,7 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
     return code
 
 
-def _failures(failed: list[FailedLine], as_json: bool, strict: bool) -> int:
+def failures(failed: list[FailedLine], as_json: bool, strict: bool) -> int:
     """Report lines that failed, each on stderr with its number; with --strict the first ends the run."""
     for f in failed:
         output.error(f.message, f.error.kind, f.error.code, as_json, f.line.number)
@@ -103,7 +103,7 @@ def _failures(failed: list[FailedLine], as_json: bool, strict: bool) -> int:
     return ExitCode.SOME_FAILED if failed else ExitCode.OK
 
 
-def _shown(results: list[Any], as_json: bool, jsonl: bool) -> int:
+def show_results(results: list[Any], as_json: bool, jsonl: bool) -> int:
     """neighbors' or analogy's answer of each model (-m): one shown as it is, several side by side (compare,
     its results' classes with it, imported for them alone)."""
     if len(results) > 1:
