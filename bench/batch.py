@@ -31,6 +31,7 @@ def main() -> None:
     os.environ["GPT2EMB_CACHE_DIR"] = str(work / "cache")
     from gpt2emb.core import neighbors as core_neighbors
     from gpt2emb.core.open import RankOptions
+    from gpt2emb.registry import resolve
 
     tok = tokenizer_json()
     words = [f"id:{i}" for i in range(1000, 1100)]  # 100 distinct single tokens
@@ -38,12 +39,12 @@ def main() -> None:
     for name in ("gpt2", "gpt2-xl"):
         folder = work / name
         make_checkpoint(folder, name, tok)
-        core_neighbors.neighbors(str(folder), ["cat"], RankOptions())  # build the entry
+        core_neighbors.neighbors(resolve(str(folder)), ["cat"], RankOptions())  # build the entry
         times: dict[int, list[float]] = {1: [], 10: [], 100: []}
         for _ in range(args.runs):
             for n in times:
                 t0 = time.perf_counter()
-                core_neighbors.neighbors(str(folder), words[:n], RankOptions())
+                core_neighbors.neighbors(resolve(str(folder)), words[:n], RankOptions())
                 times[n].append((time.perf_counter() - t0) * 1000)
         for n, ts in times.items():
             print(f"| {name} | {n} | {statistics.median(ts):.0f} | {min(ts):.0f}-{max(ts):.0f} |")

@@ -322,7 +322,7 @@ def test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated(
 ) -> None:
     folder = save_local(tiny, tmp_path / "model")
     built = build.open_model(registry.resolve(str(folder))).path
-    real = store_entries._folder_fingerprint
+    real = store_entries.folder_fingerprint
 
     def unreadable(path: Path) -> str:
         if path == folder:
@@ -332,14 +332,14 @@ def test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated(
     with (
         monkeypatch.context() as patched
     ):  # a folder this user may no longer read: whether it changed is unknown
-        patched.setattr(store_entries, "_folder_fingerprint", unreadable)
+        patched.setattr(store_entries, "folder_fingerprint", unreadable)
         assert [(e.path, e.outdated) for e in manage.entries()] == [(built, False)]
         assert manage.clear(None, outdated=True) == ([], []) and built.is_dir()
         assert [v.ok for v in verify.verify(None)] == [True]
     # an entry of a gpt2emb from before manifests named their folder: never opened again, so outdated
     manifest = json.loads((built / "manifest.json").read_text())
     del manifest["folder"]
-    manifest[store_entries.SELF_CHECK] = store_entries._manifest_digest(manifest)
+    manifest[store_entries.SELF_CHECK] = store_entries.manifest_digest(manifest)
     (built / "manifest.json").write_text(json.dumps(manifest))
     assert [(e.path, e.outdated) for e in manage.entries()] == [(built, True)]
 
@@ -365,7 +365,7 @@ def test_where_the_change_time_is_the_creation_time_a_replaced_file_is_noticed_b
     def fingerprint(folder: Path) -> str:
         with monkeypatch.context() as patched:
             patched.setattr(Path, "stat", windows_stat)
-            return store_entries._folder_fingerprint(folder)
+            return store_entries.folder_fingerprint(folder)
 
     folder = save_local(tiny, tmp_path / "model")
     before = fingerprint(folder)
@@ -389,7 +389,7 @@ def test_an_entry_keyed_as_before_is_rebuilt(tiny: Tiny, tmp_path: Path, caches:
     built.rename(old)
     manifest = json.loads((old / "manifest.json").read_text())
     manifest["commit"] = old.name
-    manifest[store_entries.SELF_CHECK] = store_entries._manifest_digest(manifest)
+    manifest[store_entries.SELF_CHECK] = store_entries.manifest_digest(manifest)
     (old / "manifest.json").write_text(json.dumps(manifest))
     assert [e.commit for e in manage.entries()] == [old.name]
 

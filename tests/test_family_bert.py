@@ -74,11 +74,13 @@ def test_wordpiece_pieces_as_text() -> None:
 
 def test_the_entry_keeps_wordpiece_pieces_and_no_bpe_table(served: FakeHub, bert: TinyBert) -> None:
     from gpt2emb import bpe
-    from gpt2emb.core.open import load
+    from gpt2emb.core.open import open_ref
+    from gpt2emb.registry import resolve
 
     parsed = json.loads(bert.tokenizer.to_str())
     assert bpe.table(parsed) is None  # not byte-level BPE: the tokenizers library encodes
-    m, vocab = load(str(bert.folder))
+    o = open_ref(resolve(str(bert.folder)))
+    m, vocab = o.model, o.vocab
     assert not (m.path / bpe.FILE).exists()
     pieces, texts = vocab.texts()
     for piece, i in parsed["model"]["vocab"].items():

@@ -29,10 +29,11 @@ import json, sys
 from gpt2emb.core import neighbors, vector
 from gpt2emb.core.similarity import similarity
 from gpt2emb.core.open import RankOptions
+from gpt2emb.registry import resolve
 words, sizes = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 def items(ws):
-    n = neighbors.neighbors("gpt2", ws, RankOptions(k=8))
-    v = vector.vector("gpt2", ws)
+    n = neighbors.neighbors(resolve("gpt2"), ws, RankOptions(k=8))
+    v = vector.vector(resolve("gpt2"), ws)
     return {w: (a, b) for w, a, b in zip(ws, n.items, v.items, strict=True)}
 alone = {w: items([w])[w] for w in words[:8]}
 bad = []
@@ -40,7 +41,7 @@ for size in sizes:
     for batch in (words[:size], words[:size][::-1]):
         got = items(batch)
         bad += [(size, w) for w in alone if w in got and got[w] != alone[w]]
-sim = {tuple(ws): similarity("gpt2", ws) for ws in (["cat", "dog"], ["dog", "king", "cat", "queen"])}
+sim = {tuple(ws): similarity(resolve("gpt2"), ws) for ws in (["cat", "dog"], ["dog", "king", "cat", "queen"])}
 a, b = sim[("cat", "dog")], sim[("dog", "king", "cat", "queen")]
 if a.matrix[0][1] != b.matrix[2][0] or a.norms[0] != b.norms[2]:
     bad.append(("similarity", "cat-dog"))

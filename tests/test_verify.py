@@ -90,7 +90,7 @@ def overwrite(m: entries.OpenedEntry, name: str, offset: int, data: bytes) -> No
         f.seek(offset)
         f.write(data)
     manifest = json.loads((m.path / "manifest.json").read_text())
-    assert entries._fingerprint(path) == manifest["files"][name]
+    assert entries.file_fingerprint(path) == manifest["files"][name]
 
 
 def row_offset(m: entries.OpenedEntry, array: str, row: int) -> int:

@@ -21,8 +21,9 @@ from tokenizers import Tokenizer
 
 from gpt2emb import piece_lines
 from gpt2emb.choices import Pool
-from gpt2emb.core.open import load
+from gpt2emb.core.open import open_ref
 from gpt2emb.errors import BadModel, UsageError
+from gpt2emb.registry import resolve
 from gpt2emb.store import entries
 from gpt2emb.tokens import LibraryFault, Vocab, display, library_faults
 
@@ -156,11 +157,11 @@ def test_a_lone_surrogate_in_a_vocabulary_is_refused_as_the_library_refuses_it(
 
 def test_an_entry_of_format_4_is_read_without_a_rebuild(tiny: Tiny, tmp_path: Path) -> None:
     folder = save_local(tiny, tmp_path / "model")
-    m, _ = load(str(folder))
+    m = open_ref(resolve(str(folder))).model
     manifest = json.loads((m.path / "manifest.json").read_text())
     manifest["format"] = 4  # as format 4 wrote it: a sampled checksum of every file
-    manifest["files"] = {f: entries._fingerprint(m.path / f) for f in manifest["files"]}
-    manifest[entries.SELF_CHECK] = entries._manifest_digest(manifest)
+    manifest["files"] = {f: entries.file_fingerprint(m.path / f) for f in manifest["files"]}
+    manifest[entries.SELF_CHECK] = entries.manifest_digest(manifest)
     (m.path / "manifest.json").write_text(json.dumps(manifest))
     result = run_cli("vector", "cat", "-m", str(folder), "--json")
     assert result.exit_code == 0 and "rebuilding" not in result.stderr
@@ -407,7 +408,7 @@ def test_fuzz_random_vocabularies_give_the_library_s_ids(
         folder = tmp_path_factory.mktemp("vocab")
         _variant(source, folder, doc, len(base["model"]["vocab"]) + 10)
         oracle = library(folder)
-        _, vocab = load(str(folder))
+        vocab = open_ref(resolve(str(folder))).vocab
         seen["vocabularies"] += 1
         seen["odd entries"] += sum(any(c in p for c in "\r\n\x85\u2028\x00") for p in doc["model"]["vocab"])
         seen["added tokens"] += len(doc["added_tokens"]) - len(base["added_tokens"])
@@ -431,7 +432,7 @@ def test_fuzz_random_vocabularies_give_the_library_s_ids(
                 continue
             assert q.ids == _library_ids(oracle, vocab.words.running(q.word)), word
             seen["words holding an added token" if set(q.ids) & added_ids(doc) else "words"] += 1
-        _, again = load(str(folder))
+        again = open_ref(resolve(str(folder))).vocab
         for piece, i in doc["model"]["vocab"].items():
             assert again._piece(i) == piece and oracle.id_to_token(i) == piece
         assert all(again._id_of(p) == i for p, i in doc["model"]["vocab"].items())  # past 16: the dict's

@@ -13,13 +13,13 @@ from gpt2emb.choices import Format, Method, Pool, Rule, Table
 from gpt2emb.core.analogy import analogy_in, each_analogy_in
 from gpt2emb.core.export import export_in
 from gpt2emb.core.neighbors import each_neighbors_in, neighbors_in
-from gpt2emb.core.open import Opened, RankOptions, open_entry
+from gpt2emb.core.open import Opened, RankOptions, check_top, open_ref
 from gpt2emb.core.positions import position_map_in, positions_in
 from gpt2emb.core.similarity import each_similarity_in, similarity_in
 from gpt2emb.core.text import input_in
 from gpt2emb.core.vector import each_vector_in, vector_in
 from gpt2emb.core.words import restriction_of
-from gpt2emb.errors import UsageError, WrongType
+from gpt2emb.errors import UsageError, WrongType, option
 from gpt2emb.report import Reporter
 from gpt2emb.results.analogy import AnalogyResult, Term
 from gpt2emb.results.cache import CacheResult, RefreshResult, VerifyResult
@@ -80,7 +80,7 @@ class Embeddings(Opened):
         self, words: str | Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> VectorResult:
         """The raw row of wte for each word, with its norm, mean, std, min and max."""
-        return vector_in(self, words, exact, pool)
+        return vector_in(self, contract.words_of(words), exact, Pool(pool))
 
     def neighbors(
         self,
@@ -127,7 +127,7 @@ class Embeddings(Opened):
         self, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> SimilarityResult:
         """The cosine of every pair of words, and each word's norm."""
-        return similarity_in(self, words, exact, pool)
+        return similarity_in(self, contract.words_of(words), exact, Pool(pool))
 
     def positions(self, positions: int | str | Sequence[int | str]) -> PositionsResult:
         """The rows of wpe at some positions (`0`, `[0, 1, 500]`, `"0-5"`): norms and pairwise cosines."""
@@ -155,7 +155,7 @@ class Embeddings(Opened):
         """One table's rows to word2vec files (fmt "word2vec", "word2vec-binary") or to a folder of the
         Embedding Projector's files ("projector"), in token-id (or position) order: whole words only with
         whole_words, then the first `limit`."""
-        return export_in(self, fmt, out, table, limit, whole_words, reporter)
+        return export_in(self, Format(fmt), out, Table(table), limit, whole_words, reporter)
 
     # ------------------------------------------------------------------ the tables whole, the model run whole
 
@@ -239,6 +239,7 @@ class Embeddings(Opened):
     ) -> tuple[RankOptions, Restriction | None]:
         """The ranking options of neighbors and analogy as one record, and its candidates read."""
         options = RankOptions(k, exact, Pool(pool), keep_inputs, among, restrict, whole_words, fold)
+        check_top(k, self.model.shape.vocab_size)
         return options, restriction_of(self, options)
 
     def _ref(self) -> registry.ModelRef:
@@ -255,7 +256,7 @@ class Embeddings(Opened):
         self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> batch.Answers[VectorItem]:
         """Each word's row, as `vector` gives it, one VectorItem (or batch.FailedLine) per word."""
-        return each_vector_in(self, contract.blocks_of(words), exact, pool)
+        return each_vector_in(self, contract.blocks_of(words), exact, Pool(pool))
 
     def each_neighbors(
         self,
@@ -295,7 +296,7 @@ class Embeddings(Opened):
         self, words: Iterable[str], exact: bool = False, pool: Pool | str = Pool.mean
     ) -> tuple[SimilarityResult | None, list[batch.FailedLine]]:
         """One matrix of every word that has a row (None for fewer than two); the words that fail, apart."""
-        return each_similarity_in(self, contract.blocks_of(words), exact, pool)
+        return each_similarity_in(self, contract.blocks_of(words), exact, Pool(pool))
 
 
 def open_embeddings(
@@ -303,9 +304,22 @@ def open_embeddings(
     revision: str | None = None,
     reporter: Reporter | None = None,
 ) -> Embeddings:
-    """A handle on one model's embeddings, for notebooks and scripts: `gpt2emb.open("gpt2")`. Its cache
-    entry is opened and checked once, here (fetched on first use); every call then answers from it."""
-    o = open_entry(model, revision, reporter)
+    """A handle on one model's embeddings, for notebooks and scripts: `gpt2emb.open("gpt2")`. Its arguments
+    are checked here, at the handle's edge; its cache entry is opened and checked once, here (fetched on
+    first use); every call then answers from it."""
+    if isinstance(model, os.PathLike) and isinstance(os.fspath(model), str):
+        model = os.fspath(model)  # a folder as a pathlib.Path
+    if not isinstance(model, str):
+        raise WrongType(
+            f"model must be a str (gpt2, xl, a Hub repo id, a folder) or a folder's pathlib.Path, not "
+            f"{contract.shown(model, 40)}"
+        )
+    # a name, or a folder's path: one too long for a folder is no model the registry knows (exit 3), as a name
+    # no Hub repo can have is
+    contract.reachable(option("model"), model, system=False)
+    if revision is not None:
+        contract.text("revision", revision)
+    o = open_ref(registry.resolve(model, revision), contract.reporter("reporter", reporter))
     return Embeddings(o.model, o.vocab, o.reporter, o.ref)
 
 

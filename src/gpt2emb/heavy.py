@@ -8,6 +8,8 @@ or plain values; they reach the token table and the output layer through transfo
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import json
 import pickle
 import warnings
@@ -33,6 +35,23 @@ def _quiet() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
+
+
+def _not_the_models(e: BaseException, where: Path) -> None:
+    """Raise the true error for a load that failed for want of memory, disk space or permission: the model is
+    not at fault, and saving it again would not help. Return for any other error."""
+    if isinstance(e, PermissionError):
+        raise e  # the error boundary names the file and how to grant access (exit 6, permission)
+    if isinstance(e, MemoryError):
+        raise BadModel(
+            f"there is not enough memory to load the model in {where}: close other programs and run again, "
+            "or use a smaller model"
+        ) from None
+    if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+        raise BadModel(
+            f"the disk is full: loading the model in {where} needs space to write ({_one_line(e)}); "
+            "free some space and run again"
+        ) from None
 
 
 def _one_line(e: Exception) -> str:
@@ -116,9 +135,8 @@ def _state(path: Path) -> dict[str, Any]:
     try:
         with _quiet():
             state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-    except PermissionError:
-        raise  # not the pickle's fault: the boundary names the file
     except Exception as e:  # torch raises many types for a bad or unsafe pickle
+        _not_the_models(e, path)
         if not _whole_zip(path):  # cut short (a copy not finished): no pickle was refused
             raise BadModel(
                 f"{path} is damaged: it is not a whole zip archive, as torch.save writes one (it may have "
@@ -145,14 +163,21 @@ def _classes(names: tuple[str, str, str]) -> tuple[Any, Any, Any]:
     """A family's config, base model and language model classes, by their names in transformers."""
     with _quiet():
         import transformers
-        from transformers.utils import logging
 
-    # its load reports (buffers it drops, generation settings) are not about embeddings, and its bar for
-    # turning loaded tensors into parameters would follow huggingface_hub's download bar (left as it is)
-    logging.set_verbosity_error()  # type: ignore[no-untyped-call]
-    logging.set_tqdm_hook(lambda factory, args, kwargs: factory(*args, **{**kwargs, "disable": True}))
+    _quiet_transformers()
     config, base, lm = (getattr(transformers, name) for name in names)
     return config, base, lm
+
+
+@functools.cache
+def _quiet_transformers() -> None:
+    """transformers' load reports (buffers it drops, generation settings) are not about embeddings, and its
+    bar for turning loaded tensors into parameters would follow huggingface_hub's download bar (left as it
+    is): both off through its public switches, once (then as a program that imports gpt2emb sets them)."""
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    logging.set_tqdm_hook(lambda factory, args, kwargs: factory(*args, **{**kwargs, "disable": True}))
 
 
 def _load(folder: Path, classes: tuple[str, str, str], language_model: bool, label: str | None) -> Any:
@@ -167,6 +192,7 @@ def _load(folder: Path, classes: tuple[str, str, str], language_model: bool, lab
     try:
         config = json.loads((folder / "config.json").read_bytes())
     except (OSError, ValueError) as e:  # read_info read it: the folder changed since
+        _not_the_models(e, folder)
         raise BadModel(f"cannot read {label} ({_one_line(e)}); {SAVE_AGAIN}") from None
     _check_activation(config, label)
     try:
@@ -187,6 +213,7 @@ def _load(folder: Path, classes: tuple[str, str, str], language_model: bool, lab
     ):  # the weights-only loader refuses a pickle it cannot read or that runs code
         raise BadModel(f"{folder / 'pytorch_model.bin'} {UNSAFE} (UnpicklingError); {SAVE_SAFELY}") from None
     except Exception as e:  # transformers and torch raise many types for weights they cannot load
+        _not_the_models(e, folder)
         raise BadModel(
             f"transformers cannot load the model in {folder} ({_one_line(e)}); save the model again"
         ) from None
@@ -234,6 +261,7 @@ def weight_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
                 names = f.keys()  # the header's, without the data
                 shapes.update({k: tuple(f.get_slice(k).get_shape()) for k in names})
     except Exception as e:  # read_info read them: the folder changed since
+        _not_the_models(e, folder)
         raise BadModel(
             f"transformers cannot load the model in {folder} ({_one_line(e)}); save the model again"
         ) from None

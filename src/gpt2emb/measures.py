@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpt2emb.ops import _within_one, norm
+from gpt2emb.ops import norm, within_one
 
 
 def cosine_matrix(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -23,7 +23,7 @@ def cosine_matrix(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         )
     broken = ~np.isfinite(norms)  # NaN fails `> 0` above and would read as a zero row's 0
     matrix[broken, :] = matrix[:, broken] = np.nan
-    return _within_one(matrix), norms
+    return within_one(matrix), norms
 
 
 def all_cosines(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -33,7 +33,7 @@ def all_cosines(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore"):  # a row of inf: inf / inf, NaN, as its every cosine is
         unit = rows64 / np.where(norms > 0, norms, 1.0)[:, None]
     unit[~np.isfinite(norms)] = np.nan  # a row of NaN and inf, whose norm is inf, gives no number either
-    return _within_one(unit @ unit.T), norms
+    return within_one(unit @ unit.T), norms
 
 
 def block_means(matrix: np.ndarray, cells: int) -> np.ndarray:
@@ -85,7 +85,7 @@ def paired_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     denom = norms_of(a64) * norms_of(b64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _within_one(np.where(denom > 0, (a64 * b64).sum(axis=1) / denom, np.nan))
+        return within_one(np.where(denom > 0, (a64 * b64).sum(axis=1) / denom, np.nan))
 
 
 def mean_defined(values: np.ndarray) -> float | None:

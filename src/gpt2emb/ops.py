@@ -39,11 +39,11 @@ _U32 = 2.0**-24  # float32's unit roundoff
 def slack(d: int) -> float:
     """A bound on |fast cosine - exact cosine| for d-dimensional float32 rows (Higham's gamma_d for the dot
     product and again for each norm, plus the divisions), doubled for safety: 3.7e-4 for d = 768. It holds
-    while no product under- or overflows float32: rows and queries of a norm outside _SAFE get no bound."""
+    while no product under- or overflows float32: rows and queries of a norm outside SAFE get no bound."""
     return 8 * (d + 2) * _U32
 
 
-_SAFE = (2.0**-40, 2.0**40)  # norms whose products stay far from float32's subnormals and its overflow
+SAFE = (2.0**-40, 2.0**40)  # norms whose products stay far from float32's subnormals and its overflow
 _CHUNK = 4096  # rows scored exactly at a time: memory stays bounded however large k is
 
 
@@ -63,7 +63,7 @@ def norm(v: np.ndarray) -> float:
 def cosine(a: np.ndarray, b: np.ndarray) -> float | None:
     """The cosine of two vectors from them alone, in float64; None when either is all zeros (no direction)."""
     scale = norm(a) * norm(b)
-    return float(_within_one(dots(a, b) / scale)[0]) if scale > 0 else None
+    return float(within_one(dots(a, b) / scale)[0]) if scale > 0 else None
 
 
 def cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -82,10 +82,10 @@ def _cosines(rows: np.ndarray, v64: np.ndarray, v_norms: np.ndarray) -> np.ndarr
         denom = np.sqrt(np.add.reduce(rows64 * rows64, axis=1)) * v_norms
         result: np.ndarray = np.where(denom > 0, np.add.reduce(rows64 * v64, axis=1) / denom, 0.0)
         result[~np.isfinite(denom)] = np.nan
-    return _within_one(result)
+    return within_one(result)
 
 
-def _within_one(cosines: np.ndarray) -> np.ndarray:
+def within_one(cosines: np.ndarray) -> np.ndarray:
     """Cosines that rounding took past 1 or -1 (a row with itself: 1.0000000000000002) brought back to it, so
     that arccos and the like take every one; NaN stays NaN."""
     result: np.ndarray = np.clip(cosines, -1.0, 1.0, out=cosines)
@@ -329,7 +329,7 @@ def widen_nan_bounds(lo: np.ndarray, hi: np.ndarray) -> None:
 
 def _safe(norms: np.ndarray) -> np.ndarray:
     """Norms whose rows the fast float32 pass scores within slack (zero rows too: they score 0 exactly)."""
-    result: np.ndarray = (norms == 0) | ((norms >= _SAFE[0]) & (norms <= _SAFE[1]))
+    result: np.ndarray = (norms == 0) | ((norms >= SAFE[0]) & (norms <= SAFE[1]))
     return result
 
 
@@ -369,10 +369,10 @@ def analogy_vectors(terms: Sequence[Signed], method: Method) -> list[np.ndarray]
 
 
 def _in_float32(v: np.ndarray) -> np.ndarray:
-    """v as float32, scaled by a power of two when its norm is outside _SAFE: a cosine does not change with
+    """v as float32, scaled by a power of two when its norm is outside SAFE: a cosine does not change with
     the length of v, and then v fits in float32 and its fast scores have a bound."""
     n = norm(v)
-    if n > 0 and not _SAFE[0] <= n <= _SAFE[1]:
+    if n > 0 and not SAFE[0] <= n <= SAFE[1]:
         v = np.ldexp(v, -int(np.frexp(n)[1]))  # exact: only the exponents change
     return v.astype(np.float32)
 

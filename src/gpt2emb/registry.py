@@ -172,14 +172,28 @@ def at_revision(ref: ModelRef, revision: str | None) -> ModelRef:
 def distinct_models(
     names: list[str], revision: str | None = None, reporter: Reporter | None = None
 ) -> list[str]:
+    """The models asked for with -m, each once, by the name first given (see distinct_refs)."""
+    return [name for name, _ in _distinct(names, revision, reporter)]
+
+
+def distinct_refs(
+    names: list[str], revision: str | None = None, reporter: Reporter | None = None
+) -> list[ModelRef]:
     """The models asked for with -m, each once (gpt2, small and openai-community/gpt2 are one model), all
-    checked before the first is fetched: a name that is no model, a folder given --revision."""
-    seen: dict[tuple[str | None, Path | None], str] = {}
+    checked before the first is fetched (a name that is no model, a folder given --revision): each resolved
+    here, once for the run."""
+    return [ref for _, ref in _distinct(names, revision, reporter)]
+
+
+def _distinct(
+    names: list[str], revision: str | None, reporter: Reporter | None
+) -> list[tuple[str, ModelRef]]:
+    seen: dict[tuple[str | None, Path | None], tuple[str, ModelRef]] = {}
     for name in names:
         ref = resolve(name, revision)
         if (ref.repo, ref.folder) in seen:
             if reporter is not None:
-                reporter.note(f"{name} is {seen[ref.repo, ref.folder]} again: each model is answered once")
+                reporter.note(f"{name} is {seen[ref.repo, ref.folder][0]} again: each model is answered once")
             continue
-        seen[ref.repo, ref.folder] = name
+        seen[ref.repo, ref.folder] = name, ref
     return list(seen.values())

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterator
 from typing import Protocol
+
+# False while a command line run shows no bars (--json, or stdout or stderr not a terminal): huggingface_hub's
+# own download bar (a whole pickle checkpoint's), which a Reporter does not draw, follows it
+HUB_BARS = contextvars.ContextVar("gpt2emb_hub_bars", default=True)
 
 
 class Task(Protocol):

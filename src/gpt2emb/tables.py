@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpt2emb.measures import blocks, norms_of, paired_cosines, row_norms
-from gpt2emb.ops import _SAFE, slack
+from gpt2emb.ops import SAFE, slack
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def _unit64(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def cross_cosines(a: np.ndarray, b: np.ndarray, norms_a: np.ndarray | None = None) -> CrossCosines:
     """All len(a) x len(b) cosines by float32 matrix products over blocks of a's rows (so memory stays at a
     block, whatever len(a)), summed in float64; norms_a, a's row norms, when they are known already. A row
-    is scaled to unit length after its product, or, when its norm lies outside _SAFE (tiny numbers: 1 / norm
+    is scaled to unit length after its product, or, when its norm lies outside SAFE (tiny numbers: 1 / norm
     past float32; huge ones: products past it), before it, in float64: a direction like any other. The
     largest is then found exactly: every row of a whose fast maximum comes within twice the float32 error
     bound of the overall fast maximum is scored again in float64, so the pair and value shown are those of
@@ -155,8 +155,8 @@ def cross_cosines(a: np.ndarray, b: np.ndarray, norms_a: np.ndarray | None = Non
         return CrossCosines(pairs, None, None, None, None)
     unit_b, kept_b = _unit64(b)
     fast_b = unit_b.astype(np.float32).T
-    safe = (norms_a >= _SAFE[0]) & (norms_a <= _SAFE[1])
-    # a zero row's cosines count as none; a row outside _SAFE is made a unit row before its product
+    safe = (norms_a >= SAFE[0]) & (norms_a <= SAFE[1])
+    # a zero row's cosines count as none; a row outside SAFE is made a unit row before its product
     scale = np.where(safe, 1 / np.where(safe, norms_a, 1.0), np.where(live, 1.0, 0.0)).astype(np.float32)
     row_max = np.full(n, -np.inf)
     total = 0.0

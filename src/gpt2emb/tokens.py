@@ -17,6 +17,7 @@ import json
 import os
 import re
 import sys
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -59,24 +60,30 @@ class LibraryFault(Exception):
 
 @contextlib.contextmanager
 def library_faults() -> Iterator[None]:
-    """A call into the tokenizers library on a tokenizer.json that may be damaged: its errors, and the panics
-    of its Rust code (a PanicException, which derives from BaseException alone, after a backtrace printed on
-    file descriptor 2, silenced here) come out as one LibraryFault; an interrupt stays an interrupt."""
-    sys.stderr.flush()
-    saved = os.dup(2)
+    """A call into the tokenizers library on a tokenizer.json that may be damaged: its errors, and its Rust
+    code's panics (a PanicException: a BaseException alone), come out as one LibraryFault; an interrupt stays
+    one. Rust's default panic hook prints a panic's text straight onto descriptor 2, and neither tokenizers
+    nor pyo3 can turn it off: descriptor 2 points at /dev/null for the call, which silences the whole
+    process, so only while this thread is its only one. With another running (batch.py's reader, a
+    notebook's), what that prints is never lost, and a panic's text shows above the one-line error."""
+    silenced = threading.active_count() == 1
+    if silenced:
+        sys.stderr.flush()
+    saved = os.dup(2) if silenced else -1
     try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 2)
-        os.close(null)
-        try:
-            yield
-        except BaseException as e:
-            if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
-                raise
-            raise LibraryFault(str(e)) from None
+        if silenced:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 2)
+            os.close(null)
+        yield
+    except BaseException as e:
+        if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
+            raise
+        raise LibraryFault(str(e)) from None
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
+        if silenced:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def quote(text: str, n: int | None = None) -> str:

@@ -27,10 +27,10 @@ from gpt2emb.cli.options import (
     Strict,
     Top,
     WholeWords,
-    _refuse_unused,
     figure_of,
+    refuse_unused,
 )
-from gpt2emb.cli.stdin import _from_stdin, _one_model, _shown, _stdin_blocks, _stream
+from gpt2emb.cli.stdin import from_stdin, one_model, show_results, stdin_blocks, stream
 from gpt2emb.errors import ExitCode, UsageError
 from gpt2emb.registry import DEFAULT_MODEL
 
@@ -104,11 +104,11 @@ def analogy(
         figure, stdin=words == ["-"], jsonl=jsonl, eval_file=eval_file, models=len(model or [])
     )
 
-    models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
+    models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if eval_file is not None:
         if words or len(models) > 1:
             raise UsageError("--eval takes one model and no words A B C")
-        _refuse_unused(
+        refuse_unused(
             ctx,
             ("top", "keep_inputs", "exact", "pool"),
             "would change nothing with --eval: it scores each question's first answer, words read by --rule",
@@ -121,23 +121,23 @@ def analogy(
         from gpt2emb.core import evaluate as evaluation
 
         result = evaluation.analogy_eval(
-            models[0], eval_file, method, rule, ignore_case, errors, reporter, revision, restrict
+            models[0], eval_file, method, rule, ignore_case, errors, reporter, restrict
         )
         output.render(result, json)
         return ExitCode.OK
-    _refuse_unused(ctx, ("rule", "ignore_case", "errors"), "would change nothing without --eval FILE")
+    refuse_unused(ctx, ("rule", "ignore_case", "errors"), "would change nothing without --eval FILE")
     # a - among other words is a sign of the sum; alone, it stands for the words on stdin
-    if _from_stdin(["-"] if words == ["-"] else [], json, jsonl, strict):
+    if from_stdin(["-"] if words == ["-"] else [], json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
-        answers = core.each_analogy(_one_model(models), _stdin_blocks(), options, method, reporter, revision)
-        return _stream(answers, json, jsonl, strict)
+        answers = core.each_analogy(one_model(models), stdin_blocks(), options, method, reporter)
+        return stream(answers, json, jsonl, strict)
     terms = core.terms_of(
         words or [],
         "give three words A B C (as in: analogy king man woman), a sum as the chapter writes it "
         "(analogy king - man + woman), or --eval FILE",
     )
     results = [
-        core.analogy(m, terms, options, method, output.reporter(json or jsonl), revision, figure)
-        for m in ([_one_model(models, jsonl=True)] if jsonl else models)
+        core.analogy(m, terms, options, method, output.reporter(json or jsonl), figure)
+        for m in ([one_model(models, jsonl=True)] if jsonl else models)
     ]
-    return _shown(results, json, jsonl)
+    return show_results(results, json, jsonl)

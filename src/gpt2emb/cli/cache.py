@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from gpt2emb import output
-from gpt2emb.cli.options import Json, _complete_model
+from gpt2emb.cli.options import Json, complete_model
 from gpt2emb.errors import DamagedEntry, InUse, error_for
 
 app = typer.Typer(
@@ -27,7 +27,7 @@ def cache_list(json: Json = False) -> None:
 
 def _cached_model(help: str) -> Any:
     """The optional MODEL of a cache command."""
-    return typer.Argument(help=help, show_default=False, autocompletion=_complete_model)
+    return typer.Argument(help=help, show_default=False, autocompletion=complete_model)
 
 
 @app.command(

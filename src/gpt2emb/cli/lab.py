@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gpt2emb import output
-from gpt2emb.cli.options import Json, Revision, _complete_model
+from gpt2emb.cli.options import Json, Revision, complete_model
 
 app = typer.Typer()
 
@@ -24,7 +24,7 @@ def lab(
             "--model",
             help="gpt2 (the default), medium, large, xl, roberta, ... (gpt2emb models), a Hub repo id or a "
             "folder; part 4 then counts its parameters instead of the four GPT-2 sizes.",
-            autocompletion=_complete_model,
+            autocompletion=complete_model,
             show_default=False,
         ),
     ] = None,

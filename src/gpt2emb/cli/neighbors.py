@@ -27,7 +27,7 @@ from gpt2emb.cli.options import (
     Words,
     figure_of,
 )
-from gpt2emb.cli.stdin import _from_stdin, _one_model, _shown, _stdin_blocks, _stream
+from gpt2emb.cli.stdin import from_stdin, one_model, show_results, stdin_blocks, stream
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -75,13 +75,13 @@ def neighbors(
     options = RankOptions(top, exact, pool, keep_query, among, restrict, whole_words, fold)
     figure = figure_of(figure, stdin="-" in words, jsonl=jsonl, models=len(model or []))
 
-    if _from_stdin(words, json, jsonl, strict):
+    if from_stdin(words, json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
-        answers = core.each_neighbors(_one_model(model), _stdin_blocks(), options, reporter, revision)
-        return _stream(answers, json, jsonl, strict)
-    models = registry.distinct_models(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
+        ref = registry.resolve(one_model(model or [DEFAULT_MODEL]), revision)
+        return stream(core.each_neighbors(ref, stdin_blocks(), options, reporter), json, jsonl, strict)
+    models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if jsonl:
-        models = [_one_model(models, jsonl=True)]
+        models = [one_model(models, jsonl=True)]
     reporter = output.reporter(json or jsonl)
-    results = [core.neighbors(m, words, options, reporter, revision, figure) for m in models]
-    return _shown(results, json, jsonl)
+    results = [core.neighbors(m, words, options, reporter, figure) for m in models]
+    return show_results(results, json, jsonl)

@@ -46,7 +46,7 @@ def whole(minimum: int | None = None) -> Callable[[Any], int]:
     return parse
 
 
-def _complete_model(incomplete: str) -> list[str]:
+def complete_model(incomplete: str) -> list[str]:
     names = [n for m in MODELS for n in (m.name, *m.aliases)]
     return [n for n in names if n.startswith(incomplete)]
 
@@ -57,7 +57,7 @@ Model = Annotated[
         "-m",
         "--model",
         help="gpt2, medium, large, xl, roberta, ... (gpt2emb models), a Hub repo id or a folder.",
-        autocompletion=_complete_model,
+        autocompletion=complete_model,
     ),
 ]
 Models = Annotated[
@@ -67,7 +67,7 @@ Models = Annotated[
         "--model",
         help="gpt2 (the default), medium, large, xl, a Hub repo id or a folder; "
         "give it more than once to compare models side by side.",
-        autocompletion=_complete_model,
+        autocompletion=complete_model,
         show_default=False,
     ),
 ]
@@ -155,7 +155,7 @@ Words = Annotated[
 ]
 
 
-def _refuse_unused(ctx: typer.Context, names: tuple[str, ...], why: str) -> None:
+def refuse_unused(ctx: typer.Context, names: tuple[str, ...], why: str) -> None:
     """Refuse the options among names given on the command line: where they stand they would do nothing."""
     given = [
         "/".join(p.opts)

@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 
 from gpt2emb import output
 from gpt2emb.errors import COMMAND_LINE, LONE_SURROGATE, ExitCode, Gpt2embError, ReaderGone, UsageError
+from gpt2emb.report import HUB_BARS
 
 
 class App(TyperGroup):
@@ -74,10 +75,9 @@ class App(TyperGroup):
         argv = list(sys.argv[1:] if args is None else args)
         as_json = "--json" in argv or "--jsonl" in argv
         output.prepare_streams()  # a cp1252 or ascii stdout shows escapes, never fails
-        if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         code: int
         spelling = COMMAND_LINE.set(True)  # messages name options as typed here: -k/--top, not k
+        bars = HUB_BARS.set(not as_json and sys.stdout.isatty() and sys.stderr.isatty())
         try:
             argv = _as_utf8(argv)
             _check_utf8(argv)
@@ -121,6 +121,7 @@ class App(TyperGroup):
                 code = ExitCode.ERROR
         finally:
             COMMAND_LINE.reset(spelling)
+            HUB_BARS.reset(bars)
         if standalone_mode:
             sys.exit(code)
         return code

@@ -22,10 +22,10 @@ from gpt2emb.cli.options import (
     Revision,
     RuleOpt,
     Strict,
-    _refuse_unused,
     figure_of,
+    refuse_unused,
 )
-from gpt2emb.cli.stdin import _failures, _from_stdin, _stdin_blocks
+from gpt2emb.cli.stdin import failures, from_stdin, stdin_blocks
 from gpt2emb.errors import ExitCode, UsageError
 from gpt2emb.registry import DEFAULT_MODEL
 
@@ -60,6 +60,7 @@ def similarity(
     """Pairwise cosine similarity of words' rows of wte: is cat closer to cats or to dog?
 
     With - in place of the words, the words of stdin, one per line. With --eval FILE, the correlation with human judgements of a word-pair file (WordSim-353 format)."""  # noqa: E501 (one paragraph: --help wraps it)
+    from gpt2emb import registry
     from gpt2emb.core import similarity as core
 
     figure = figure_of(figure, stdin="-" in (words or []), eval_file=eval_file)
@@ -68,7 +69,7 @@ def similarity(
             raise UsageError("give words, or --eval FILE, not both")
         if strict:
             raise UsageError("--strict is for - (words from stdin), not --eval")
-        _refuse_unused(
+        refuse_unused(
             ctx, ("exact", "pool"), "would change nothing with --eval: its words are read by --rule"
         )
         from gpt2emb.core import evaluate as evaluation
@@ -77,15 +78,17 @@ def similarity(
         scores = evaluation.similarity_eval(model, eval_file, rule, ignore_case, reporter, revision)
         output.render(scores, json)
         return ExitCode.OK
-    _refuse_unused(ctx, ("rule", "ignore_case"), "would change nothing without --eval FILE")
-    if _from_stdin(words or [], json, False, strict):
+    refuse_unused(ctx, ("rule", "ignore_case"), "would change nothing without --eval FILE")
+    if from_stdin(words or [], json, False, strict):
         reporter = output.reporter(json)
-        result, failed = core.each_similarity(model, _stdin_blocks(), exact, pool, reporter, revision)
-        code = _failures(failed, json, strict)
+        ref = registry.resolve(model, revision)
+        result, failed = core.each_similarity(ref, stdin_blocks(), exact, pool, reporter)
+        code = failures(failed, json, strict)
         if result is None:
             raise UsageError("stdin held fewer than two words to compare (one per line)")
         output.render(result, json)
         return code
     reporter = output.reporter(json)
-    output.render(core.similarity(model, words or [], exact, pool, reporter, revision, figure), json)
+    ref = registry.resolve(model, revision)
+    output.render(core.similarity(ref, words or [], exact, pool, reporter, figure), json)
     return ExitCode.OK

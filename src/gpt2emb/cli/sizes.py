@@ -8,7 +8,7 @@ import typer
 
 from gpt2emb import output
 from gpt2emb.choices import DType
-from gpt2emb.cli.options import Figure, Json, Revision, _complete_model, figure_of
+from gpt2emb.cli.options import Figure, Json, Revision, complete_model, figure_of
 from gpt2emb.errors import BadModel, UsageError
 
 app = typer.Typer()
@@ -26,7 +26,7 @@ def sizes(
             "--model",
             help="Count this model's parameters exactly from its checkpoint headers (no weights read): "
             "a registry name, a Hub repo id or a folder; give it more than once for columns side by side.",
-            autocompletion=_complete_model,
+            autocompletion=complete_model,
             show_default=False,
         ),
     ] = None,

@@ -4,13 +4,14 @@ answers as they come; one model's answer shown, or several models' side by side.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from gpt2emb import output
 from gpt2emb.errors import ExitCode, UsageError
-from gpt2emb.registry import DEFAULT_MODEL
+
+One = TypeVar("One")  # a model: a name as given, or resolved (registry.ModelRef)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from gpt2emb.batch import Answers, FailedLine, Line
 
 
-def _from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool:
+def from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool:
     """Whether the words come from stdin: `-` alone in their place."""
     if json and jsonl:
         raise UsageError("--json prints one document, --jsonl one line per word: choose one")
@@ -34,17 +35,17 @@ def _from_stdin(words: list[str], json: bool, jsonl: bool, strict: bool) -> bool
     return True
 
 
-def _one_model(models: list[str] | None, jsonl: bool = False) -> str:
-    if models and len(models) > 1:
+def one_model(models: list[One], jsonl: bool = False) -> One:
+    if len(models) > 1:
         raise UsageError(
             "--jsonl takes one model: its lines are one model's answers"
             if jsonl
             else "- (words from stdin) takes one model: stdin can be read only once"
         )
-    return models[0] if models else DEFAULT_MODEL
+    return models[0]
 
 
-def _stdin_blocks() -> Iterator[list[Line]]:
+def stdin_blocks() -> Iterator[list[Line]]:
     from gpt2emb import batch
 
     return batch.blocks(batch.lines(batch.chunks(descriptor("words", ", one per line"))))
@@ -59,7 +60,7 @@ def descriptor(what: str, how: str = "") -> int:
     return sys.stdin.fileno()
 
 
-def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dims: int | None = None) -> int:
+def stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dims: int | None = None) -> int:
     """Print a batch's answers as they come (a table, or a JSON line, each); one JSON document of them all
     at the end with --json. A line that failed is reported on stderr, and the exit code says some did."""
     from gpt2emb import limits
@@ -73,7 +74,7 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
         reporter.note(note)
     for answer in answers:
         if isinstance(answer, FailedLine):
-            code = _failures([answer], as_json or jsonl, strict)
+            code = failures([answer], as_json or jsonl, strict)
         elif jsonl:
             output.line(answer)
             for note in answers.notes_of(answer):
@@ -93,7 +94,7 @@ def _stream(answers: Answers[Any], as_json: bool, jsonl: bool, strict: bool, dim
     return code
 
 
-def _failures(failed: list[FailedLine], as_json: bool, strict: bool) -> int:
+def failures(failed: list[FailedLine], as_json: bool, strict: bool) -> int:
     """Report lines that failed, each on stderr with its number; with --strict the first ends the run."""
     for f in failed:
         output.error(f.message, f.error.kind, f.error.code, as_json, f.line.number)
@@ -102,7 +103,7 @@ def _failures(failed: list[FailedLine], as_json: bool, strict: bool) -> int:
     return ExitCode.SOME_FAILED if failed else ExitCode.OK
 
 
-def _shown(results: list[Any], as_json: bool, jsonl: bool) -> int:
+def show_results(results: list[Any], as_json: bool, jsonl: bool) -> int:
     """neighbors' or analogy's answer of each model (-m): one shown as it is, several side by side (compare,
     its results' classes with it, imported for them alone)."""
     if len(results) > 1:

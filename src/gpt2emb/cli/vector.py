@@ -24,7 +24,7 @@ from gpt2emb.cli.options import (
     figure_of,
     whole,
 )
-from gpt2emb.cli.stdin import _from_stdin, _stdin_blocks, _stream
+from gpt2emb.cli.stdin import from_stdin, stdin_blocks, stream
 from gpt2emb.errors import ExitCode
 from gpt2emb.registry import DEFAULT_MODEL
 
@@ -58,15 +58,16 @@ def vector(
     figure: Figure = None,
 ) -> int:
     """The raw row of wte for each word: its first numbers, norm, mean, std, min and max."""
+    from gpt2emb import registry
     from gpt2emb.core import vector as core
 
     shown = None if full else dims
     figure = figure_of(figure, stdin="-" in words, jsonl=jsonl)
-    if _from_stdin(words, json, jsonl, strict):
-        answers = core.each_vector(
-            model, _stdin_blocks(), exact, pool, output.reporter(json or jsonl), revision
-        )
-        return _stream(answers, json, jsonl, strict, shown)
-    result = core.vector(model, words, exact, pool, output.reporter(json or jsonl), revision, figure)
+    if from_stdin(words, json, jsonl, strict):
+        ref = registry.resolve(model, revision)
+        answers = core.each_vector(ref, stdin_blocks(), exact, pool, output.reporter(json or jsonl))
+        return stream(answers, json, jsonl, strict, shown)
+    ref = registry.resolve(model, revision)
+    result = core.vector(ref, words, exact, pool, output.reporter(json or jsonl), figure)
     output.render(result, json, shown, jsonl)
     return ExitCode.OK

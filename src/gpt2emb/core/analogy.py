@@ -11,9 +11,10 @@ import numpy as np
 
 from gpt2emb import candidates, ops
 from gpt2emb.choices import Method, Pool
-from gpt2emb.core.open import Opened, RankOptions, check_candidates, check_top, open_checked
+from gpt2emb.core.open import Opened, RankOptions, check_candidates, open_checked
 from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, rankings_of
 from gpt2emb.errors import UsageError
+from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.analogy import AnalogyBatch, AnalogyInput, AnalogyResult, Ranked, Term
 from gpt2emb.tokens import quote
@@ -94,7 +95,7 @@ def written(terms: Sequence[Term]) -> str:
     return " ".join([terms[0].word, *(f"{t.sign} {t.word}" for t in terms[1:])])
 
 
-def question_of(o: Opened, terms: Sequence[Term], exact: bool, pool: Pool | str) -> Question:
+def question_of(o: Opened, terms: Sequence[Term], exact: bool, pool: Pool) -> Question:
     aimed = tuple(aimed_of(o, t.word, exact, pool) for t in terms)
     if _cancels([(SIGNS[t.sign], v) for t, (_, v) in zip(terms, aimed, strict=True)]):
         raise UsageError(
@@ -125,8 +126,7 @@ def analogy_in(
     method: Method,
     restriction: candidates.Restriction | None,
 ) -> AnalogyResult:
-    exact, pool, keep_inputs = options.exact, options.pool, options.keep_inputs
-    k = check_top(options.k, o.model.shape.vocab_size)
+    k, exact, pool, keep_inputs = options.k, options.exact, options.pool, options.keep_inputs
     allowed = allowed_rows(o, restriction, exact, pool)
     (result,) = analogies(o, [question_of(o, terms, exact, pool)], k, keep_inputs, method, allowed)
     return result
@@ -169,17 +169,16 @@ def analogies(
 
 
 def analogy(
-    model: str,
+    model: ModelRef,
     terms: Sequence[Term],
     options: RankOptions,
     method: Method = Method.add,
     reporter: Reporter | None = None,
-    revision: str | None = None,
     figure: str | None = None,
 ) -> AnalogyResult:
     """The terms' sum (`terms_of`, `abc`) ranked against every token (or the candidates)."""
     chosen = check_candidates(model, options)  # checked before opening
-    opened = open_checked(model, [t.word for t in terms], options.exact, options.k, reporter, revision)
+    opened = open_checked(model, [t.word for t in terms], options.exact, options.k, reporter)
     result = analogy_in(opened, terms, options, method, chosen)
     if figure is not None:  # checked at the edge (plot.check_figure)
         from gpt2emb import plot
@@ -197,8 +196,7 @@ def each_analogy_in(
 ) -> batch.Answers[AnalogyResult]:
     from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
 
-    exact, pool, keep_inputs = options.exact, options.pool, options.keep_inputs
-    k = check_top(options.k, o.model.shape.vocab_size)
+    k, exact, pool, keep_inputs = options.k, options.exact, options.pool, options.keep_inputs
     allowed = allowed_rows(o, restriction, exact, pool)
 
     def question(text: str) -> Question:
@@ -213,14 +211,13 @@ def each_analogy_in(
 
 
 def each_analogy(
-    model: str,
+    model: ModelRef,
     blocks: Iterable[list[batch.Line]],
     options: RankOptions,
     method: Method = Method.add,
     reporter: Reporter | None = None,
-    revision: str | None = None,
 ) -> batch.Answers[AnalogyResult]:
     """`analogy -`: as each_neighbors."""
     chosen = check_candidates(model, options)
-    opened = open_checked(model, None, options.exact, options.k, reporter, revision)
+    opened = open_checked(model, None, options.exact, options.k, reporter)
     return each_analogy_in(opened, blocks, options, method, chosen)

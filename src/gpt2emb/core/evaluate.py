@@ -7,17 +7,18 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2emb import candidates, limits, ops
+from gpt2emb import candidates, limits, ops, registry
 from gpt2emb.choices import Method, Rule
 from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.core.open import (
     Opened,
     known_facts,
-    load,
+    open_ref,
 )
 from gpt2emb.errors import (
     UsageError,
 )
+from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult, SectionScore, WrongAnswer
 from gpt2emb.store.entries import OpenedEntry
@@ -34,14 +35,13 @@ def _words(
 
 
 def analogy_eval(
-    model: str,
+    model: ModelRef,
     file: str,
     method: Method = Method.add,
     rule: Rule = Rule.space,
     ignore_case: bool = False,
     errors: bool = False,
     reporter: Reporter | None = None,
-    revision: str | None = None,
     restrict: int | None = None,
 ) -> AnalogyEvalResult:
     """Accuracy on an analogy file, per section, counted as gensim's evaluate_word_analogies counts; with
@@ -51,7 +51,7 @@ def analogy_eval(
     if restrict is not None:
         candidates.check_restrict(restrict, known_facts(model)[1])
     sections = evaluate_files.read_analogies(limits.user_path(file))
-    opened = Opened(*load(model, reporter, revision))
+    opened = open_ref(model, reporter)
     return analogy_eval_in(opened, file, sections, method, rule, ignore_case, errors, restrict, started)
 
 
@@ -128,7 +128,8 @@ def similarity_eval(
     """Pearson and Spearman correlation of cosine with human scores, as gensim's evaluate_word_pairs; a line
     that holds no pair (a score that is not a finite number among them) is skipped and counted."""
     read = evaluate_files.read_pairs(limits.user_path(file))
-    return similarity_eval_in(Opened(*load(model, reporter, revision)), file, read, rule, ignore_case)
+    opened = open_ref(registry.resolve(model, revision), reporter)
+    return similarity_eval_in(opened, file, read, rule, ignore_case)
 
 
 def similarity_eval_in(

@@ -14,12 +14,12 @@ from typing import BinaryIO
 
 import numpy as np
 
-from gpt2emb import contract, limits, targets
+from gpt2emb import limits, registry, targets
 from gpt2emb.choices import Format, Table
 from gpt2emb.core.open import (
     Opened,
     check_position_table,
-    open_entry,
+    open_ref,
 )
 from gpt2emb.errors import (
     BadModel,
@@ -303,7 +303,8 @@ def export(
     """One table's rows to word2vec files or the Embedding Projector's, in token-id (or position) order:
     whole words only with whole_words, then the first `limit`."""
     export_target(fmt, out, table, limit, whole_words)  # before the model is opened: a bad -o fetches nothing
-    return export_in(open_entry(model, revision, reporter), fmt, out, table, limit, whole_words, reporter)
+    opened = open_ref(registry.resolve(model, revision), reporter)
+    return export_in(opened, fmt, out, table, limit, whole_words, reporter)
 
 
 def export_target(fmt: Format, out: str | Path, table: Table, limit: int | None, whole_words: bool) -> Path:
@@ -328,21 +329,16 @@ def export_target(fmt: Format, out: str | Path, table: Table, limit: int | None,
 
 def export_in(
     o: Opened,
-    fmt: Format | str,
+    fmt: Format,
     out: str | Path,
-    table: Table | str = Table.wte,
+    table: Table = Table.wte,
     limit: int | None = None,
     whole_words: bool = False,
     reporter: Reporter | None = None,
 ) -> ExportResult:
     """One table's rows to word2vec files (fmt "word2vec", "word2vec-binary") or to a folder of the
     Embedding Projector's files ("projector"), in token-id (or position) order: whole words only with
-    whole_words, then the first `limit`."""
-    fmt, table, limit = (
-        contract.choice(Format, fmt, "format"),
-        contract.choice(Table, table, "table"),
-        contract.whole(limit),
-    )
+    whole_words, then the first `limit` (each checked at the edge: the command line's, the handle's)."""
     path = export_target(fmt, out, table, limit, whole_words)
     if table is Table.wpe:
         check_position_table(o.model, "export")

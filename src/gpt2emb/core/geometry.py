@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from gpt2emb import tables
+from gpt2emb import registry, tables
 from gpt2emb.core.open import (
     Opened,
     finite,
-    load,
     no_position_table,
+    open_ref,
 )
 from gpt2emb.report import Reporter
 from gpt2emb.results.geometry import (
@@ -84,7 +84,7 @@ def geometry(
     """The shape of wte and of wpe (norms, mean cosine, principal components), and the cosine of every
     wte row with every wpe row next to what random directions would give; a note for each figure that is
     undefined (null)."""
-    opened = Opened(*load(model, reporter, revision))
+    opened = open_ref(registry.resolve(model, revision), reporter)
     result = geometry_in(opened)
     if figure is not None:  # checked at the edge (plot.check_figure)
         from gpt2emb import plot

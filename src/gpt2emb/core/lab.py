@@ -45,19 +45,15 @@ def lab(
     """The five parts of the lab on one model (gpt2 when None): word's row and its nearest tokens, king - man
     + woman with the inputs kept and left out, the sizes (the four GPT-2 sizes by their formula when no model
     is given, else the model's own from its headers), and the tying check (load: tying --load)."""
-    name = registry.distinct_models([model or registry.DEFAULT_MODEL], revision)[0]  # refused before part 1
+    name = model or registry.DEFAULT_MODEL
+    ref = registry.resolve(name, revision)  # refused before part 1
     a, b, c = ANALOGY
-    vector = part(1, lambda: vector_core.vector(name, [word], False, Pool.mean, reporter, revision))
-    neighbors = part(2, lambda: neighbors_core.neighbors(name, [word], RankOptions(K), reporter, revision))
+    vector = part(1, lambda: vector_core.vector(ref, [word], False, Pool.mean, reporter))
+    neighbors = part(2, lambda: neighbors_core.neighbors(ref, [word], RankOptions(K), reporter))
 
     def analogy(keep_inputs: bool) -> AnalogyResult:
         return analogy_core.analogy(
-            name,
-            analogy_core.abc(a, b, c),
-            RankOptions(K, keep_inputs=keep_inputs),
-            Method.add,
-            reporter,
-            revision,
+            ref, analogy_core.abc(a, b, c), RankOptions(K, keep_inputs=keep_inputs), Method.add, reporter
         )
 
     kept = part(3, lambda: analogy(True))

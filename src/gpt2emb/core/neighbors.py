@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpt2emb import candidates, ops
-from gpt2emb.core.open import Opened, RankOptions, check_candidates, check_top, open_checked, tokens_of
+from gpt2emb.core.open import Opened, RankOptions, check_candidates, open_checked, tokens_of
 from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, rankings_of
 from gpt2emb.limits import BLOCK
+from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.neighbors import Form, Neighbor, NeighborsItem, NeighborsResult
 from gpt2emb.tokens import Query, Vocab
@@ -23,8 +24,13 @@ if TYPE_CHECKING:
 def neighbors_in(
     o: Opened, words: list[str], options: RankOptions, restriction: candidates.Restriction | None
 ) -> NeighborsResult:
-    exact, pool, keep_query, fold = options.exact, options.pool, options.keep_inputs, options.fold
-    k = check_top(options.k, o.model.shape.vocab_size)
+    k, exact, pool, keep_query, fold = (
+        options.k,
+        options.exact,
+        options.pool,
+        options.keep_inputs,
+        options.fold,
+    )
     allowed = allowed_rows(o, restriction, exact, pool)
     queries = [aimed_of(o, w, exact, pool) for w in words]
     return neighbors_whole(
@@ -98,15 +104,15 @@ def folded_item(
 
 
 def neighbors(
-    model: str,
+    model: ModelRef,
     words: list[str],
     options: RankOptions,
     reporter: Reporter | None = None,
-    revision: str | None = None,
     figure: str | None = None,
 ) -> NeighborsResult:
-    chosen = check_candidates(model, options)  # checked before opening
-    opened = open_checked(model, words, options.exact, options.k, reporter, revision)
+    """neighbors of a model resolved at the edge: -k and the candidates checked before it is opened."""
+    chosen = check_candidates(model, options)
+    opened = open_checked(model, words, options.exact, options.k, reporter)
     result = neighbors_in(opened, words, options, chosen)
     if figure is not None:  # checked at the edge (plot.check_figure)
         from gpt2emb import plot
@@ -123,8 +129,13 @@ def each_neighbors_in(
 ) -> batch.Answers[NeighborsItem]:
     from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
 
-    exact, pool, keep_query, fold = options.exact, options.pool, options.keep_inputs, options.fold
-    k = check_top(options.k, o.model.shape.vocab_size)
+    k, exact, pool, keep_query, fold = (
+        options.k,
+        options.exact,
+        options.pool,
+        options.keep_inputs,
+        options.fold,
+    )
     allowed = allowed_rows(o, restriction, exact, pool)
     answers = batch.each(
         blocks,
@@ -147,13 +158,12 @@ def each_neighbors_in(
 
 
 def each_neighbors(
-    model: str,
+    model: ModelRef,
     blocks: Iterable[list[batch.Line]],
     options: RankOptions,
     reporter: Reporter | None = None,
-    revision: str | None = None,
 ) -> batch.Answers[NeighborsItem]:
     """`neighbors -`: -k and the candidates checked (an --among file read once) before the model is opened."""
     chosen = check_candidates(model, options)
-    opened = open_checked(model, None, options.exact, options.k, reporter, revision)
+    opened = open_checked(model, None, options.exact, options.k, reporter)
     return each_neighbors_in(opened, blocks, options, chosen)

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
-from gpt2emb import candidates, contract, families, registry
+from gpt2emb import candidates, families
 from gpt2emb.choices import Pool
-from gpt2emb.errors import (
-    UsageError,
-    WrongType,
-    option,
-)
+from gpt2emb.errors import UsageError, option
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.common import Token
@@ -24,11 +19,11 @@ from gpt2emb.store.entries import OpenedEntry
 from gpt2emb.tokens import Query, Specials, Vocab, check_word
 
 
-def load(
-    model: str, reporter: Reporter | None = None, revision: str | None = None
-) -> tuple[OpenedEntry, Vocab]:
-    m = build.open_model(registry.resolve(model, revision), reporter)
-    return m, vocab_of(m)
+def open_ref(ref: ModelRef, reporter: Reporter | None = None) -> Opened:
+    """A model resolved at the edge (registry.resolve, once a run), opened for the cores: its cache entry
+    opened and checked once, here (fetched on first use)."""
+    m = build.open_model(ref, reporter)
+    return Opened(m, vocab_of(m), reporter, ref)
 
 
 def vocab_of(m: OpenedEntry) -> Vocab:
@@ -41,10 +36,10 @@ def tokens_of(vocab: Vocab, q: Query) -> tuple[Token, ...]:
     return tuple(Token(i, vocab.token(i)) for i in q.ids)
 
 
-def known_facts(model: str) -> tuple[Specials | None, int | None]:
+def known_facts(ref: ModelRef) -> tuple[Specials | None, int | None]:
     """What the registry knows of a model before it is opened: its special tokens, its vocabulary size
     (None, None for a model it does not name)."""
-    spec = registry.find(model)
+    spec = ref.spec
     if spec is None:
         return None, None
     return Specials(families.by_name(spec.shape.family).specials, spec.special_ids), spec.shape.vocab_size
@@ -65,22 +60,22 @@ class RankOptions(NamedTuple):
     fold: bool = False  # neighbors only
 
 
-def check_candidates(model: str, options: RankOptions) -> candidates.Restriction | None:
+def check_candidates(ref: ModelRef, options: RankOptions) -> candidates.Restriction | None:
     """--among, --restrict and --whole-words read and checked before the model is opened."""
     among = None if options.among is None else str(options.among)
     restrict, whole, exact = options.restrict, options.whole_words, options.exact
-    return candidates.Restriction.read(among, restrict, whole, exact, *known_facts(model))
+    return candidates.Restriction.read(among, restrict, whole, exact, *known_facts(ref))
 
 
 def check_top(k: int, rows: int | None) -> int:
-    """k as a Python int, once it is one a ranking can give."""
-    k = contract.whole(k)
+    """k, once it is one a ranking can give (rows: the model's tokens, None while they are not known). An
+    int by then: the command line parses it so, the handle's contract makes it one (contract.count)."""
     if not isinstance(k, int) or isinstance(k, bool):
         raise UsageError(f"{option('k')} must be a whole number, not {k!r}")
     if k < 1:
         raise UsageError(f"{option('k')} must be 1 or more, not {k}")
     if rows is not None and k > rows:
-        raise UsageError(f"{option('k')} must be at most {rows:,} (the number of tokens), not {k:,}")
+        raise _too_many(k, rows)
     return k
 
 
@@ -100,49 +95,34 @@ class Opened:
         return self.model.name
 
 
-def open_entry(
-    model: str | os.PathLike[str] = registry.DEFAULT_MODEL,
-    revision: str | None = None,
-    reporter: Reporter | None = None,
-) -> Opened:
-    """A model opened for the cores, its arguments checked as the handle's are (`gpt2emb.open("gpt2")`): the
-    cache entry is opened and checked once, here (fetched on first use); every call then answers from it."""
-    if isinstance(model, os.PathLike) and isinstance(os.fspath(model), str):
-        model = os.fspath(model)  # a folder as a pathlib.Path
-    if not isinstance(model, str):
-        raise WrongType(
-            f"model must be a str (gpt2, xl, a Hub repo id, a folder) or a folder's pathlib.Path, not "
-            f"{contract.shown(model, 40)}"
-        )
-    # a name, or a folder's path: one too long for a folder is no model the registry knows (exit 3), as a name
-    # no Hub repo can have is
-    contract.reachable(option("model"), model, system=False)
-    if revision is not None:
-        contract.text("revision", revision)
-    reporter = contract.reporter("reporter", reporter)
-    ref = registry.resolve(model, revision)
-    m = build.open_model(ref, reporter)
-    return Opened(m, vocab_of(m), reporter, ref)
-
-
 def open_checked(
-    model: str,
-    words: list[str] | None,
-    exact: bool,
-    k: int | None,
-    reporter: Reporter | None,
-    revision: str | None,
+    ref: ModelRef, words: list[str] | None, exact: bool, k: int | None, reporter: Reporter | None
 ) -> Opened:
-    """open_entry for a command: what can be checked before the model is opened is checked first (its
-    words, -k), so bad input never fetches or caches anything. words None: they come later, from stdin."""
+    """open_ref for a command: what can be checked before the model is opened is checked first (its words,
+    -k), so bad input never fetches or caches anything; -k's bound once the model's size is known (before
+    opening for a model the registry names, else once it is open). words None: they come later, from
+    stdin."""
     if words is not None and not words:
         raise UsageError("give at least one word")
-    specials, rows = known_facts(model)
+    specials, rows = known_facts(ref)
     for w in words or ():
         check_word(w, exact, specials)
-    if k is not None:  # a registry model's vocabulary is known before anything is fetched
+    if k is not None:
         check_top(k, rows)
-    return open_entry(model, revision, reporter)
+    opened = open_ref(ref, reporter)
+    if k is not None and rows is None:
+        check_top_fits(k, opened.model.shape.vocab_size)
+    return opened
+
+
+def check_top_fits(k: int, rows: int) -> None:
+    """-k no more than the model's tokens, for a model whose size is known once it is open."""
+    if k > rows:
+        raise _too_many(k, rows)
+
+
+def _too_many(k: int, rows: int) -> UsageError:
+    return UsageError(f"{option('k')} must be at most {rows:,} (the number of tokens), not {k:,}")
 
 
 def floats(values: np.ndarray) -> tuple[float, ...]:

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from gpt2emb import contract, limits, measures
+from gpt2emb import contract, limits, measures, registry
 from gpt2emb.core.open import (
     Opened,
     check_position_table,
     floats,
-    open_entry,
+    open_ref,
     positions_learned,
 )
 from gpt2emb.errors import (
@@ -71,7 +71,7 @@ def positions(
     model: str, specs: list[str], reporter: Reporter | None = None, revision: str | None = None
 ) -> PositionsResult:
     spans_of(specs)  # the syntax, before the model is opened
-    return positions_in(open_entry(model, revision, reporter), specs)
+    return positions_in(open_ref(registry.resolve(model, revision), reporter), specs)
 
 
 def position_map(
@@ -82,7 +82,7 @@ def position_map(
     revision: str | None = None,
 ) -> HeatmapResult:
     check_map(cells, png)  # before the model is opened
-    return position_map_in(open_entry(model, revision, reporter), cells, png)
+    return position_map_in(open_ref(registry.resolve(model, revision), reporter), cells, png)
 
 
 def check_map(cells: int, png: str | Path | None) -> tuple[int, str | None]:

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpt2emb import contract, measures
+from gpt2emb import measures
 from gpt2emb.choices import Pool
 from gpt2emb.core.open import Opened, floats, open_checked, tokens_of
 from gpt2emb.core.words import Aimed, aimed_of
 from gpt2emb.errors import UsageError, spelt
+from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.similarity import SimilarityResult, Word
 
@@ -36,10 +37,9 @@ def check_matrix(n: int) -> None:
 
 
 def similarity_in(
-    o: Opened, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
+    o: Opened, words: Sequence[str], exact: bool = False, pool: Pool = Pool.mean
 ) -> SimilarityResult:
     """The cosine of every pair of words, and each word's norm."""
-    words = contract.words_of(words)
     check_matrix(len(words))
     return matrix_of(o, [aimed_of(o, w, exact, pool) for w in words])
 
@@ -53,16 +53,15 @@ def matrix_of(o: Opened, queries: list[Aimed]) -> SimilarityResult:
 
 
 def similarity(
-    model: str,
+    model: ModelRef,
     words: list[str],
     exact: bool = False,
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
-    revision: str | None = None,
     figure: str | None = None,
 ) -> SimilarityResult:
     check_matrix(len(words))
-    result = similarity_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
+    result = similarity_in(open_checked(model, words, exact, None, reporter), words, exact, pool)
     if figure is not None:  # checked at the edge (plot.check_figure)
         from gpt2emb import plot
 
@@ -71,7 +70,7 @@ def similarity(
 
 
 def each_similarity_in(
-    o: Opened, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool | str
+    o: Opened, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool
 ) -> tuple[SimilarityResult | None, list[batch.FailedLine]]:
     from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
 
@@ -93,12 +92,11 @@ def each_similarity_in(
 
 
 def each_similarity(
-    model: str,
+    model: ModelRef,
     blocks: Iterable[list[batch.Line]],
     exact: bool = False,
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
-    revision: str | None = None,
 ) -> tuple[SimilarityResult | None, list[batch.FailedLine]]:
     """`similarity -`: one matrix of the lines' words, and the lines that failed."""
-    return each_similarity_in(open_checked(model, None, exact, None, reporter, revision), blocks, exact, pool)
+    return each_similarity_in(open_checked(model, None, exact, None, reporter), blocks, exact, pool)

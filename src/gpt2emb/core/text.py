@@ -15,7 +15,7 @@ from gpt2emb.core.open import (
     known_facts,
     length_limit,
     no_position_table,
-    open_entry,
+    open_ref,
     past_limit,
     tokens_of,
 )
@@ -57,7 +57,7 @@ def model_input(
     revision: str | None = None,
 ) -> InputResult:
     check_text(text)
-    return input_in(open_entry(model, revision, reporter), text, full, truncate)
+    return input_in(open_ref(registry.resolve(model, revision), reporter), text, full, truncate)
 
 
 def _overflowed(rows: tables.InputRows) -> list[str]:
@@ -107,8 +107,9 @@ def context(
 ) -> ContextResult:
     """Static against contextual: the word's vector in each sentence, at every layer of the model, compared
     between sentences and with the word's row of wte."""
-    check_context(word, sentences, known_facts(model)[0])
-    result = context_of(registry.resolve(model, revision), word, sentences, pool, reporter)
+    ref = registry.resolve(model, revision)
+    check_context(word, sentences, known_facts(ref)[0])
+    result = context_of(ref, word, sentences, pool, reporter)
     if figure is not None:  # checked at the edge (plot.check_figure)
         from gpt2emb import plot
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from gpt2emb import contract, measures, ops
+from gpt2emb import measures, ops
 from gpt2emb.choices import Pool
 from gpt2emb.core.open import Opened, open_checked, tokens_of
 from gpt2emb.core.words import query_of
+from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.vector import VectorItem, VectorResult
 from gpt2emb.tokens import Query
@@ -18,13 +19,9 @@ if TYPE_CHECKING:
     from gpt2emb import batch
 
 
-def vector_in(
-    o: Opened, words: str | Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean
-) -> VectorResult:
+def vector_in(o: Opened, words: Sequence[str], exact: bool = False, pool: Pool = Pool.mean) -> VectorResult:
     """The raw row of wte for each word, with its norm, mean, std, min and max."""
-    return VectorResult(
-        o.name, tuple(vector_items(o, [query_of(o, w, exact, pool) for w in contract.words_of(words)]))
-    )
+    return VectorResult(o.name, tuple(vector_items(o, [query_of(o, w, exact, pool) for w in words])))
 
 
 def vector_items(o: Opened, queries: list[Query]) -> list[VectorItem]:
@@ -46,15 +43,14 @@ def vector_items(o: Opened, queries: list[Query]) -> list[VectorItem]:
 
 
 def vector(
-    model: str,
+    model: ModelRef,
     words: list[str],
     exact: bool = False,
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
-    revision: str | None = None,
     figure: str | None = None,
 ) -> VectorResult:
-    result = vector_in(open_checked(model, words, exact, None, reporter, revision), words, exact, pool)
+    result = vector_in(open_checked(model, words, exact, None, reporter), words, exact, pool)
     if figure is not None:  # checked at the edge (plot.check_figure)
         from gpt2emb import plot
 
@@ -63,7 +59,7 @@ def vector(
 
 
 def each_vector_in(
-    o: Opened, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool | str
+    o: Opened, blocks: Iterable[list[batch.Line]], exact: bool, pool: Pool
 ) -> batch.Answers[VectorItem]:
     from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
 
@@ -76,12 +72,11 @@ def each_vector_in(
 
 
 def each_vector(
-    model: str,
+    model: ModelRef,
     blocks: Iterable[list[batch.Line]],
     exact: bool = False,
     pool: Pool = Pool.mean,
     reporter: Reporter | None = None,
-    revision: str | None = None,
 ) -> batch.Answers[VectorItem]:
     """`vector -`: what can be checked before the model is opened is, then the handle answers the lines."""
-    return each_vector_in(open_checked(model, None, exact, None, reporter, revision), blocks, exact, pool)
+    return each_vector_in(open_checked(model, None, exact, None, reporter), blocks, exact, pool)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2emb import candidates, contract, ops
+from gpt2emb import candidates, ops
 from gpt2emb.choices import Pool
 from gpt2emb.core.open import Opened, RankOptions
 from gpt2emb.errors import BadModel, UsageError, spelt
@@ -38,11 +38,11 @@ RANKED = 128
 Aimed = tuple[Query, np.ndarray]  # a word's query and its vector, checked to have a direction
 
 
-def query_of(o: Opened, word: str, exact: bool, pool: Pool | str) -> Query:
-    return o.vocab.query(word, exact, contract.choice(Pool, pool, "pool"))
+def query_of(o: Opened, word: str, exact: bool, pool: Pool) -> Query:
+    return o.vocab.query(word, exact, pool)
 
 
-def aimed_of(o: Opened, word: str, exact: bool, pool: Pool | str) -> Aimed:
+def aimed_of(o: Opened, word: str, exact: bool, pool: Pool) -> Aimed:
     q = query_of(o, word, exact, pool)
     return q, direction(o.model.wte, q)
 
@@ -57,7 +57,6 @@ def rankings_of(o: Opened, vectors: list[np.ndarray]) -> Iterator[ops.Ranking]:
 def restriction_of(o: Opened, options: RankOptions) -> candidates.Restriction | None:
     """The candidates of the options, read and checked once the model is open (the handle's way)."""
     among, restrict, whole_words, exact = options.among, options.restrict, options.whole_words, options.exact
-    restrict = contract.whole(restrict)
     if restrict is not None and (not isinstance(restrict, int) or isinstance(restrict, bool)):
         raise UsageError(f"restrict is a number of token ids, not {restrict!r:.40}")
     if among is not None and not isinstance(among, str | Path):

@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from gpt2emb.output.progress import _PlainReporter, python_reporter, reporter
+from gpt2emb.output.progress import PlainReporter, python_reporter, reporter
 from gpt2emb.output.streams import ESCAPE, carries_all, guarded_stdout, prepare_streams
 from gpt2emb.output.views import DIMS
 from gpt2emb.results.common import FIGURE
@@ -44,7 +44,7 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
             line(item)
         if items is not None:  # what the result says of all its items is in no line: said on stderr
             for note in getattr(result, "notes", ()):
-                _PlainReporter(True).note(note)
+                PlainReporter(True).note(note)
         return
     if as_json:
         sys.stdout.write(_json(result, 2 if sys.stdout.isatty() else None) + "\n")

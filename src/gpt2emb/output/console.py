@@ -30,25 +30,25 @@ AS_IS: dict[str, Any] = {"highlight": False, "soft_wrap": False, "markup": False
 
 def print_view(result: Any, dims: int | None) -> None:
     console = _Stdout(**AS_IS)
-    shown = view(_fitted(result, console.encoding), dims)
+    shown = view(fitted_to(result, console.encoding), dims)
     # not cropped to the console: a matrix's part that cannot fit is printed wider instead (see _Matrix)
     if console.is_terminal:
         console.print(shown, crop=False)
         return
-    sys.stdout.write(_captured(console, shown))
+    sys.stdout.write(captured_text(console, shown))
     sys.stdout.flush()  # a table of a word from stdin goes out as soon as it is answered
 
 
-def _captured(console: Console, shown: RenderableType) -> str:
+def captured_text(console: Console, shown: RenderableType) -> str:
     """What the console would print. Not to a terminal (piped, a file): each line without the spaces that pad
     a table's cells to its width (a terminal shows none of them either), so that grep, diff and cut see only
     what was printed."""
     with console.capture() as captured:
         console.print(shown, crop=False)
-    return captured.get() if console.is_terminal else _unpadded(captured.get())
+    return captured.get() if console.is_terminal else unpadded_lines(captured.get())
 
 
-def _unpadded(text: str) -> str:
+def unpadded_lines(text: str) -> str:
     return "".join(line.rstrip(" ") + "\n" for line in text.split("\n")[:-1])
 
 
@@ -59,17 +59,19 @@ _NAMES = frozenset(
 )
 
 
-def _fitted(value: Any, encoding: str, name: bool = False) -> Any:
+def fitted_to(value: Any, encoding: str, name: bool = False) -> Any:
     """A result whose strings hold only what the console's encoding can carry, the rest as escapes, and
     whose names and paths hold nothing that does not print: made before the layout, so that columns are
     measured on what is printed."""
     if isinstance(value, str):
         return (printable(value) if name else value).encode(encoding, ESCAPE).decode(encoding)
     if is_dataclass(value) and not isinstance(value, type):
-        changed = {f.name: _fitted(getattr(value, f.name), encoding, f.name in _NAMES) for f in fields(value)}
+        changed = {
+            f.name: fitted_to(getattr(value, f.name), encoding, f.name in _NAMES) for f in fields(value)
+        }
         return replace(value, **changed)
     if isinstance(value, list | tuple):
-        return type(value)(_fitted(v, encoding, name) for v in value)
+        return type(value)(fitted_to(v, encoding, name) for v in value)
     return value
 
 

@@ -35,14 +35,14 @@ def split(tokens: tuple[Token, ...]) -> Text:
 _FIXED_BELOW = 1e6
 
 
-def _num(x: float, digits: int = 4) -> str:
+def num(x: float, digits: int = 4) -> str:
     if abs(x) >= _FIXED_BELOW and math.isfinite(x):
         return f"{x:.{digits}e}"
     shown = f"{x:.{digits}f}"
     return shown[1:] if shown.startswith("-") and not float(shown) else shown  # -1e-17 is 0.0000, not -0.0000
 
 
-def _signed(x: float) -> str:
+def signed_cell(x: float) -> str:
     """A number of a row, signed, as the lists of a row's numbers show it."""
     return f"{x:+.4e}" if abs(x) >= _FIXED_BELOW and math.isfinite(x) else f"{x:+.4f}"
 
@@ -58,7 +58,7 @@ _BOX = _SimpleHead(str(box.SIMPLE_HEAD))
 _ASCII_HEAD = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n", ascii=True)
 
 
-def _table(title: str, columns: str | list[str], rows: list[list[Any]], caption: str = "") -> Group:
+def titled_table(title: str, columns: str | list[str], rows: list[list[Any]], caption: str = "") -> Group:
     """A titled table; columns are names (space-separated in a string), a trailing '>' right-aligns one (a
     number), a trailing '~' keeps a text on one line (a name: other text columns fold first)."""
     table = Table(box=_BOX, caption=caption or None, caption_justify="left")
@@ -69,8 +69,8 @@ def _table(title: str, columns: str | list[str], rows: list[list[Any]], caption:
     return Group(_title(title), table)
 
 
-def _title(title: str) -> _Words:
-    return _Words(Text(title, style="bold"))
+def _title(title: str) -> Words:
+    return Words(Text(title, style="bold"))
 
 
 _WORD = re.compile(r"\S+\s*")
@@ -93,7 +93,7 @@ def _lines(text: Text, width: int) -> list[Text]:
     return lines
 
 
-class _Words:
+class Words:
     """A text wrapped at its spaces and never inside a word (see _lines): a model's folder in a title, a
     path in a line."""
 
@@ -106,7 +106,7 @@ class _Words:
             yield Segment.line()
 
 
-class _Listing:
+class Listing:
     """A table of names and paths ('~' columns), each whole: where the table cannot fit the console without
     breaking one, each row is shown as a record instead, a line per column (its name, then its value). A
     value too long for its line stands whole on a line of its own: a terminal wraps it, and it is copied in
@@ -118,7 +118,7 @@ class _Listing:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         _, least = _widths(console, options, self.specs, self.rows)
         if 1 + least <= options.max_width:
-            yield _table(self.title, " ".join(self.specs), self.rows)
+            yield titled_table(self.title, " ".join(self.specs), self.rows)
             return
         yield _title(self.title)
         names = [_name(spec) for spec in self.specs]
@@ -134,19 +134,19 @@ class _Listing:
                 for line in _lines(Text(", ").join(value.split("\n")), room):  # commit, outdated
                     if cell_len(line.plain) > room:  # a path longer than the line: whole, from column 0
                         if head.plain.strip():
-                            yield _Words(head)
-                        yield _Words(line)
+                            yield Words(head)
+                        yield Words(line)
                     else:
-                        yield _Words(head + line)
+                        yield Words(head + line)
                     head = Text(" " * indent)
 
 
 def _widths(
     console: Console, options: ConsoleOptions, specs: Sequence[str], rows: Sequence[Sequence[Any]]
 ) -> tuple[int, int]:
-    """The width of columns (specs as _table takes them) with their header and rows, each column's width + 3
-    (its padding and rule): natural (every cell on one line), and least (a text folded at its spaces, its
-    longest word whole; a number or a name '~' on one line)."""
+    """The width of columns (specs as titled_table takes them) with their header and rows, each column's
+    width + 3 (its padding and rule): natural (every cell on one line), and least (a text folded at its
+    spaces, its longest word whole; a number or a name '~' on one line)."""
     unbound = options.update_width(1 << 20)
     natural = least = 0
     for k, spec in enumerate(specs):
@@ -170,7 +170,7 @@ def _name(spec: str) -> str:
     return "" if name == "_" else name
 
 
-MAX_PARTS = 5  # a matrix printed in more parts than this is not printed (see _Matrix)
+MAX_PARTS = 5  # a matrix printed in more parts than this is not printed (see Matrix)
 
 
 def _columns_named(part: list[int], columns: Sequence[str]) -> str:
@@ -184,7 +184,7 @@ def _columns_named(part: list[int], columns: Sequence[str]) -> str:
     return f"columns {names[0]} to {names[-1]}" if run else f"columns {', '.join(names)}"
 
 
-class _Matrix:
+class Matrix:
     """A table with a column per item (a position, a word, a model), every cell whole: rich fits a table to
     the console by cropping cells, and a cropped 0.2789 reads 0.27.
 
@@ -207,8 +207,8 @@ class _Matrix:
         where: str | None = None,
         instead: RenderableType | None = None,
     ) -> None:
-        """labels and columns are column specs as _table takes them; the label columns are repeated in every
-        part. cells[i][j] is row i's cell in columns[j]."""
+        """labels and columns are column specs as titled_table takes them; the label columns are repeated in
+        every part. cells[i][j] is row i's cell in columns[j]."""
         self.title, self.labels, self.label_rows = title, labels, label_rows
         self.columns, self.cells, self.show = columns, cells, show
         # where to see what it leaves out: a command's option, or the Python handle's result itself
@@ -265,25 +265,25 @@ class _Matrix:
         rows, columns = len(self.label_rows), len(self.columns)
         yield self.instead if self.instead is not None else _title(self.title)
         wide = f"at {width:,} characters wide, it would take more than {MAX_PARTS} parts"
-        yield from _notes([f"the {rows:,} x {columns:,} matrix is not printed: {wide}; {self.where}"])
+        yield from note_lines([f"the {rows:,} x {columns:,} matrix is not printed: {wide}; {self.where}"])
 
 
-def _notes(notes: list[str]) -> list[RenderableType]:
+def note_lines(notes: list[str]) -> list[RenderableType]:
     return [Text(f"note: {n}", style="yellow") for n in notes if n]
 
 
-def _cosine(x: float) -> str:
-    return _num(x, 3)
+def cosine_cell(x: float) -> str:
+    return num(x, 3)
 
 
-def _pct(x: float | None) -> str:
+def pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def _mb(n: int) -> str:
+def mb(n: int) -> str:
     return f"{n / 1e6:,.1f} MB"
 
 
-def _maybe(x: float | None, digits: int = 4) -> str:
+def maybe(x: float | None, digits: int = 4) -> str:
     """A value that may be undefined (a cosine of a zero vector): '-'."""
-    return "-" if x is None else _num(x, digits)
+    return "-" if x is None else num(x, digits)

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.jupyter import JUPYTER_HTML_FORMAT
 
 from gpt2emb.output import views
-from gpt2emb.output.console import AS_IS, _captured, _fitted, _unpadded
+from gpt2emb.output.console import AS_IS, captured_text, fitted_to, unpadded_lines
 from gpt2emb.output.views import DIMS, view
 
 
@@ -39,7 +39,7 @@ def bundle(result: Any) -> dict[str, str]:
     console.print(view(result, DIMS), crop=False)
     html = console.export_html(inline_styles=True, code_format=JUPYTER_HTML_FORMAT, clear=False)
     return {
-        "text/plain": _unpadded(console.export_text(clear=False)).rstrip("\n"),
+        "text/plain": unpadded_lines(console.export_text(clear=False)).rstrip("\n"),
         "text/html": re.sub(r"\s+</pre>", "</pre>", html, count=1),
     }
 
@@ -48,4 +48,6 @@ def in_terminal(result: Any) -> dict[str, str]:
     """A result as IPython in a terminal displays it: as the command prints it there (the terminal's width,
     colours and encoding)."""
     console = Console(**AS_IS)
-    return {"text/plain": _captured(console, view(_fitted(result, console.encoding), DIMS)).rstrip("\n")}
+    return {
+        "text/plain": captured_text(console, view(fitted_to(result, console.encoding), DIMS)).rstrip("\n")
+    }

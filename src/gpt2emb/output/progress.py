@@ -42,7 +42,7 @@ class Reporter:
             yield _Task()
 
 
-class _PlainReporter(QuietReporter):
+class PlainReporter(QuietReporter):
     """Piped or --json: notes still reach stderr (as JSON with --json), progress bars do not. steps: each
     long piece of work is named on stderr as it starts, with its size (for Python, where no bar shows)."""
 
@@ -67,7 +67,7 @@ class _PlainReporter(QuietReporter):
 def reporter(as_json: bool) -> report.Reporter:
     """Notes go to stderr; progress bars only when a person watches (a terminal, no --json)."""
     if as_json or not (sys.stdout.isatty() and sys.stderr.isatty()):
-        return _PlainReporter(as_json)
+        return PlainReporter(as_json)
     return Reporter()
 
 
@@ -77,5 +77,5 @@ def python_reporter() -> report.Reporter:
     if sys.stderr is None:  # pythonw: nowhere to say anything
         return QuietReporter()
     if not sys.stderr.isatty():
-        return _PlainReporter(False, steps=True)
+        return PlainReporter(False, steps=True)
     return Reporter()

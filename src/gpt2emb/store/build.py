@@ -21,27 +21,27 @@ from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.store.entries import (
-    _UNTRUSTED,
     EXTRA,
     FORMAT,
     GENERATION,
     SELF_CHECK,
+    UNTRUSTED,
     OpenedEntry,
-    _commit_of,
-    _fingerprint,
-    _folder_fingerprint,
-    _generations,
-    _live,
-    _lives,
-    _manifest_digest,
-    _open_entry,
-    _remove,
-    _repo_dir,
-    _row_norms,
     cache_root,
     checked_whole,
+    commit_of,
+    file_fingerprint,
+    folder_fingerprint,
+    generations,
+    live_folder,
+    live_folders,
+    manifest_digest,
+    open_entry,
+    remove_folder,
+    repo_dir,
+    row_norms,
 )
-from gpt2emb.store.revisions import _record_commit, _resolve_commit, checkpoint_info
+from gpt2emb.store.revisions import checkpoint_info, record_commit, resolve_commit
 from gpt2emb.tokens import ADDED_FILE, added_tokens
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def _row_crcs(rows: np.ndarray) -> np.ndarray:
     return np.fromiter((zlib.crc32(r) for r in rows), dtype=np.uint32, count=len(rows))
 
 
-def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter) -> Path:
+def build_entry(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter) -> Path:
     """Build the entry of info.commit in a temporary folder and move it into place; returns where it went.
 
     Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
@@ -152,7 +152,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
         contents: dict[str, bytes | np.ndarray] = {
             "wte.npy": wte,
             "wpe.npy": wpe,
-            "wte_norm.npy": _row_norms(wte),
+            "wte_norm.npy": row_norms(wte),
             "wte_crc.npy": _row_crcs(wte),
             "wpe_crc.npy": _row_crcs(wpe),
             "config.json": json.dumps(info.config).encode(),
@@ -173,10 +173,10 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "norm_eps": float(info.config.get(family.norm_eps, 1e-12)),
             "words": families.words_for(family, parsed).name,
             "wraps": _wraps(tokenizer),
-            "files": {f: _fingerprint(tmp / f, whole=checked_whole(f, FORMAT)) for f in contents},
+            "files": {f: file_fingerprint(tmp / f, whole=checked_whole(f, FORMAT)) for f in contents},
             "sha256": sha256,
         }
-        manifest[SELF_CHECK] = _manifest_digest(manifest)
+        manifest[SELF_CHECK] = manifest_digest(manifest)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
         return _install(tmp, parent, info.commit)
     finally:
@@ -204,7 +204,7 @@ def _unchanged(ref: ModelRef, commit: str) -> Iterator[None]:
 def _still(folder: Path, commit: str) -> bool:
     """Whether a folder's files are those its commit (their fingerprint) was taken from."""
     try:
-        return _folder_fingerprint(folder) == commit
+        return folder_fingerprint(folder) == commit
     except (BadModel, OSError):
         return False
 
@@ -215,7 +215,7 @@ def _install(tmp: Path, parent: Path, commit: str) -> Path:
     for leftover in parent.glob(f".{commit}.tmp-*"):  # builds that were killed: never mapped, never reported
         if leftover.name != tmp.name:  # by name: mkdtemp makes tmp absolute (Python 3.12+), parent may not be
             shutil.rmtree(leftover, ignore_errors=True)
-    staying = [f for f in _generations(parent).get(commit, []) if _remove(f, whole=False)]
+    staying = [f for f in generations(parent).get(commit, []) if remove_folder(f, whole=False)]
     n = int(staying[-1].name.partition(GENERATION)[2] or 0) + 1 if staying else 0
     dest = parent / (f"{commit}{GENERATION}{n}" if n else commit)
     os.replace(tmp, dest)  # onto a name that is free: a folder never replaces another
@@ -227,16 +227,16 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
 
     commit: open that commit, and record it as what ref.revision names (cache refresh)."""
     reporter = reporter or QuietReporter()
-    commit, known = _resolve_commit(ref) if commit is None else (commit, False)
-    parent = _repo_dir(ref)
-    folders = _generations(parent).get(commit, [])
-    entry = _live(folders)
+    commit, known = resolve_commit(ref) if commit is None else (commit, False)
+    parent = repo_dir(ref)
+    folders = generations(parent).get(commit, [])
+    entry = live_folder(folders)
     if entry is not None:
         try:
-            model = _open_entry(ref, entry)
+            model = open_entry(ref, entry)
         except PermissionError:
             raise  # not damage: rebuilt, it would be as unreadable (the boundary names the path)
-        except _UNTRUSTED as e:
+        except UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({_problem(e)}); rebuilding it")
         else:
             if len(folders) > 1:
@@ -260,10 +260,10 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
 
         parent = Path(tempfile.mkdtemp(prefix="gpt2emb-"))
         atexit.register(shutil.rmtree, parent, True)
-        return _open_entry(ref, _build(ref, checkpoint.read_info(ref, commit), parent, reporter))
+        return open_entry(ref, build_entry(ref, checkpoint.read_info(ref, commit), parent, reporter))
     if not known:
-        _record_commit(ref, commit)
-    older = [f for f in _lives(parent) if _commit_of(f) != commit] if ref.folder is not None else []
+        record_commit(ref, commit)
+    older = [f for f in live_folders(parent) if commit_of(f) != commit] if ref.folder is not None else []
     if entry is None and older:  # its files changed (or how they are keyed): the earlier entries are outdated
         what = "outdated entry stays" if len(older) == 1 else f"{len(older)} outdated entries stay"
         reporter.note(f"{ref.name} is cached anew; its {what} until gpt2emb cache clear --outdated")
@@ -288,7 +288,7 @@ def _problem(e: Exception) -> str:
 
 
 @contextlib.contextmanager
-def _locked(parent: Path, commit: str, blocking: bool = True) -> Iterator[None]:
+def locked(parent: Path, commit: str, blocking: bool = True) -> Iterator[None]:
     """Hold a commit's file lock: processes started together build its entry once, and never during a repair.
     Not blocking: filelock.Timeout when another process holds it."""
     from filelock import FileLock
@@ -300,16 +300,16 @@ def _locked(parent: Path, commit: str, blocking: bool = True) -> Iterator[None]:
 
 def _build_locked(ref: ModelRef, commit: str, reporter: Reporter) -> OpenedEntry:
     """Build the entry under its file lock, unless another process built it while we waited."""
-    parent = _repo_dir(ref)
-    with _locked(parent, commit):
-        entry = _live(_generations(parent).get(commit, []))
+    parent = repo_dir(ref)
+    with locked(parent, commit):
+        entry = live_folder(generations(parent).get(commit, []))
         if entry is not None:  # another process may have built it while we waited
-            with contextlib.suppress(*_UNTRUSTED):
-                return _open_entry(ref, entry)
+            with contextlib.suppress(*UNTRUSTED):
+                return open_entry(ref, entry)
         with _unchanged(ref, commit):
             info = checkpoint_info(ref, commit)
-        entry = _build(ref, info, parent, reporter)
-    return _open_entry(ref, entry)
+        entry = build_entry(ref, info, parent, reporter)
+    return open_entry(ref, entry)
 
 
 def _sweep(parent: Path, commit: str) -> None:
@@ -317,9 +317,9 @@ def _sweep(parent: Path, commit: str) -> None:
     skipped while another process holds the lock (it may be putting a new entry in place)."""
     from filelock import Timeout
 
-    with contextlib.suppress(Timeout), _locked(parent, commit, blocking=False):
-        folders = _generations(parent).get(commit, [])
-        live = _live(folders)
+    with contextlib.suppress(Timeout), locked(parent, commit, blocking=False):
+        folders = generations(parent).get(commit, [])
+        live = live_folder(folders)
         for folder in folders:
             if folder != live:
-                _remove(folder, whole=False)
+                remove_folder(folder, whole=False)

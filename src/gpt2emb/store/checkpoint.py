@@ -27,10 +27,8 @@ from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import Reporter
 from gpt2emb.store import hub
 from gpt2emb.store.formats import (
-    _EMBEDDING_DTYPES,
+    EMBEDDING_DTYPES,
     TensorInfo,
-    _shown,
-    _widened,
     damaged,
     find_key,
     local_reader,
@@ -38,6 +36,8 @@ from gpt2emb.store.formats import (
     parse_header,
     read_json,
     read_tensor,
+    shown,
+    widened_rows,
 )
 from gpt2emb.store.hub import ReadRange
 
@@ -103,7 +103,7 @@ def local_files(folder: Path) -> list[str]:
     return sorted({*WEIGHT_FILES, INDEX, *(p.name for p in folder.glob("*.safetensors"))})
 
 
-def _label(ref: ModelRef, filename: str) -> str:
+def file_label(ref: ModelRef, filename: str) -> str:
     return str(ref.folder / filename) if ref.folder is not None else f"{ref.repo}'s {filename}"
 
 
@@ -132,7 +132,7 @@ def _reader(ref: ModelRef, commit: str, filename: str) -> ReadRange:
     if path is not None:
         return local_reader(path)
     if ref.repo is None:
-        raise BadModel(f"{_label(ref, filename)} is gone; the folder changed while it was read")
+        raise BadModel(f"{file_label(ref, filename)} is gone; the folder changed while it was read")
     if hub.offline():
         raise NotCached(hub.not_cached(ref.repo))
     return hub.range_reader(ref.repo, filename, commit)
@@ -146,14 +146,14 @@ def _weights(ref: ModelRef, commit: str) -> tuple[str, dict[str, int], dict[str,
         return SINGLE, {SINGLE: size}, {}
     index = source_file(ref, commit, INDEX)
     if index is not None:
-        weight_map = _weight_map(index, _label(ref, INDEX))
+        weight_map = _weight_map(index, file_label(ref, INDEX))
         sizes = {}
         for shard in sorted(set(weight_map.values())):
             shard_size = _size(ref, commit, shard)
             if shard_size is None:
                 if ref.repo is not None and hub.offline():
                     raise NotCached(hub.not_cached(ref.repo))
-                raise damaged(_label(ref, INDEX), f"it names {shard}, which the model does not hold")
+                raise damaged(file_label(ref, INDEX), f"it names {shard}, which the model does not hold")
             sizes[shard] = shard_size
         return INDEX, sizes, weight_map
     size = _size(ref, commit, PICKLE)
@@ -191,16 +191,16 @@ def _tensors(
     """Every shard's header, checked and merged into one dict (tensor name -> where its bytes are)."""
     tensors: dict[str, TensorInfo] = {}
     for filename, size in sizes.items():
-        label = _label(ref, filename)
+        label = file_label(ref, filename)
         for key, t in parse_header(_reader(ref, commit, filename), size, filename, label).items():
             if key in tensors:
-                raise damaged(label, f"it holds tensor {_shown(key)}, which {tensors[key].file} holds too")
+                raise damaged(label, f"it holds tensor {shown(key)}, which {tensors[key].file} holds too")
             tensors[key] = t
     for key, shard in weight_map.items():
         found = tensors.get(key)
         if found is None or found.file != shard:
             raise damaged(
-                _label(ref, INDEX), f"it puts tensor {_shown(key)} in {shard}, whose header lacks it"
+                file_label(ref, INDEX), f"it puts tensor {shown(key)} in {shard}, whose header lacks it"
             )
     return tensors
 
@@ -233,12 +233,12 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
     for name, keys in wanted(family).items() if weights_file != PICKLE else ():  # before anything is cached
         key = find_key(tensors, keys, ref.name)
         t = tensors[key]
-        if t.dtype not in _EMBEDDING_DTYPES:
+        if t.dtype not in EMBEDDING_DTYPES:
             raise BadModel(
-                f"{_label(ref, t.file)} stores {key} as {t.dtype}; gpt2emb reads embeddings stored as "
+                f"{file_label(ref, t.file)} stores {key} as {t.dtype}; gpt2emb reads embeddings stored as "
                 "F32, F16 or BF16: save the model in one of those"
             )
-        check_shape(_label(ref, t.file), name, key, t.shape, shape)
+        check_shape(file_label(ref, t.file), name, key, t.shape, shape)
     layers = layers_in(tensors)
     n_layer = f"{label} says {_present(config, family.n_layer)} = {shape.n_layer}"
     if layers is not None and layers != shape.n_layer:
@@ -251,7 +251,11 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
     # for a hundred thousand)
     least, size = families.least_params(config, shape), sum(sizes.values())
     if layers is None and least > 8 * size:
-        where = _label(ref, next(iter(sizes))) if len(sizes) == 1 else f"the shards of {_label(ref, INDEX)}"
+        where = (
+            file_label(ref, next(iter(sizes)))
+            if len(sizes) == 1
+            else f"the shards of {file_label(ref, INDEX)}"
+        )
         raise BadModel(
             f"{n_layer} and {_present(config, family.d_model)} = {shape.d_model}, a model of at least "
             f"{least:,} parameters, but {where} holds {size:,} bytes, too few for them even at one bit "
@@ -262,7 +266,7 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
 
 def config_label(ref: ModelRef) -> str:
     """The model's config.json as every message names it."""
-    return _label(ref, "config.json")
+    return file_label(ref, "config.json")
 
 
 def _present(config: dict[str, Any], keys: tuple[str, ...]) -> str:
@@ -284,13 +288,13 @@ def _check_zip(ref: ModelRef, commit: str) -> None:
         with path.open("rb") as f:
             start = f.read(len(_ZIP))
     except OSError as e:
-        raise BadModel(f"cannot read {_label(ref, PICKLE)}: {e.strerror or e}") from None
+        raise BadModel(f"cannot read {file_label(ref, PICKLE)}: {e.strerror or e}") from None
     if start != _ZIP:
         from gpt2emb.heavy import UNSAFE
 
         raise BadModel(
-            f"{_label(ref, PICKLE)} {UNSAFE}: it is not a zip archive, the format torch.save writes; save "
-            "the model again (as safetensors, or with a torch of 1.6 or later)"
+            f"{file_label(ref, PICKLE)} {UNSAFE}: it is not a zip archive, the format torch.save writes; "
+            "save the model again (as safetensors, or with a torch of 1.6 or later)"
         )
 
 
@@ -359,10 +363,10 @@ def read_rows(
     """Rows of a 2-D tensor, widened to float32, by byte ranges: for each run of consecutive rows, its rows
     in blocks of at most 64 MB, each with the rows it holds."""
     t = info.tensors[key]
-    if t.dtype not in _EMBEDDING_DTYPES or len(t.shape) != 2:
+    if t.dtype not in EMBEDDING_DTYPES or len(t.shape) != 2:
         raise BadModel(
-            f"{_label(ref, t.file)} stores {key} as {t.dtype} {list(t.shape)}; gpt2emb reads a table of rows "
-            "stored as F32, F16 or BF16"
+            f"{file_label(ref, t.file)} stores {key} as {t.dtype} {list(t.shape)}; gpt2emb reads a table of "
+            "rows stored as F32, F16 or BF16"
         )
     row_bytes = (t.end - t.start) // max(1, t.shape[0])
     step = max(1, _BLOCK_BYTES // max(1, row_bytes))
@@ -372,7 +376,7 @@ def read_rows(
             for start in range(run.start, run.stop, step):
                 rows = range(start, min(run.stop, start + step))
                 data = read(t.start + start * row_bytes, len(rows) * row_bytes, task)
-                yield rows, _widened(data, t.dtype).reshape(len(rows), t.shape[1])
+                yield rows, widened_rows(data, t.dtype).reshape(len(rows), t.shape[1])
 
 
 # ---------------------------------------------------------------- the whole checkpoint, to run the model

@@ -32,7 +32,7 @@ from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
 
 CACHE_ENV = "GPT2EMB_CACHE_DIR"
-_UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
+UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
 GENERATION = "+"  # `<commit>+1`: a commit id never holds one
 FORMAT = 5  # bump whenever the files of an entry change: older entries are then rebuilt
 # format 3: the same files, its checks on every open SHA-256s (4: CRC-32s); format 4: pieces.txt left out
@@ -115,7 +115,7 @@ class OpenedEntry(NamedTuple):
             if len(bad):
                 self._damaged(f"row {chunk[bad[0]]} of {name}.npy does not match its checksum")
             if norms is not None:
-                fresh = _row_norms(rows)  # as built: a norm past float32's range (3e38 rows) is inf there
+                fresh = row_norms(rows)  # as built: a norm past float32's range (3e38 rows) is inf there
                 # a NaN stored for a finite row is damage; a row that holds NaN has a NaN norm, as built
                 same = np.isclose(norms[chunk], fresh, rtol=NORM_RTOL, atol=0.0, equal_nan=True)
                 bad = np.flatnonzero(~same)
@@ -158,7 +158,7 @@ def cache_root() -> Path:
 # ---------------------------------------------------------------- where things live
 
 
-def _repo_dir(ref: ModelRef) -> Path:
+def repo_dir(ref: ModelRef) -> Path:
     root = cache_root()
     if ref.folder is not None:
         import hashlib  # a local folder's only: a Hub model's warm open loads no OpenSSL
@@ -169,10 +169,10 @@ def _repo_dir(ref: ModelRef) -> Path:
     return root / "hub" / ref.repo.replace("/", "--")
 
 
-def _parents(ref: ModelRef | None) -> list[Path]:
+def parents(ref: ModelRef | None) -> list[Path]:
     """The folders that hold entries: one model's, or every model's."""
     if ref is not None:
-        return [_repo_dir(ref)]
+        return [repo_dir(ref)]
     root, found = cache_root(), []
     for sub in ("hub", "local"):
         with contextlib.suppress(OSError):  # no such folder, or a name no folder can have: no entries there
@@ -180,7 +180,7 @@ def _parents(ref: ModelRef | None) -> list[Path]:
     return sorted(found)
 
 
-def _generations(parent: Path) -> dict[str, list[Path]]:
+def generations(parent: Path) -> dict[str, list[Path]]:
     """The entry folders of a model by commit, oldest first: `<commit>`, then `<commit>+1`, `<commit>+2`, ...
 
     A later one is made only when a rebuild could not remove the earlier ones (on Windows, while mapped)."""
@@ -195,25 +195,25 @@ def _generations(parent: Path) -> dict[str, list[Path]]:
     return {commit: [path for _, path in sorted(found[commit])] for commit in sorted(found)}
 
 
-def _live(folders: list[Path]) -> Path | None:
+def live_folder(folders: list[Path]) -> Path | None:
     """The folder in use among a commit's: the newest that holds a manifest (without one, it is no entry)."""
     return next((f for f in reversed(folders) if (f / "manifest.json").is_file()), None)
 
 
-def _lives(parent: Path) -> list[Path]:
+def live_folders(parent: Path) -> list[Path]:
     """The live entry folder of each commit of a model."""
-    return sorted(f for folders in _generations(parent).values() if (f := _live(folders)) is not None)
+    return sorted(f for folders in generations(parent).values() if (f := live_folder(folders)) is not None)
 
 
-def _commit_of(folder: Path) -> str:
+def commit_of(folder: Path) -> str:
     return folder.name.partition(GENERATION)[0]
 
 
-def _size(folder: Path) -> int:
+def folder_size(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
 
 
-def _folder_fingerprint(folder: Path) -> str:
+def folder_fingerprint(folder: Path) -> str:
     """What a local folder's entry is keyed by: the size, times and inode of each file it is built from.
 
     Size and modification time alone miss a file rewritten in place whose time was set back (`touch -r`) or
@@ -244,7 +244,7 @@ def _folder_fingerprint(folder: Path) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def _fingerprint(path: Path, sha256: bool = False, whole: bool = False) -> str:
+def file_fingerprint(path: Path, sha256: bool = False, whole: bool = False) -> str:
     """A cheap checksum, checked on every open: the CRC-32 of the size and 16 sampled 4 KiB blocks, enough to
     tell damage or a swapped file (`cache verify` checks each file's whole SHA-256). CRC-32, as zlib has it:
     hashlib's import loads OpenSSL, a tenth of a warm command's own time. sha256: an entry of format 3's.
@@ -283,7 +283,7 @@ def _own_key(manifest: dict[str, Any]) -> str:
     return "sha256_self" if manifest.get("format") == SHA256_FORMAT else SELF_CHECK
 
 
-def _manifest_digest(manifest: dict[str, Any]) -> str:
+def manifest_digest(manifest: dict[str, Any]) -> str:
     """The CRC-32 of the manifest's own fields (all but this one): a damaged manifest is noticed too (format
     3's: their SHA-256)."""
     if manifest.get("format") == SHA256_FORMAT:
@@ -313,7 +313,7 @@ def plain_name(name: object) -> bool:
     )
 
 
-def _row_norms(wte: np.ndarray) -> np.ndarray:
+def row_norms(wte: np.ndarray) -> np.ndarray:
     """Each row's norm as stored: summed in float64 (in float32 the squares of tiny or huge rows under- or
     overflow). A norm past float32's range is stored as inf: such a row gets no fast bound, and is scored
     exactly."""
@@ -321,7 +321,7 @@ def _row_norms(wte: np.ndarray) -> np.ndarray:
         return measures.row_norms(wte).astype(np.float32)
 
 
-def _remove(folder: Path, whole: bool) -> str:
+def remove_folder(folder: Path, whole: bool) -> str:
     """Remove an entry folder; returns why it could not be ("" once it is gone).
 
     Windows refuses to remove a file that a process has mapped or open. whole (a live entry): the arrays go
@@ -349,11 +349,11 @@ def _why(e: OSError) -> str:
     return "in use" if getattr(e, "winerror", None) in (5, 32) else e.strerror or str(e)
 
 
-class _OtherVersion(ValueError):
+class OtherVersion(ValueError):
     pass
 
 
-def _read_manifest(entry: Path) -> dict[str, Any]:
+def read_manifest(entry: Path) -> dict[str, Any]:
     """The manifest of an entry of this version; raises ValueError or OSError when it cannot be trusted."""
     text = (entry / "manifest.json").read_bytes()
     try:
@@ -363,8 +363,8 @@ def _read_manifest(entry: Path) -> dict[str, Any]:
     if not isinstance(manifest, dict):
         raise ValueError("manifest.json is damaged: it is not a JSON object")
     if manifest.get("format") not in READ_FORMATS:
-        raise _OtherVersion("it was written by another version of gpt2emb")
-    if manifest.get(_own_key(manifest)) != _manifest_digest(manifest):
+        raise OtherVersion("it was written by another version of gpt2emb")
+    if manifest.get(_own_key(manifest)) != manifest_digest(manifest):
         raise ValueError("manifest.json is damaged: it does not match its checksum")
     for key in ("files", "sha256"):
         if not isinstance(manifest.get(key), dict) or not all(map(plain_name, manifest[key])):
@@ -372,12 +372,12 @@ def _read_manifest(entry: Path) -> dict[str, Any]:
     return manifest
 
 
-def _open_entry(ref: ModelRef, entry: Path) -> OpenedEntry:
+def open_entry(ref: ModelRef, entry: Path) -> OpenedEntry:
     """Open an entry, checking it against its manifest; raises ValueError or OSError when it is damaged."""
-    manifest = _read_manifest(entry)
+    manifest = read_manifest(entry)
     sha256 = manifest["format"] == SHA256_FORMAT
     for f, fp in manifest["files"].items():
-        if _fingerprint(entry / f, sha256, checked_whole(f, manifest["format"])) != fp:
+        if file_fingerprint(entry / f, sha256, checked_whole(f, manifest["format"])) != fp:
             raise ValueError(f"{f} is damaged: it does not match its checksum")
     shape = Shape(**manifest["shape"])
     # plain ndarray views of the mappings: np.memmap's indexing costs 30 us a call in Python, and a batch of
@@ -424,9 +424,9 @@ def _open_entry(ref: ModelRef, entry: Path) -> OpenedEntry:
 
 def has_entries(ref: ModelRef) -> bool:
     """Whether the cache holds anything of a model (of a local folder: of that path, even when it is gone)."""
-    return _repo_dir(ref).is_dir()
+    return repo_dir(ref).is_dir()
 
 
 def has_entry(ref: ModelRef, commit: str) -> bool:
     """Whether the entry of a commit is built (opening it still checks it)."""
-    return (_repo_dir(ref) / commit).is_dir()
+    return (repo_dir(ref) / commit).is_dir()

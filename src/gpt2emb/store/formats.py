@@ -67,7 +67,7 @@ _BITS = {
     "F8_E8M0": 8, "F8_E4M3FNUZ": 8, "F8_E5M2FNUZ": 8, "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
     "I32": 32, "U32": 32, "F32": 32, "C64": 64, "F64": 64, "I64": 64, "U64": 64,
 }  # fmt: skip
-_EMBEDDING_DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": "<u2"}  # BF16 is widened by hand below
+EMBEDDING_DTYPES = {"F32": "<f4", "F16": "<f2", "BF16": "<u2"}  # BF16 is widened by hand below
 _MAX_HEADER = 100_000_000  # safetensors' own limit
 
 
@@ -98,7 +98,7 @@ def damaged(label: str, what: str) -> BadModel:
     return BadModel(f"{label} is damaged: {what}; save the checkpoint again or use another model")
 
 
-def _shown(key: str) -> str:
+def shown(key: str) -> str:
     """A tensor name from a header as a message shows it: a lying header may hold any text there."""
     return key if key.isprintable() and len(key) <= 100 else repr(key[:100])
 
@@ -128,7 +128,7 @@ def parse_header(read: ReadRange, size: int, filename: str, label: str) -> dict[
             if not (isinstance(v, dict) and all(isinstance(x, str) for x in v.values())):
                 raise damaged(label, "its header's __metadata__ is not a JSON object of strings")
             continue
-        name = f"tensor {_shown(key)}"
+        name = f"tensor {shown(key)}"
         v = v if isinstance(v, dict) else {}
         dtype, shape, offsets = v.get("dtype"), v.get("shape"), v.get("data_offsets")
         if dtype is None:
@@ -161,7 +161,7 @@ def parse_header(read: ReadRange, size: int, filename: str, label: str) -> dict[
     for (_, end, first), (start, _, second) in itertools.pairwise(spans):
         if start < end:  # two tensors on the same bytes: writing one would change the other
             ranges = [tensors[first].start - base, tensors[first].end - base]
-            raise damaged(label, f"tensors {_shown(first)} and {_shown(second)} share bytes {ranges}")
+            raise damaged(label, f"tensors {shown(first)} and {shown(second)} share bytes {ranges}")
     # the format leaves no byte outside a tensor (as the safetensors library checks): data shifted by a
     # byte, or bytes added, would otherwise be read as numbers
     covered = sum(end - start for start, end, _ in spans)
@@ -182,12 +182,12 @@ def find_key(tensors: dict[str, TensorInfo], keys: tuple[str, ...], name: str) -
 
 
 def read_tensor(read: ReadRange, info: TensorInfo, task: Task | None) -> np.ndarray:
-    return _widened(read(info.start, info.end - info.start, task), info.dtype).reshape(info.shape)
+    return widened_rows(read(info.start, info.end - info.start, task), info.dtype).reshape(info.shape)
 
 
-def _widened(data: bytearray, dtype: str) -> np.ndarray:
+def widened_rows(data: bytearray, dtype: str) -> np.ndarray:
     """Stored numbers as float32 (F32: the downloaded buffer itself)."""
-    raw = np.frombuffer(data, dtype=_EMBEDDING_DTYPES[dtype])
+    raw = np.frombuffer(data, dtype=EMBEDDING_DTYPES[dtype])
     if dtype == "BF16":
         raw = (raw.astype(np.uint32) << 16).view(np.float32)
     with np.errstate(invalid="ignore"):  # a signalling NaN stays a NaN, which the rows' checks report

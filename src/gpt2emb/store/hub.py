@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from gpt2emb.errors import BadModel, Gpt2embError, NetworkError, NotCached, UnknownModel, UsageError
-from gpt2emb.report import Task
+from gpt2emb.report import HUB_BARS, Task
 
 ReadRange = Callable[[int, int, Task | None], bytearray]  # (start, length, progress) -> exactly length bytes
 
@@ -64,9 +65,8 @@ def errors_of(
 
     failed(what, reason) words a failed request; by default, as a first use that fetched nothing."""
     from huggingface_hub import errors
-    from huggingface_hub.utils import logging
 
-    logging.set_verbosity_error()  # type: ignore[no-untyped-call]  # its retry warnings would break our one-line messages
+    _quiet_logging()
     what = labelled(repo, revision)
     failed = failed or fetch_failed
 
@@ -96,6 +96,15 @@ def errors_of(
             reason = "the server redirected in a loop" if type(e).__name__ == "TooManyRedirects" else None
             raise NetworkError(failed(what, reason or type(e).__name__)) from None
         raise
+
+
+@functools.cache
+def _quiet_logging() -> None:
+    """huggingface_hub logs errors alone: its retry warnings would break our one-line messages. Once, on its
+    first use (its level is then whatever a program that imports gpt2emb sets it to)."""
+    from huggingface_hub.utils import logging
+
+    logging.set_verbosity_error()  # type: ignore[no-untyped-call]
 
 
 def _http_reason(e: Exception) -> str:
@@ -138,8 +147,9 @@ def file(repo: str, filename: str, revision: str, bar: bool = False) -> Path | N
     """A file of a Hub repo, from the HF cache or downloaded into it; None if the repo has no such file."""
     from huggingface_hub import errors, hf_hub_download
 
-    # a bar for a few kilobytes is noise; a whole pickle checkpoint keeps huggingface_hub's own bar
-    silent = None if bar else _silent_bar()
+    # a bar for a few kilobytes is noise; a whole pickle checkpoint keeps huggingface_hub's own bar where the
+    # run shows bars (tqdm_class: the download's own switch, where disable_progress_bars is the process's)
+    silent = None if bar and HUB_BARS.get() else _silent_bar()
     with errors_of(repo, revision):
         try:
             return Path(hf_hub_download(repo, filename, revision=revision, tqdm_class=silent))

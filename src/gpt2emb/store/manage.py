@@ -19,19 +19,19 @@ from gpt2emb.results.cache import RefreshedRevision, RefreshFailure
 from gpt2emb.store import hub
 from gpt2emb.store.build import open_model
 from gpt2emb.store.entries import (
-    _UNTRUSTED,
-    _commit_of,
-    _folder_fingerprint,
-    _generations,
-    _live,
-    _lives,
-    _parents,
-    _remove,
-    _repo_dir,
-    _size,
+    UNTRUSTED,
     cache_root,
+    commit_of,
+    folder_fingerprint,
+    folder_size,
+    generations,
+    live_folder,
+    live_folders,
+    parents,
+    remove_folder,
+    repo_dir,
 )
-from gpt2emb.store.revisions import _record_commit
+from gpt2emb.store.revisions import record_commit
 
 # an entry as the cache commands show it (list, verify, clear): not built by a warm open
 
@@ -46,7 +46,7 @@ class ListedEntry:
     outdated: bool = False  # a local folder's entry whose files have changed since it was built, or are gone
 
 
-def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> ListedEntry:
+def entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> ListedEntry:
     """What an entry folder holds, from its manifest or, when that is damaged, from where it lies."""
     if manifest is not None:
         return ListedEntry(
@@ -55,17 +55,17 @@ def _entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> ListedE
     repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
     spec = registry.find(repo) if repo is not None else None
     name = spec.name if spec else repo or f"a local folder ({path.parent.name})"
-    return ListedEntry(name, repo, _commit_of(path), path, size)
+    return ListedEntry(name, repo, commit_of(path), path, size)
 
 
-def _unchanged_folder(manifest: dict[str, Any]) -> Path | None:
+def unchanged_folder(manifest: dict[str, Any]) -> Path | None:
     """The local folder an entry was built from, while its files are those it was built from (else None:
     the entry is outdated; so is one of a gpt2emb from before manifests named their folder, never used now).
     OSError where the folder cannot be read."""
     if not manifest.get("folder"):
         return None
     folder = Path(manifest["folder"])
-    return folder if folder.is_dir() and _folder_fingerprint(folder) == manifest["commit"] else None
+    return folder if folder.is_dir() and folder_fingerprint(folder) == manifest["commit"] else None
 
 
 def _outdated(manifest: dict[str, Any]) -> bool:
@@ -74,7 +74,7 @@ def _outdated(manifest: dict[str, Any]) -> bool:
     if manifest["repo"] is not None:
         return False
     try:
-        return _unchanged_folder(manifest) is None
+        return unchanged_folder(manifest) is None
     except OSError:
         return False
 
@@ -90,10 +90,12 @@ class Kept:
 def entries() -> list[ListedEntry]:
     """Every live entry in the cache, as its manifest describes it."""
     found = []
-    for entry in (e for parent in _parents(None) for e in _lives(parent)):
+    for entry in (e for parent in parents(None) for e in live_folders(parent)):
         try:
-            found.append(_entry_of(entry, json.loads((entry / "manifest.json").read_text()), _size(entry)))
-        except _UNTRUSTED:
+            found.append(
+                entry_of(entry, json.loads((entry / "manifest.json").read_text()), folder_size(entry))
+            )
+        except UNTRUSTED:
             continue  # being removed right now, or not ours
     return found
 
@@ -103,15 +105,15 @@ def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[ListedEntr
     removed, and those that stay with the reason (an entry in use stays whole, and goes on answering).
     outdated: only the entries of local folders whose files have changed or are gone (and nothing else)."""
     removed, kept = [], []
-    for parent in _parents(ref):
-        for commit, folders in _generations(parent).items():
-            live = _live(folders)
+    for parent in parents(ref):
+        for commit, folders in generations(parent).items():
+            live = live_folder(folders)
             if outdated and (live is None or not _describe(live).outdated):
                 continue  # a commit's replaced copies go with its live entry, or with `cache clear`
             stays = False
             for folder in folders:  # replaced copies first: one that stays must not become the live one
                 entry = _describe(folder)
-                reason = _remove(folder, whole=folder == live)
+                reason = remove_folder(folder, whole=folder == live)
                 if reason:
                     kept.append(Kept(entry, reason))
                     stays = True
@@ -121,7 +123,7 @@ def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[ListedEntr
                 for record in (parent / "info" / f"{commit}.json", parent / f"{commit}.lock"):
                     with contextlib.suppress(OSError):
                         record.unlink()
-        if outdated and _generations(parent):
+        if outdated and generations(parent):
             continue  # the model's other records (refs, locks) serve the entries that stay
         for child in parent.glob("*"):  # its refs, checkpoint headers, locks, killed builds: never mapped
             if child.is_dir() and (child.name in ("refs", "info") or child.name.startswith(".")):
@@ -140,10 +142,10 @@ def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[ListedEntr
 
 def _describe(folder: Path) -> ListedEntry:
     """An entry folder as its manifest describes it or, when it cannot, as where it lies does."""
-    size = _size(folder)
-    with contextlib.suppress(*_UNTRUSTED):
-        return _entry_of(folder, json.loads((folder / "manifest.json").read_text()), size)
-    return _entry_of(folder, None, size)
+    size = folder_size(folder)
+    with contextlib.suppress(*UNTRUSTED):
+        return entry_of(folder, json.loads((folder / "manifest.json").read_text()), size)
+    return entry_of(folder, None, size)
 
 
 def refresh(
@@ -156,7 +158,7 @@ def refresh(
     cannot be asked (gone, private, the Hub failing) is a failure of its own: the others are still asked."""
     if ref is not None and ref.repo is None:
         raise UsageError(f"{ref.name} is a local folder: its entry follows its files, nothing to refresh")
-    folders = [_repo_dir(ref)] if ref is not None else [p for p in _parents(None) if p.parent.name == "hub"]
+    folders = [repo_dir(ref)] if ref is not None else [p for p in parents(None) if p.parent.name == "hub"]
     done: list[RefreshedRevision] = []
     failed: list[RefreshFailure] = []
     for folder in folders:
@@ -188,11 +190,11 @@ def _refresh_repo(folder: Path, model: ModelRef, reporter: Reporter | None) -> l
             note = f"{repo} has no {at.revision} any more: {at.name} stays at commit {old[:12]}"
             (reporter or QuietReporter()).note(note)
             continue
-        built = {commit for commit, folders in _generations(folder).items() if _live(folders)}
+        built = {commit for commit, folders in generations(folder).items() if live_folder(folders)}
         rebuild = new != old and old in built and new not in built
         if rebuild:
             open_model(at, reporter, commit=new)  # records the new commit once its entry is built
         elif new != old:
-            _record_commit(at, new)
+            record_commit(at, new)
         done.append(RefreshedRevision(model.name, repo, at.revision, old, new, rebuild))
     return done

@@ -14,15 +14,15 @@ from gpt2emb.errors import BadModel, NotCached
 from gpt2emb.registry import ModelRef
 from gpt2emb.store import hub
 from gpt2emb.store.entries import (
-    _UNTRUSTED,
     RECORDS,
     SELF_CHECK,
-    _folder_fingerprint,
-    _generations,
-    _live,
-    _repo_dir,
+    UNTRUSTED,
+    folder_fingerprint,
+    generations,
+    live_folder,
     plain_name,
     record_digest,
+    repo_dir,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _resolve_commit(ref: ModelRef) -> tuple[str, bool]:
+def resolve_commit(ref: ModelRef) -> tuple[str, bool]:
     """The commit to use and whether it came from our own record (True: no network was needed).
 
     A branch or tag is looked up on first use and recorded in refs/; it is looked up again only by
@@ -56,10 +56,10 @@ def _resolve_commit(ref: ModelRef) -> tuple[str, bool]:
             raise BadModel(
                 f"{ref.folder} has no config.json: a local model is a folder saved by save_pretrained"
             )
-        return _folder_fingerprint(ref.folder), True
+        return folder_fingerprint(ref.folder), True
     assert ref.repo is not None
     if hub.is_full_commit(ref.revision):
-        absent = _live(_generations(_repo_dir(ref)).get(ref.revision, [])) is None
+        absent = live_folder(generations(repo_dir(ref)).get(ref.revision, [])) is None
         # offline, the HF cache may still hold that commit's files: only when it does not, say so now
         if absent and hub.offline() and hub.cached(ref.repo, "config.json", ref.revision) is None:
             raise NotCached(hub.not_cached(f"{ref.repo} at commit {ref.revision}"))
@@ -73,10 +73,10 @@ def _resolve_commit(ref: ModelRef) -> tuple[str, bool]:
 
 def _ref_file(ref: ModelRef, revision: str) -> Path:
     """refs/<revision>, quoted: a branch such as refs/pr/1 is one file, never a folder."""
-    return _repo_dir(ref) / "refs" / quote(revision, safe="")
+    return repo_dir(ref) / "refs" / quote(revision, safe="")
 
 
-def _record_commit(ref: ModelRef, commit: str) -> None:
+def record_commit(ref: ModelRef, commit: str) -> None:
     if ref.repo is not None and not hub.is_full_commit(ref.revision):
         with contextlib.suppress(OSError):
             _write_atomic(_ref_file(ref, ref.revision), commit.encode())
@@ -137,14 +137,14 @@ def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
 
     known = True
     if commit is None:
-        commit, known = _resolve_commit(ref)
-    info_file = _repo_dir(ref) / RECORDS / f"{commit}.json"
+        commit, known = resolve_commit(ref)
+    info_file = repo_dir(ref) / RECORDS / f"{commit}.json"
     try:
         info = info_from_json(ref, json.loads(info_file.read_bytes()), commit)
-    except (*_UNTRUSTED, RecursionError):  # absent, of an older gpt2emb, or damaged: read from the model
+    except (*UNTRUSTED, RecursionError):  # absent, of an older gpt2emb, or damaged: read from the model
         info = checkpoint.read_info(ref, commit)
         with contextlib.suppress(OSError):
             _write_atomic(info_file, json.dumps(info_to_json(info)).encode())
     if not known:
-        _record_commit(ref, commit)
+        record_commit(ref, commit)
     return info

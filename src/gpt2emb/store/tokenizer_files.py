@@ -9,8 +9,8 @@ from typing import Any
 
 from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef
-from gpt2emb.store.checkpoint import _label, source_file
-from gpt2emb.store.formats import _shown, damaged, parse_json
+from gpt2emb.store.checkpoint import file_label, source_file
+from gpt2emb.store.formats import damaged, parse_json, shown
 from gpt2emb.tokens import LibraryFault, library_faults
 
 
@@ -18,11 +18,11 @@ def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any
     """The model's tokenizer.json (built from vocab.json and merges.txt where it has none) and its parse,
     once the `tokenizers` library has read it and every id it gives names one of wte's rows."""
     path = source_file(ref, commit, "tokenizer.json")
-    label = _label(ref, "tokenizer.json")
+    label = file_label(ref, "tokenizer.json")
     if path is not None:
         text = _tokenizer_text(path, label)
     else:
-        text, label = _from_vocab_and_merges(ref, commit), _label(ref, "vocab.json")
+        text, label = _from_vocab_and_merges(ref, commit), file_label(ref, "vocab.json")
     text, parsed = _without_dropout(text, parse_json(text, label))
     from tokenizers import Tokenizer
 
@@ -31,7 +31,7 @@ def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any
             library = Tokenizer.from_str(text)
             library.encode("a sample text, tokenized once: 1,024 tokens")
     except LibraryFault as e:
-        raise damaged(label, f"the tokenizers library cannot read it ({_shown(str(e))})") from None
+        raise damaged(label, f"the tokenizers library cannot read it ({shown(str(e))})") from None
     # the kind the library made of it (a model without a "type" is whichever its fields fit)
     kind = type(library.model).__name__
     vocab = parsed["model"].get("vocab")
@@ -68,12 +68,12 @@ def _check_ids(label: str, ids: list[tuple[str, Any]], rows: int) -> None:
     for piece, i in ids:
         if not isinstance(i, int) or not 0 <= i < rows:
             raise BadModel(
-                f"{label} gives the token {_shown(piece)} the id {i!r:.20}, but wte has rows 0 to "
+                f"{label} gives the token {shown(piece)} the id {i!r:.20}, but wte has rows 0 to "
                 f"{rows - 1}: the tokenizer and the table disagree; save the model and its tokenizer again"
             )
         if seen.setdefault(i, piece) != piece:
             raise BadModel(
-                f"{label} gives the id {i} to two tokens, {_shown(seen[i])} and {_shown(piece)}: an id names "
+                f"{label} gives the id {i} to two tokens, {shown(seen[i])} and {shown(piece)}: an id names "
                 "one row of wte; save the model's tokenizer again"
             )
 
@@ -96,8 +96,8 @@ def _from_vocab_and_merges(ref: ModelRef, commit: str) -> str:
     try:
         tok = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
     except Exception as e:  # the library's own error type, for a vocab.json or merges.txt it cannot read
-        where = f"{_label(ref, 'vocab.json')} with {_label(ref, 'merges.txt')}"
-        raise damaged(where, f"the tokenizers library cannot read them ({_shown(str(e))})") from None
+        where = f"{file_label(ref, 'vocab.json')} with {file_label(ref, 'merges.txt')}"
+        raise damaged(where, f"the tokenizers library cannot read them ({shown(str(e))})") from None
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     text: str = tok.to_str()

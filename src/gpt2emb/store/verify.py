@@ -14,18 +14,18 @@ from gpt2emb.errors import Gpt2embError
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter, Task
 from gpt2emb.store import checkpoint
-from gpt2emb.store.build import _build, _locked
+from gpt2emb.store.build import build_entry, locked
 from gpt2emb.store.entries import (
-    _UNTRUSTED,
     RECORDS,
-    _lives,
-    _OtherVersion,
-    _parents,
-    _read_manifest,
-    _remove,
-    _size,
+    UNTRUSTED,
+    OtherVersion,
+    folder_size,
+    live_folders,
+    parents,
+    read_manifest,
+    remove_folder,
 )
-from gpt2emb.store.manage import ListedEntry, _entry_of, _unchanged_folder
+from gpt2emb.store.manage import ListedEntry, entry_of, unchanged_folder
 from gpt2emb.store.revisions import check_record
 
 
@@ -47,11 +47,11 @@ def verify(ref: ModelRef | None, repair: bool = False, reporter: Reporter | None
     """Read every file of every entry (or of one model's) against the SHA-256 recorded when it was built;
     with repair, rebuild each entry that is damaged or was written by another version."""
     reporter = reporter or QuietReporter()
-    folders = [entry for parent in _parents(ref) for entry in _lives(parent)]
-    sizes = {f: _size(f) for f in folders}
+    folders = [entry for parent in parents(ref) for entry in live_folders(parent)]
+    sizes = {f: folder_size(f) for f in folders}
     with reporter.progress("verifying the cache", sum(sizes.values())) as task:
         checked = [_verify_entry(f, sizes[f], task) for f in folders]
-    checked += [v for parent in _parents(ref) for v in _verify_records(parent, checked)]
+    checked += [v for parent in parents(ref) for v in _verify_records(parent, checked)]
     if repair:
         checked = [_repair(v, reporter) if v.problem else v for v in checked]
     return checked
@@ -74,26 +74,26 @@ def _verify_records(parent: Path, checked: list[Verified]) -> list[Verified]:
                 continue  # an older gpt2emb's: never trusted, it is read from the model again when used
             check_record(raw, commit)
             continue
-        except (*_UNTRUSTED, RecursionError) as e:
+        except (*UNTRUSTED, RecursionError) as e:
             problem = f"{RECORDS}/{record.name} cannot be trusted ({e})"
         size = record.stat().st_size if record.is_file() else 0
-        entry = names.get(commit) or _entry_of(parent / commit, None, size)
+        entry = names.get(commit) or entry_of(parent / commit, None, size)
         found.append(Verified(replace(entry, path=record, size=size), (f"{RECORDS}/{record.name}",), problem))
     return found
 
 
 def _verify_entry(path: Path, size: int, task: Task) -> Verified:
     try:
-        manifest = _read_manifest(path)
+        manifest = read_manifest(path)
         task.advance((path / "manifest.json").stat().st_size)
-    except _OtherVersion as e:
-        return Verified(_entry_of(path, None, size), (), str(e))
-    except _UNTRUSTED:
-        return Verified(_entry_of(path, None, size), ("manifest.json",), "manifest.json is damaged")
+    except OtherVersion as e:
+        return Verified(entry_of(path, None, size), (), str(e))
+    except UNTRUSTED:
+        return Verified(entry_of(path, None, size), ("manifest.json",), "manifest.json is damaged")
     damaged = tuple(f for f, digest in manifest["sha256"].items() if _sha256(path / f, task) != digest)
     verb = "does not match its checksum" if len(damaged) == 1 else "do not match their checksums"
     problem = f"{', '.join(damaged)} {verb}"
-    return Verified(_entry_of(path, manifest, size), damaged, problem if damaged else "")
+    return Verified(entry_of(path, manifest, size), damaged, problem if damaged else "")
 
 
 def _sha256(path: Path, task: Task) -> str | None:
@@ -121,15 +121,15 @@ def _repair(damaged: Verified, reporter: Reporter) -> Verified:
         return replace(damaged, repaired="removed")
     source = _source(entry)
     if source is None:
-        reason = _remove(entry.path, whole=False)
+        reason = remove_folder(entry.path, whole=False)
         if reason:
             reporter.note(f"could not remove the cache entry of {entry.name} ({entry.commit[:12]}): {reason}")
             return damaged
         return replace(damaged, repaired="removed")
-    with _locked(entry.path.parent, entry.commit):
+    with locked(entry.path.parent, entry.commit):
         try:
             # not checkpoint_info: it records the commit as the one "main" means, and this may be an older one
-            _build(source, checkpoint.read_info(source, entry.commit), entry.path.parent, reporter)
+            build_entry(source, checkpoint.read_info(source, entry.commit), entry.path.parent, reporter)
         except (Gpt2embError, OSError) as e:
             reporter.note(f"could not rebuild the cache entry of {entry.name} ({entry.commit[:12]}): {e}")
             return damaged
@@ -141,8 +141,8 @@ def _source(entry: ListedEntry) -> ModelRef | None:
     if entry.repo is not None:
         spec = registry.find(entry.repo)
         return ModelRef(spec.name if spec else entry.repo, repo=entry.repo, spec=spec)
-    with contextlib.suppress(*_UNTRUSTED):
-        folder = _unchanged_folder(json.loads((entry.path / "manifest.json").read_text()))
+    with contextlib.suppress(*UNTRUSTED):
+        folder = unchanged_folder(json.loads((entry.path / "manifest.json").read_text()))
         if folder is not None:
             return ModelRef(entry.name, folder=folder)
     return None

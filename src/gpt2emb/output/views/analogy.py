@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 
-from gpt2emb.output.layout import _notes, _num, _table
+from gpt2emb.output.layout import note_lines, num, titled_table
 from gpt2emb.output.views import view
-from gpt2emb.output.views.words import _candidates
+from gpt2emb.output.views.words import candidates_line
 from gpt2emb.results.analogy import AnalogyBatch, AnalogyResult
 from gpt2emb.tokens import quote as tok
 
@@ -21,18 +21,18 @@ def _(result: AnalogyResult, dims: int | None) -> RenderableType:
     kept = "inputs kept, marked *" if result.keep_inputs else "inputs left out"
     score = "score" if result.method == "3cosmul" else "cosine"
     rows = [
-        [str(r.rank), tok(r.token) + (" *" if r.input else ""), str(r.id), _num(r.score)]
+        [str(r.rank), tok(r.token) + (" *" if r.input else ""), str(r.id), num(r.score)]
         for r in result.results
     ]
-    inputs = [[i.word, tok(i.token), str(i.id), str(i.rank), _num(i.score)] for i in result.inputs]
+    inputs = [[i.word, tok(i.token), str(i.id), str(i.rank), num(i.score)] for i in result.inputs]
     among = "all tokens" if result.candidates is None else "the candidates"
     return Group(
-        *_candidates(result.candidates),
-        *_notes(list(result.notes)),
-        _table(
+        *candidates_line(result.candidates),
+        *note_lines(list(result.notes)),
+        titled_table(
             f"{result.expression} in {result.model} ({result.method}, {kept})",
             f"rank> token id> {score}>",
             rows,
         ),
-        _table(f"where the inputs rank (among {among})", f"word token id> rank> {score}>", inputs),
+        titled_table(f"where the inputs rank (among {among})", f"word token id> rank> {score}>", inputs),
     )

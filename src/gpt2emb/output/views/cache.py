@@ -7,14 +7,14 @@ from rich.segment import Segment
 from rich.text import Text
 
 from gpt2emb.output.layout import (
-    _Listing,
-    _mb,
-    _Words,
+    Listing,
+    Words,
+    mb,
 )
 from gpt2emb.output.views import view
 from gpt2emb.results.cache import CachePath, CacheResult, RefreshResult, VerifyResult
 
-_ENTRIES = "model~ commit size> path~"  # names and paths whole (see _Listing)
+_ENTRIES = "model~ commit size> path~"  # names and paths whole (see Listing)
 
 
 def _entries(n: int, which: str = "") -> str:
@@ -24,19 +24,19 @@ def _entries(n: int, which: str = "") -> str:
 @view.register
 def _(result: CacheResult, dims: int | None) -> RenderableType:
     rows = [
-        [e.name, e.commit[:12] + ("\noutdated" if e.outdated else ""), _mb(e.bytes), e.path]
+        [e.name, e.commit[:12] + ("\noutdated" if e.outdated else ""), mb(e.bytes), e.path]
         for e in result.entries
     ]
     if result.action == "list":
-        title = f"gpt2emb cache in {result.root}: {_entries(len(rows))}, {_mb(result.total_bytes)}"
+        title = f"gpt2emb cache in {result.root}: {_entries(len(rows))}, {mb(result.total_bytes)}"
         if not rows:
             return _Unfolded(f"{title} (a model is cached on first use)")
         outdated = [e for e in result.entries if e.outdated]
         if outdated:
-            size, them = _mb(sum(e.bytes for e in outdated)), "it" if len(outdated) == 1 else "them"
+            size, them = mb(sum(e.bytes for e in outdated)), "it" if len(outdated) == 1 else "them"
             return Group(
-                _Listing(title, _ENTRIES, rows),
-                _Words(
+                Listing(title, _ENTRIES, rows),
+                Words(
                     Text(
                         f"outdated: {_entries(len(outdated))} ({size}) built from a local folder's earlier "
                         f"files, or from a folder that is gone; gpt2emb cache clear --outdated removes {them}"
@@ -45,22 +45,22 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
             )
     else:
         which = "outdated " if result.outdated else ""
-        title = f"removed {_entries(len(rows), which)}, {_mb(result.total_bytes)}, from {result.root}"
+        title = f"removed {_entries(len(rows), which)}, {mb(result.total_bytes)}, from {result.root}"
         kept = [[k.name, k.commit[:12], k.reason, k.path] for k in result.kept]
         if kept:
             nothing = _Unfolded(f"removed nothing from {result.root}")
-            removed = _Listing(title, _ENTRIES, rows) if rows else nothing
+            removed = Listing(title, _ENTRIES, rows) if rows else nothing
             title = f"could not remove {_entries(len(kept))}, left whole"
-            return Group(removed, Text(""), _Listing(title, "model~ commit why path~", kept))
+            return Group(removed, Text(""), Listing(title, "model~ commit why path~", kept))
         if not rows:
             return _Unfolded(f"nothing {which}to remove in {result.root}")
-    return _Listing(title, _ENTRIES, rows)
+    return Listing(title, _ENTRIES, rows)
 
 
 @view.register
 def _(result: RefreshResult, dims: int | None) -> RenderableType:
     if not result.revisions:
-        return _Words(
+        return Words(
             Text(
                 f"nothing to refresh in {result.root}: no model of the Hub is cached (a local folder's entry "
                 "follows its files; a model is cached on first use)"
@@ -73,13 +73,13 @@ def _(result: RefreshResult, dims: int | None) -> RenderableType:
         rows.append([r.model, r.revision, r.old_commit[:12], r.new_commit[:12] if moved else "", status])
     n_moved = sum(r.new_commit != r.old_commit for r in result.revisions)
     title = f"asked the Hub about {len(rows):,} revision{'s' if len(rows) != 1 else ''}: {n_moved:,} moved"
-    return _Listing(title, "model~ revision~ commit new status", rows)
+    return Listing(title, "model~ revision~ commit new status", rows)
 
 
 @view.register
 def _(result: VerifyResult, dims: int | None) -> RenderableType:
     if not result.entries:
-        return _Words(Text(f"nothing cached in {result.root}: nothing to verify"))
+        return Words(Text(f"nothing cached in {result.root}: nothing to verify"))
     state = {True: Text("ok", style="green"), False: Text("damaged", style="red")}
     rows = [
         [e.name, e.commit[:12], Text(e.repaired, style="green") if e.repaired else state[e.ok], e.problem]
@@ -88,8 +88,8 @@ def _(result: VerifyResult, dims: int | None) -> RenderableType:
     bad = sum(not e.ok for e in result.entries)
     rebuilt = sum(e.repaired == "rebuilt" for e in result.entries)
     verdict = (f"{bad:,} damaged" if bad else "all ok") + (f", {rebuilt:,} rebuilt" if rebuilt else "")
-    title = f"verified {_entries(len(rows))} ({_mb(result.total_bytes)}) in {result.root}: {verdict}"
-    return _Listing(title, "model~ commit state problem", rows)
+    title = f"verified {_entries(len(rows))} ({mb(result.total_bytes)}) in {result.root}: {verdict}"
+    return Listing(title, "model~ commit state problem", rows)
 
 
 @view.register

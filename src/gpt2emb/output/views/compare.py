@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from gpt2emb.output.layout import _Matrix
+from gpt2emb.output.layout import Matrix
 from gpt2emb.output.views import view
 from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.compare import SideBySideResult
@@ -23,7 +23,7 @@ def _(result: SideBySideResult, dims: int | None) -> RenderableType:
         cells = [[_shared(a[rank], everywhere) if rank < len(a) else "" for a in answers] for rank in depth]
         title = f"{query}: side by side (* in every list, matched by the text each token stands for)"
         ranks = [[str(rank + 1)] for rank in depth]
-        parts.append(_Matrix(title, ["rank>"], ranks, result.models, cells, where="--json has every answer"))
+        parts.append(Matrix(title, ["rank>"], ranks, result.models, cells, where="--json has every answer"))
         parts += [
             Text(f"{o.models[0]} and {o.models[1]} share {o.shared:,} of their top {o.k:,}\n")
             for o in result.overlap

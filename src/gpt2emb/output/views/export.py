@@ -6,8 +6,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gpt2emb.output.layout import (
-    _notes,
-    _table,
+    note_lines,
+    titled_table,
 )
 from gpt2emb.output.views import view
 from gpt2emb.results.export import ExportResult
@@ -22,8 +22,8 @@ def _(result: ExportResult, dims: int | None) -> RenderableType:
     title = f"{result.table} of {result.model}: {result.rows:,} rows{which} of {result.dims:,} numbers"
     rows = [[f.path, f"{f.bytes:,}"] for f in result.files]
     parts: list[RenderableType] = [
-        *_notes(list(result.notes)),
-        _table(f"{title}, as {result.format}", "file bytes>", rows),
+        *note_lines(list(result.notes)),
+        titled_table(f"{title}, as {result.format}", "file bytes>", rows),
     ]
     if result.format == "projector":
         parts.append(

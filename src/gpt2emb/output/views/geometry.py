@@ -9,11 +9,11 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gpt2emb.output.layout import (
-    _maybe,
-    _notes,
-    _num,
-    _pct,
-    _table,
+    maybe,
+    note_lines,
+    num,
+    pct,
+    titled_table,
 )
 from gpt2emb.output.views import view
 from gpt2emb.results.geometry import GeometryResult, TableGeometry, TokenNorm
@@ -23,8 +23,8 @@ from gpt2emb.tokens import quote as tok
 def _extremes(table: TableGeometry) -> list[list[str]]:
     def cells(row: Any) -> list[str]:
         if isinstance(row, TokenNorm):
-            return [tok(row.token), str(row.id), _num(row.norm)]
-        return [str(row.position), _num(row.norm)]
+            return [tok(row.token), str(row.id), num(row.norm)]
+        return [str(row.position), num(row.norm)]
 
     return [[*cells(a), *cells(b)] for a, b in zip(table.smallest, table.largest, strict=True)]
 
@@ -36,20 +36,20 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
     stats: list[tuple[str, Any]] = [
         ("rows", lambda t: f"{t.rows:,}"),
         ("rows of zeros (left out of cosines)", lambda t: f"{t.zero_rows:,}"),
-        ("norm: mean", lambda t: _num(t.norm.mean)),
-        ("norm: std", lambda t: _num(t.norm.std)),
-        ("norm: min", lambda t: _num(t.norm.min)),
-        ("norm: max", lambda t: _num(t.norm.max)),
-        ("mean cosine, all pairs of rows", lambda t: _maybe(t.mean_cosine)),
+        ("norm: mean", lambda t: num(t.norm.mean)),
+        ("norm: std", lambda t: num(t.norm.std)),
+        ("norm: min", lambda t: num(t.norm.min)),
+        ("norm: max", lambda t: num(t.norm.max)),
+        ("mean cosine, all pairs of rows", lambda t: maybe(t.mean_cosine)),
     ]
     rows = [[label, *(fmt(t) for t in tables)] for label, fmt in stats]
     for k in range(max(len(t.pc_variance) for t in tables)):
-        rows.append([f"variance along PC{k + 1}", *(_pct(_at(t.pc_variance, k)) for t in tables)])
-    rows.append([f"PC1-{len(wte.pc_variance)} together", *(_pct(_together(t.pc_variance)) for t in tables)])
+        rows.append([f"variance along PC{k + 1}", *(pct(_at(t.pc_variance, k)) for t in tables)])
+    rows.append([f"PC1-{len(wte.pc_variance)} together", *(pct(_together(t.pc_variance)) for t in tables)])
     names = ("wte", "wpe")[: len(tables)]
     title = f"{' and '.join(names)} of {result.model} (d = {result.d_model:,})"
-    summary = _table(title, "_ " + " ".join(f"{name}>" for name in names), rows)
-    by_norm_wte = _table(
+    summary = titled_table(title, "_ " + " ".join(f"{name}>" for name in names), rows)
+    by_norm_wte = titled_table(
         "wte rows of smallest and largest norm", "smallest id> norm> largest id> norm>", _extremes(wte)
     )
     notes = list(result.notes)
@@ -57,8 +57,8 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
         # the reading says why content against position has no figures: the note on them would say it again
         notes = [n for n in notes if not n.startswith("wte_vs_wpe:")]
     if wpe is None or cross is None:
-        return Group(summary, by_norm_wte, Text(result.reading), *_notes(notes))
-    by_norm_wpe = _table(
+        return Group(summary, by_norm_wte, Text(result.reading), *note_lines(notes))
+    by_norm_wpe = titled_table(
         "wpe rows of smallest and largest norm",
         ["smallest position>", "norm>", "largest position>", "norm>"],
         _extremes(wpe),
@@ -70,15 +70,15 @@ def _(result: GeometryResult, dims: int | None) -> RenderableType:
         largest += f": {tok(pair.token)} ({pair.id}) with position {pair.position}{sign}"
     d = result.d_model
     cross_rows = [
-        ["mean", _maybe(cross.mean_abs_cosine)],
-        [largest, _maybe(cross.max_abs_cosine)],
-        [f"mean of two random directions in {d:,} dimensions", _num(cross.random_mean_abs_cosine)],
+        ["mean", maybe(cross.mean_abs_cosine)],
+        [largest, maybe(cross.max_abs_cosine)],
+        [f"mean of two random directions in {d:,} dimensions", num(cross.random_mean_abs_cosine)],
     ]
     title = f"content against position: every wte row with every wpe row ({cross.pairs:,} pairs)"
-    content = _table(title, "_ |cosine|>", cross_rows)
+    content = titled_table(title, "_ |cosine|>", cross_rows)
     formula = f"random directions: {cross.random_formula} = {math.sqrt(2 / (math.pi * d)):.4f}\n"
     return Group(
-        summary, by_norm_wte, by_norm_wpe, content, Text(formula), Text(result.reading), *_notes(notes)
+        summary, by_norm_wte, by_norm_wpe, content, Text(formula), Text(result.reading), *note_lines(notes)
     )
 
 

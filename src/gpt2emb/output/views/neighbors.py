@@ -9,9 +9,9 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.measure import Measurement
 from rich.text import Text
 
-from gpt2emb.output.layout import _notes, _num, _table, split
+from gpt2emb.output.layout import note_lines, num, split, titled_table
 from gpt2emb.output.views import view
-from gpt2emb.output.views.words import _candidates
+from gpt2emb.output.views.words import candidates_line
 from gpt2emb.results.neighbors import NeighborsResult
 from gpt2emb.tokens import quote as tok
 
@@ -42,20 +42,20 @@ class _Tokens:
 
 @view.register
 def _(result: NeighborsResult, dims: int | None) -> RenderableType:
-    parts: list[RenderableType] = [*_candidates(result.candidates), *_notes(list(result.notes))]
+    parts: list[RenderableType] = [*candidates_line(result.candidates), *note_lines(list(result.notes))]
     for item in result.items:
-        parts += _notes([item.note])
+        parts += note_lines([item.note])
         title = f"nearest to {split(item.tokens)} in {result.model}"
         if not result.fold:
-            rows = [[str(n.rank), tok(n.token), str(n.id), _num(n.score)] for n in item.neighbors]
-            parts.append(_table(title, "rank> token id> cosine>", rows))
+            rows = [[str(n.rank), tok(n.token), str(n.id), num(n.score)] for n in item.neighbors]
+            parts.append(titled_table(title, "rank> token id> cosine>", rows))
             continue
         folded: list[list[Any]] = [
             [
                 str(n.rank),
                 tok(n.token),
                 str(n.id),
-                _num(n.score),
+                num(n.score),
                 _Tokens([f.token for f in (n.forms or ())[1:]]),
             ]
             for n in item.neighbors
@@ -64,5 +64,5 @@ def _(result: NeighborsResult, dims: int | None) -> RenderableType:
         are = "is a form" if n == 1 else "are forms"
         share = f"{n:,} of the {result.k:,} nearest tokens {are} of {item.word}" if n is not None else ""
         columns = "rank> token id> cosine> other_forms"
-        parts.append(_table(f"{title}, one row per word", columns, folded, share))
+        parts.append(titled_table(f"{title}, one row per word", columns, folded, share))
     return Group(*parts)

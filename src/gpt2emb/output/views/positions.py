@@ -10,10 +10,10 @@ from rich.text import Text
 
 from gpt2emb.errors import spelt
 from gpt2emb.output.layout import (
-    _cosine,
-    _Matrix,
-    _num,
-    _table,
+    Matrix,
+    cosine_cell,
+    num,
+    titled_table,
 )
 from gpt2emb.output.views import view
 from gpt2emb.results.positions import HeatmapResult, PositionsResult
@@ -22,23 +22,23 @@ from gpt2emb.results.positions import HeatmapResult, PositionsResult
 @view.register
 def _(result: PositionsResult, dims: int | None) -> RenderableType:
     labels = ["pos>", "norm>"]
-    rows = [[str(p), _num(norm, 3)] for p, norm in zip(result.positions, result.norms, strict=True)]
+    rows = [[str(p), num(norm, 3)] for p, norm in zip(result.positions, result.norms, strict=True)]
     if result.rows and result.rows != result.positions:  # RoBERTa: position p is row p + 2
         labels.insert(1, "row>")
         for row, r in zip(rows, result.rows, strict=True):
             row.insert(1, str(r))
-    return _Matrix(
+    return Matrix(
         f"cosine similarity of position rows (wpe) in {result.model}",
         labels,
         rows,
         [f"{p}>" for p in result.positions],
         result.matrix,
-        _cosine,
+        cosine_cell,
         spelt(
             "--json prints every number, --heatmap draws the matrix of all positions, --png FILE as a figure",
             "the result holds every number",
         ),
-        _table(f"norms of position rows (wpe) in {result.model}", labels, rows),
+        titled_table(f"norms of position rows (wpe) in {result.model}", labels, rows),
     )
 
 

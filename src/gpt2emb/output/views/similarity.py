@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Group, RenderableType
 
-from gpt2emb.output.layout import _cosine, _Matrix, _notes, _num, _table, split
+from gpt2emb.output.layout import Matrix, cosine_cell, note_lines, num, split, titled_table
 from gpt2emb.output.views import view
 from gpt2emb.results.similarity import SimilarityResult
 from gpt2emb.tokens import quote as tok
@@ -12,14 +12,14 @@ from gpt2emb.tokens import quote as tok
 
 @view.register
 def _(result: SimilarityResult, dims: int | None) -> RenderableType:
-    norms = [[split(i.tokens), _num(n)] for i, n in zip(result.items, result.norms, strict=True)]
-    matrix = _Matrix(
+    norms = [[split(i.tokens), num(n)] for i, n in zip(result.items, result.norms, strict=True)]
+    matrix = Matrix(
         f"cosine similarity in {result.model}",
         ["token"],
         [[split(i.tokens)] for i in result.items],
         [tok("".join(t.token for t in i.tokens)) + ">" for i in result.items],  # the text its tokens spell
         result.matrix,
-        _cosine,
-        instead=_table(f"norms of the words' vectors in {result.model}", "token norm>", norms),
+        cosine_cell,
+        instead=titled_table(f"norms of the words' vectors in {result.model}", "token norm>", norms),
     )
-    return Group(*_notes([i.note for i in result.items]), matrix)
+    return Group(*note_lines([i.note for i in result.items]), matrix)

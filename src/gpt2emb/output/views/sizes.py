@@ -8,8 +8,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gpt2emb.output.layout import (
-    _Matrix,
-    _table,
+    Matrix,
+    titled_table,
 )
 from gpt2emb.output.views import view
 from gpt2emb.results.sizes import ModelsResult, SizesResult
@@ -30,7 +30,7 @@ def _(result: ModelsResult, dims: int | None) -> RenderableType:
         for m in result.models
     ]
     title = "named models (-m also takes any Hub repo or folder of a supported family)"
-    return _table(title, "model~ family~ aliases d_model> layers> params> cached", rows)
+    return titled_table(title, "model~ family~ aliases d_model> layers> params> cached", rows)
 
 
 _SIZE_ROW: dict[str, Any] = {  # label -> how a model's column shows it
@@ -75,7 +75,7 @@ def _(result: SizesResult, dims: int | None) -> RenderableType:
         if counted
         else "GPT-2 sizes: wte is the largest single piece in all four"
     )
-    matrix = _Matrix(
+    matrix = Matrix(
         title, ["_"], [r[:1] for r in rows], [f"{m.name}>" for m in result.models], [r[1:] for r in rows]
     )
     return Group(matrix, Text(MB_MEANS))

@@ -6,12 +6,12 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gpt2emb.output.layout import (
-    _Matrix,
-    _maybe,
-    _notes,
-    _num,
-    _signed,
-    _table,
+    Matrix,
+    maybe,
+    note_lines,
+    num,
+    signed_cell,
+    titled_table,
 )
 from gpt2emb.output.views import view
 from gpt2emb.results.text import ContextResult, InputResult
@@ -35,8 +35,8 @@ def _(result: ContextResult, dims: int | None) -> RenderableType:
     rows = [
         [
             "0 (h0)" if x.layer == 0 else f"{x.layer} (last)" if x.layer == last else str(x.layer),
-            *(_maybe(p.cosine) for p in x.pairs),
-            *(_maybe(c) for c in x.static),
+            *(maybe(p.cosine) for p in x.pairs),
+            *(maybe(c) for c in x.static),
         ]
         for x in result.layers
     ]
@@ -45,19 +45,19 @@ def _(result: ContextResult, dims: int | None) -> RenderableType:
     )
     notes = [*result.notes, "- is a vector of zeros: it has no direction, so no cosine" if undefined else ""]
     return Group(
-        _table(
+        titled_table(
             f"{word} in {result.model}: the sentences, as tokens (the word's in [ ])",
             "_> tokens at>",
             sentences,
         ),
-        _Matrix(
+        Matrix(
             f"cosine of {word}'s vectors, between sentences and with its static row (wte), layer by layer",
             ["layer"],
             [r[:1] for r in rows],
             [*pairs, *statics],
             [r[1:] for r in rows],
         ),
-        *_notes(notes),
+        *note_lines(notes),
     )
 
 
@@ -82,8 +82,8 @@ def _(result: InputResult, dims: int | None) -> RenderableType:
     # the rows of wpe are in the line of shapes (RoBERTa: wpe[2..n+1])
     columns = ["pos>", "id>", "token", "|wte|>", "|wpe|>", "|h0|>", "cos(wte, wpe)>"]
     rows = [
-        [str(t.position), str(t.id), tok(t.token), _num(t.wte_norm), _maybe(t.wpe_norm), _num(t.h0_norm),
-         _maybe(t.cos_wte_wpe)]
+        [str(t.position), str(t.id), tok(t.token), num(t.wte_norm), maybe(t.wpe_norm), num(t.h0_norm),
+         maybe(t.cos_wte_wpe)]
         for t in result.tokens
     ]  # fmt: skip
     if not positions:
@@ -92,14 +92,16 @@ def _(result: InputResult, dims: int | None) -> RenderableType:
     if result.layer_norm:  # the sum before the layer norm, beside h0
         columns.insert(5, "|sum|>")
         for row, t in zip(rows, result.tokens, strict=True):
-            row.insert(5, _num(t.sum_norm))
+            row.insert(5, num(t.sum_norm))
     parts: list[RenderableType] = [
-        *_notes(list(result.notes)),
+        *note_lines(list(result.notes)),
         Text(shapes, style="bold"),
-        _table(about, columns, rows),
+        titled_table(about, columns, rows),
     ]
     if result.h0 is not None:
         width = len(str(n - 1))
         parts.append(Text("h0, every number:", style="bold"))
-        parts += [Text(f"{p:>{width}} [{', '.join(map(_signed, row))}]") for p, row in enumerate(result.h0)]
+        parts += [
+            Text(f"{p:>{width}} [{', '.join(map(signed_cell, row))}]") for p, row in enumerate(result.h0)
+        ]
     return Group(*parts)

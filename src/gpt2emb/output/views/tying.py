@@ -7,10 +7,10 @@ from rich.text import Text
 
 from gpt2emb.output.layout import (
     MAX_PIECES_SHOWN,
-    _maybe,
-    _mb,
-    _notes,
-    _table,
+    maybe,
+    mb,
+    note_lines,
+    titled_table,
 )
 from gpt2emb.output.views import view
 from gpt2emb.results.tying import Comparison, GradientResult, TyingResult
@@ -24,7 +24,7 @@ def _(result: TyingResult, dims: int | None) -> RenderableType:
     verdict = "tied: the output layer reuses wte" if result.tied else "not tied"
     rows = [[c.name, _MARK[c.passed], c.detail] for c in result.checks]
     saved = f"tying saves {result.saved_params:,} parameters (vocab x d_model)" if result.tied else ""
-    checks = _table(f"{result.model}: {verdict}", "check _ detail", rows, caption=saved)
+    checks = titled_table(f"{result.model}: {verdict}", "check _ detail", rows, caption=saved)
     parts: list[RenderableType] = [checks]
     if result.gradient is not None:
         parts.append(_gradient(result.gradient))
@@ -34,18 +34,18 @@ def _(result: TyingResult, dims: int | None) -> RenderableType:
 
 
 def _comparison(c: Comparison) -> RenderableType:
-    read = _mb(c.bytes_read) if c.bytes_read >= 100_000 else f"{c.bytes_read:,} bytes"
+    read = mb(c.bytes_read) if c.bytes_read >= 100_000 else f"{c.bytes_read:,} bytes"
     which = (
         f"a seeded sample of {c.rows:,} of its {c.total_rows:,} rows (the table is over 1 GB; {read} read)"
         if c.sampled
         else f"all {c.rows:,} rows ({read} read)"
     )
     rows = [
-        ["row i with wte row i", _maybe(c.mean_cosine_matching)],
-        ["row i with a random other wte row", _maybe(c.mean_cosine_random)],
+        ["row i with wte row i", maybe(c.mean_cosine_matching)],
+        ["row i with a random other wte row", maybe(c.mean_cosine_random)],
     ]
     title = f"the output layer ({c.output}) against wte: {which}"
-    return Group(Text(""), _table(title, "_ mean_cosine>", rows))
+    return Group(Text(""), titled_table(title, "_ mean_cosine>", rows))
 
 
 def _gradient(g: GradientResult) -> RenderableType:
@@ -65,15 +65,15 @@ def _gradient(g: GradientResult) -> RenderableType:
     difference = "-" if g.relative_difference is None else f"{g.relative_difference:.1e}"
     return Group(
         Text(""),
-        _table(title, "path norm> rows>", rows),
+        titled_table(title, "path norm> rows>", rows),
         Text(
             f"cosine of the two on the {g.shared_rows:,} row{'' if g.shared_rows == 1 else 's'} both touch: "
-            f"{_maybe(g.cosine_on_shared_rows)}"
+            f"{maybe(g.cosine_on_shared_rows)}"
         ),
         Text.assemble(
             "input + output = the tied model's gradient (to 1e-5 relative): ",
             _MARK[g.sum_matches_tied],
             f" (relative difference {difference})",
         ),
-        *_notes(list(g.notes)),
+        *note_lines(list(g.notes)),
     )

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # a result holds one only where candidates were narrowed (can
     from gpt2emb.results.candidates import Candidates
 
 
-def _candidates(c: Candidates | None) -> list[RenderableType]:
+def candidates_line(c: Candidates | None) -> list[RenderableType]:
     """The line that says which tokens were ranked, when not all."""
     if c is None:
         return []
