@@ -13,7 +13,7 @@ from gpt2emb.core import neighbors as neighbors_core
 from gpt2emb.core import sizes as sizes_core
 from gpt2emb.core import tying as tying_core
 from gpt2emb.core import vector as vector_core
-from gpt2emb.core.open import RankOptions, open_entry
+from gpt2emb.core.open import RankOptions, open_ref
 from gpt2emb.errors import Gpt2embError
 from gpt2emb.report import Reporter
 from gpt2emb.results.analogy import AnalogyResult
@@ -73,7 +73,7 @@ def page(
     rows that part was computed from, as its command's --figure draws it (part 3: the inputs left out)."""
     from gpt2emb import plot  # matplotlib: checked at the edge (plot.check_available)
 
-    opened = open_entry(model or registry.DEFAULT_MODEL, revision, reporter)
+    opened = open_ref(registry.resolve(model or registry.DEFAULT_MODEL, revision), reporter)
     ref, entry = opened.ref, opened.model
     figures = (
         plot.svg("vector", result.vector, prefix="p1-"),
