@@ -25,6 +25,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from gpt2emb import commands
 from gpt2emb.results.common import FIGURE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -222,53 +223,9 @@ STDERR: dict[str, dict[str, Any]] = {
     },
 }
 
-# which document each command prints, by mode: (schema, the command line that prints it)
-JSON, JSONL, SIDE, STDIN, EVAL = "json", "jsonl", "side-by-side", "stdin", "eval"
-MODES: dict[str, dict[str, tuple[str, str]]] = {
-    "vector": {
-        JSON: ("VectorResult", "gpt2emb vector WORD... --json"),
-        JSONL: ("VectorItem", "gpt2emb vector WORD... --jsonl (a line per word; with -, per input line)"),
-        STDIN: ("VectorResult", "gpt2emb vector - --json < words.txt"),
-    },
-    "neighbors": {
-        JSON: ("NeighborsResult", "gpt2emb neighbors WORD... --json"),
-        JSONL: (
-            "NeighborsItem",
-            "gpt2emb neighbors WORD... --jsonl (a line per word; with -, per input line)",
-        ),
-        SIDE: ("SideBySideResult", "gpt2emb neighbors WORD... -m A -m B --json (two or more models)"),
-        STDIN: ("NeighborsResult", "gpt2emb neighbors - --json < words.txt"),
-    },
-    "analogy": {
-        JSON: ("AnalogyResult", "gpt2emb analogy A B C --json"),
-        JSONL: ("AnalogyResult", "gpt2emb analogy A B C --jsonl (one line; with -, a line per question)"),
-        SIDE: ("SideBySideResult", "gpt2emb analogy A B C -m A -m B --json (two or more models)"),
-        STDIN: ("AnalogyBatch", "gpt2emb analogy - --json < questions.txt"),
-        EVAL: ("AnalogyEvalResult", "gpt2emb analogy --eval FILE --json"),
-    },
-    "similarity": {
-        JSON: ("SimilarityResult", "gpt2emb similarity WORD... --json"),
-        STDIN: ("SimilarityResult", "gpt2emb similarity - --json < words.txt"),
-        EVAL: ("PairsEvalResult", "gpt2emb similarity --eval FILE --json"),
-    },
-    "positions": {
-        JSON: ("PositionsResult", "gpt2emb positions P... --json"),
-        "heatmap": ("HeatmapResult", "gpt2emb positions --heatmap --json (or --png FILE --json)"),
-    },
-    "sizes": {JSON: ("SizesResult", "gpt2emb sizes --json (and sizes -m MODEL... --json)")},
-    "models": {JSON: ("ModelsResult", "gpt2emb models --json")},
-    "tying": {JSON: ("TyingResult", "gpt2emb tying --json (--grad TEXT and --compare fill their keys)")},
-    "input": {JSON: ("InputResult", "gpt2emb input TEXT --json")},
-    "context": {JSON: ("ContextResult", "gpt2emb context WORD SENTENCE... --json")},
-    "geometry": {JSON: ("GeometryResult", "gpt2emb geometry --json")},
-    "export": {JSON: ("ExportResult", "gpt2emb export -o FILE --json")},
-    "lab": {JSON: ("LabResult", "gpt2emb lab --json")},
-    "cache list": {JSON: ("CacheResult", "gpt2emb cache list --json")},
-    "cache clear": {JSON: ("CacheResult", "gpt2emb cache clear --json")},
-    "cache verify": {JSON: ("VerifyResult", "gpt2emb cache verify --json")},
-    "cache refresh": {JSON: ("RefreshResult", "gpt2emb cache refresh --json")},
-    "cache path": {JSON: ("CachePath", "gpt2emb cache path --json")},
-}
+# which document each command prints, by mode: (schema, the command line that prints it), as its stem declares
+# them (gpt2emb/commands/STEM.py), in --help's order
+MODES: dict[str, dict[str, tuple[str, str]]] = {c.name: dict(c.modes) for c in commands.commands() if c.modes}
 
 
 def index() -> dict[str, Any]:
