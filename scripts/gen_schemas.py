@@ -2,7 +2,8 @@
 package (src/gpt2emb/schemas/, which the wheel carries) and docs/schema/; tests/test_schemas.py fails when
 either drifts from what this writes.
 
-    python scripts/gen_schemas.py
+    python scripts/gen_schemas.py            # write them
+    python scripts/gen_schemas.py --check    # name the stale files, exit 1 if any
 
 A schema per document a command prints: its class's fields, each `required` (a key is never dropped) but
 `figure` (in a document only when --figure drew one), with `additionalProperties: true` (keys may be added); a
@@ -31,6 +32,7 @@ from gpt2emb.results.common import FIGURE
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIR = ROOT / "src" / "gpt2emb" / "schemas"
 DOCS_DIR = ROOT / "docs" / "schema"
+FOLDERS = (PACKAGE_DIR, DOCS_DIR)
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 # any float may be null: to_dict writes a value that is not finite (a model whose rows hold NaN) as null
@@ -273,8 +275,19 @@ def write(folder: Path, files: dict[str, str]) -> None:
         (folder / name).write_text(body)
 
 
+def stale(folder: Path) -> list[str]:
+    """The files of folder that differ from what this writes (or that it would write or remove)."""
+    expected = {name: text(doc) for name, doc in schemas().items()}
+    found = {p.name: p.read_text() for p in folder.glob("*.json")}
+    return sorted(n for n in expected.keys() | found.keys() if expected.get(n) != found.get(n))
+
+
 if __name__ == "__main__":
+    if "--check" in sys.argv:  # name the stale files, exit 1 if any (scripts/generate.py --check)
+        drifted = [f"{folder.relative_to(ROOT)}/{name}" for folder in FOLDERS for name in stale(folder)]
+        print(f"stale: {', '.join(drifted)}" if drifted else "schemas current")
+        sys.exit(1 if drifted else 0)
     files = {name: text(doc) for name, doc in schemas().items()}
-    for folder in (PACKAGE_DIR, DOCS_DIR):
+    for folder in FOLDERS:
         write(folder, files)
         print(f"wrote {len(files)} files to {folder.relative_to(ROOT)}/")
