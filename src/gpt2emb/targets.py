@@ -141,6 +141,15 @@ def write(files: Sequence[tuple[Target, Fill]]) -> None:
             temp.unlink(missing_ok=True)
 
 
+def save(target: Target, fill: Fill) -> None:
+    """One file written as write() writes it; an OSError refused (UsageError) in the words every file's
+    refusal uses."""
+    try:
+        write([(target, fill)])
+    except OSError as e:
+        raise UsageError(f"cannot write {target.said}: {e.strerror or e}; {WRITABLE}") from None
+
+
 def _temp(real: Path, fill: Fill) -> Path:
     """A new file beside real (same folder, so that os.replace is a rename), filled by fill."""
     fd, name = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")

@@ -9,7 +9,11 @@ STEM = Stem(
             "lab",
             shows="the chapter's lab in one run",
             modes={JSON: ("LabResult", "gpt2emb lab --json")},
-            fuzz=(("lab", "--word", "{w}"), ("lab", "-m", "{w}", "--revision", "{v}")),
+            fuzz=(
+                ("lab", "--word", "{w}"),
+                ("lab", "-m", "{w}", "--revision", "{v}"),
+                ("lab", "--html", "{path:w}", "--word", "{v}"),  # a page: matplotlib and every figure
+            ),
         ),
     ),
 )

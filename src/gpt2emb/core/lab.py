@@ -13,11 +13,11 @@ from gpt2emb.core import neighbors as neighbors_core
 from gpt2emb.core import sizes as sizes_core
 from gpt2emb.core import tying as tying_core
 from gpt2emb.core import vector as vector_core
-from gpt2emb.core.open import RankOptions
+from gpt2emb.core.open import RankOptions, open_entry
 from gpt2emb.errors import Gpt2embError
 from gpt2emb.report import Reporter
 from gpt2emb.results.analogy import AnalogyResult
-from gpt2emb.results.lab import LabResult
+from gpt2emb.results.lab import LabPage, LabResult
 
 WORD = "king"  # the chapter's word, unless told
 ANALOGY = ("king", "man", "woman")  # part 3, whatever the word
@@ -68,3 +68,24 @@ def lab(
         sizes = part(4, lambda: sizes_core.of_models([name], "fp32", revision))
     tying = part(5, lambda: tying_core.tying(name, load, revision, None, reporter, False))
     return LabResult(vector, neighbors, kept, left_out, sizes, tying)
+
+
+def page(
+    result: LabResult, model: str | None = None, revision: str | None = None, reporter: Reporter | None = None
+) -> LabPage:
+    """lab --html's page of result (lab's answer for model at revision): each part's figure drawn from the
+    rows that part was computed from, as its command's --figure draws it (part 3: the inputs left out)."""
+    from gpt2emb import plot  # matplotlib: checked at the edge (plot.check_available)
+
+    opened = open_entry(model or registry.DEFAULT_MODEL, revision, reporter)
+    ref, entry = opened.ref, opened.model
+    figures = (
+        plot.svg("vector", result.vector, prefix="p1-"),
+        plot.svg("neighbors", result.neighbors, opened, prefix="p2-"),
+        plot.svg("analogy", result.analogy, opened, Pool.mean, prefix="p3-"),
+        plot.svg("sizes", result.sizes, prefix="p4-"),
+        None,
+    )
+    folder = ref is not None and ref.folder is not None
+    revision_asked = None if folder or ref is None else ref.revision
+    return LabPage(result, model or registry.DEFAULT_MODEL, entry.repo, revision_asked, entry.commit, figures)

@@ -28,6 +28,7 @@ __all__ = [
     "render",
     "reporter",
     "show_in_notebooks",
+    "written",
 ]
 
 
@@ -53,7 +54,12 @@ def render(result: Any, as_json: bool, dims: int | None = None, lines: bool = Fa
     console.print_view(result, dims)
     figure = getattr(result, "figure", None)  # --figure's file: said under the table, as --json names it
     if figure is not None:
-        sys.stdout.write(f"figure written to {figure}\n")
+        written("figure", figure)
+
+
+def written(what: str, path: str) -> None:
+    """Under a table, the file a command also wrote (--figure, lab --html)."""
+    sys.stdout.write(f"{what} written to {path}\n")
 
 
 def line(result: Any) -> None:

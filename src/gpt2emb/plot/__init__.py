@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import io
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
@@ -71,23 +73,34 @@ def save(fig: Figure, path: str, name: str = "png") -> None:
     """Write fig to path, in the format its extension names (none: PNG; the file is still the one named,
     where matplotlib, given a path, would write wpe.png for wpe, a file no check has seen)."""
     fmt = Path(path).suffix[1:].lower() or "png"
-    # no date in an SVG or a PDF: the same figure makes the same file
-    metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(fmt)
-
-    def fill(f: BinaryIO) -> None:
-        import matplotlib
-
-        with matplotlib.rc_context({"svg.hashsalt": "gpt2emb"}):  # an SVG's ids made alike on every run
-            fig.savefig(f, format=fmt, dpi=110, metadata=metadata)
-
     try:
-        targets.write([(figure_target(path, name), fill)])
-    except OSError as e:
-        raise UsageError(
-            f"cannot write {option(name, path)}: {e.strerror or e}; {targets.WRITABLE}"
-        ) from None
+        targets.save(figure_target(path, name), lambda f: _print(fig, f, fmt))
     except ValueError as e:  # a format matplotlib does not write (--png wpe.xyz)
         raise UsageError(f"cannot write {option(name, path)}: {e}") from None
+
+
+def _print(fig: Figure, f: BinaryIO, fmt: str) -> None:
+    import matplotlib
+
+    # no date in an SVG or a PDF: the same figure makes the same file; an SVG's ids made alike on every run,
+    # its text drawn as paths (no font asked of the reader's machine, whatever a matplotlibrc says)
+    metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(fmt)
+    with matplotlib.rc_context({"svg.hashsalt": "gpt2emb", "svg.fonttype": "path"}):
+        fig.savefig(f, format=fmt, dpi=110, metadata=metadata)
+
+
+def svg(stem: str, result: Any, *rows: Any, prefix: str = "") -> str:
+    """The figure --figure draws for a command's result (gpt2emb/plot/STEM.py), as an <svg> element for a
+    page to hold inline (lab --html): no XML prolog, each id (and each reference to one) given prefix, so
+    that several figures on one page never share an id."""
+    module = importlib.import_module(f"gpt2emb.plot.{stem}")
+    buffer = io.BytesIO()
+    _print(module.figure(result, *rows), buffer, "svg")
+    text = buffer.getvalue().decode("utf-8")
+    text = text[text.index("<svg") :]
+    if prefix:
+        text = re.sub(r'(\bid="|xlink:href="#|href="#|url\(#)', rf"\1{prefix}", text)
+    return text
 
 
 def positions_figure(matrix: Any, norms: Any, components: Any, model: str, path: str) -> None:

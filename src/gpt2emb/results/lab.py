@@ -29,3 +29,16 @@ class LabResult(Document):
         """Each part's own document, as its command prints it: its notes (a value that is not a finite
         number, shown as null) in the part that holds it, not gathered at the top."""
         return {f.name: getattr(self, f.name).to_dict() for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class LabPage:
+    """lab --html's page: the lab's result, where its model came from, and each part's figure as --figure
+    draws it for that part's command (SVG text; None for tying, which has none). No JSON document."""
+
+    lab: LabResult
+    source: str  # the model as given to -m, or the default's name
+    repo: str | None  # the Hub repo; None for a folder
+    revision: str | None  # the branch, tag or commit asked for; None for a folder
+    commit: str  # the commit the tables were read from (a folder: its files' fingerprint)
+    figures: tuple[str | None, ...]  # by part, 1 to 5
