@@ -38,25 +38,20 @@ sys.path.insert(0, str(ROOT / "bench"))
 from run import BIN, machine, make_checkpoint, make_gensim, put_section, tokenizer_json  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
+from gpt2emb import commands  # noqa: E402
+
 from fakehub import Content, DiskFile, FakeHub, Repo  # noqa: E402
 
 REPO, COMMIT = "openai-community/gpt2", "4" * 40
-CONTEXT = ["bank", "I sat on the river bank", "I paid at the bank"]
 # (limit name, the most it may be): each is checked against the median of the rounds' ratios
 LIMITS = {"json ÷ floor": 1.5, "table ÷ floor": 1.8, "RSS ÷ floor's": 1.1, "÷ gensim": 0.20, "÷ lab": 0.04}
 CONTEXT_LIMITS = {"wall": 1.0, "RSS": 1.2}
-WORDS = {"neighbors": ["cat"], "analogy": ["king", "man", "woman"], "vector": ["cat"]}
-OTHERS = [
-    ["similarity", "cat", "dog", "king", "queen"],
-    ["positions", "0", "1", "2", "500"],
-    ["input", "The cat sat on the mat"],
-    ["geometry"],
-    ["sizes"],
-    ["models"],
-    ["cache", "list"],
-    ["export", "--limit", "1000", "--format", "word2vec", "-o", "{out}"],
-    ["context", *CONTEXT],
-]
+# the rows, as each command's stem declares them (gpt2emb/commands/STEM.py): those held against the floor
+# (the words of each), then every other command's
+DECLARED = [c for c in commands.commands() if c.warm]
+WORDS = {c.name: list(c.warm[1:]) for c in DECLARED if c.floor}
+OTHERS = [list(c.warm) for c in DECLARED if not c.floor]
+CONTEXT = next(row[1:] for row in OTHERS if row[0] == "context")  # also run by the plain script
 SECTION_WARM = "Warm queries against the floor"
 SECTION_OTHERS = "Every other command, warm"
 

@@ -1,5 +1,9 @@
 """Write completions/ for bash, zsh, fish and PowerShell from the app itself (tests/test_completions.py
-checks them)."""
+checks them).
+
+    python scripts/gen_completions.py            # write them
+    python scripts/gen_completions.py --check    # name the stale scripts, exit 1 if any
+"""
 
 from __future__ import annotations
 
@@ -24,7 +28,16 @@ def script(shell: str) -> str:
     return proc.stdout
 
 
+def stale(shell: str) -> bool:
+    """Whether the committed script of this shell differs from what the app prints now."""
+    return (ROOT / "completions" / SHELLS[shell]).read_text() != script(shell)
+
+
 if __name__ == "__main__":
+    if "--check" in sys.argv:  # scripts/generate.py --check
+        drifted = [f"completions/{SHELLS[shell]}" for shell in SHELLS if stale(shell)]
+        print(f"stale: {', '.join(drifted)}" if drifted else "completions current")
+        sys.exit(1 if drifted else 0)
     for shell, name in SHELLS.items():
         (ROOT / "completions" / name).write_text(script(shell))
         print(f"wrote completions/{name}")

@@ -100,6 +100,23 @@ def help_text(command: str) -> str:
     return "\n".join(line.rstrip() for line in out.splitlines()).strip("\n")
 
 
+def with_commands(text: str) -> str:
+    """text, a `<!-- commands -->` ... `<!-- /commands -->` part holding the table of every command at the top
+    level, each with its page and what it shows, as its stem declares them (gpt2emb/commands/STEM.py)."""
+    from gpt2emb import commands
+
+    rows = [
+        f"| [{c.name}](commands/{c.name}.md) | {c.shows} |" for c in commands.commands() if " " not in c.name
+    ]
+    table = "\n".join(["| command | what it shows |", "| --- | --- |", *rows])
+    return re.sub(
+        r"<!-- commands -->\n.*?<!-- /commands -->",
+        lambda _: f"<!-- commands -->\n{table}\n<!-- /commands -->",
+        text,
+        flags=re.DOTALL,
+    )
+
+
 def with_help(text: str) -> str:
     """text, each `<!-- help:COMMAND -->` ... `<!-- /help -->` part holding that command's --help now."""
 
@@ -374,7 +391,7 @@ def inline_commands(text: str) -> list[str]:
 
 def regenerate(page: Path, hub: Any, on_command: Callable[[str, str, int], None] | None = None) -> str:
     """The page as it is generated now: its help parts and example outputs made again."""
-    text = with_help(page.read_text(encoding="utf-8"))
+    text = with_commands(with_help(page.read_text(encoding="utf-8")))
     if not BLOCK.search(text) and not inline_commands(text):
         return text
     with Workspace(hub).opened() as space:

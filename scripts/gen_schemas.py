@@ -2,7 +2,8 @@
 package (src/gpt2emb/schemas/, which the wheel carries) and docs/schema/; tests/test_schemas.py fails when
 either drifts from what this writes.
 
-    python scripts/gen_schemas.py
+    python scripts/gen_schemas.py            # write them
+    python scripts/gen_schemas.py --check    # name the stale files, exit 1 if any
 
 A schema per document a command prints: its class's fields, each `required` (a key is never dropped) but
 `figure` (in a document only when --figure drew one), with `additionalProperties: true` (keys may be added); a
@@ -25,11 +26,13 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from gpt2emb import commands
 from gpt2emb.results.common import FIGURE
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIR = ROOT / "src" / "gpt2emb" / "schemas"
 DOCS_DIR = ROOT / "docs" / "schema"
+FOLDERS = (PACKAGE_DIR, DOCS_DIR)
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 # any float may be null: to_dict writes a value that is not finite (a model whose rows hold NaN) as null
@@ -222,53 +225,9 @@ STDERR: dict[str, dict[str, Any]] = {
     },
 }
 
-# which document each command prints, by mode: (schema, the command line that prints it)
-JSON, JSONL, SIDE, STDIN, EVAL = "json", "jsonl", "side-by-side", "stdin", "eval"
-MODES: dict[str, dict[str, tuple[str, str]]] = {
-    "vector": {
-        JSON: ("VectorResult", "gpt2emb vector WORD... --json"),
-        JSONL: ("VectorItem", "gpt2emb vector WORD... --jsonl (a line per word; with -, per input line)"),
-        STDIN: ("VectorResult", "gpt2emb vector - --json < words.txt"),
-    },
-    "neighbors": {
-        JSON: ("NeighborsResult", "gpt2emb neighbors WORD... --json"),
-        JSONL: (
-            "NeighborsItem",
-            "gpt2emb neighbors WORD... --jsonl (a line per word; with -, per input line)",
-        ),
-        SIDE: ("SideBySideResult", "gpt2emb neighbors WORD... -m A -m B --json (two or more models)"),
-        STDIN: ("NeighborsResult", "gpt2emb neighbors - --json < words.txt"),
-    },
-    "analogy": {
-        JSON: ("AnalogyResult", "gpt2emb analogy A B C --json"),
-        JSONL: ("AnalogyResult", "gpt2emb analogy A B C --jsonl (one line; with -, a line per question)"),
-        SIDE: ("SideBySideResult", "gpt2emb analogy A B C -m A -m B --json (two or more models)"),
-        STDIN: ("AnalogyBatch", "gpt2emb analogy - --json < questions.txt"),
-        EVAL: ("AnalogyEvalResult", "gpt2emb analogy --eval FILE --json"),
-    },
-    "similarity": {
-        JSON: ("SimilarityResult", "gpt2emb similarity WORD... --json"),
-        STDIN: ("SimilarityResult", "gpt2emb similarity - --json < words.txt"),
-        EVAL: ("PairsEvalResult", "gpt2emb similarity --eval FILE --json"),
-    },
-    "positions": {
-        JSON: ("PositionsResult", "gpt2emb positions P... --json"),
-        "heatmap": ("HeatmapResult", "gpt2emb positions --heatmap --json (or --png FILE --json)"),
-    },
-    "sizes": {JSON: ("SizesResult", "gpt2emb sizes --json (and sizes -m MODEL... --json)")},
-    "models": {JSON: ("ModelsResult", "gpt2emb models --json")},
-    "tying": {JSON: ("TyingResult", "gpt2emb tying --json (--grad TEXT and --compare fill their keys)")},
-    "input": {JSON: ("InputResult", "gpt2emb input TEXT --json")},
-    "context": {JSON: ("ContextResult", "gpt2emb context WORD SENTENCE... --json")},
-    "geometry": {JSON: ("GeometryResult", "gpt2emb geometry --json")},
-    "export": {JSON: ("ExportResult", "gpt2emb export -o FILE --json")},
-    "lab": {JSON: ("LabResult", "gpt2emb lab --json")},
-    "cache list": {JSON: ("CacheResult", "gpt2emb cache list --json")},
-    "cache clear": {JSON: ("CacheResult", "gpt2emb cache clear --json")},
-    "cache verify": {JSON: ("VerifyResult", "gpt2emb cache verify --json")},
-    "cache refresh": {JSON: ("RefreshResult", "gpt2emb cache refresh --json")},
-    "cache path": {JSON: ("CachePath", "gpt2emb cache path --json")},
-}
+# which document each command prints, by mode: (schema, the command line that prints it), as its stem declares
+# them (gpt2emb/commands/STEM.py), in --help's order
+MODES: dict[str, dict[str, tuple[str, str]]] = {c.name: dict(c.modes) for c in commands.commands() if c.modes}
 
 
 def index() -> dict[str, Any]:
@@ -316,8 +275,19 @@ def write(folder: Path, files: dict[str, str]) -> None:
         (folder / name).write_text(body)
 
 
+def stale(folder: Path) -> list[str]:
+    """The files of folder that differ from what this writes (or that it would write or remove)."""
+    expected = {name: text(doc) for name, doc in schemas().items()}
+    found = {p.name: p.read_text() for p in folder.glob("*.json")}
+    return sorted(n for n in expected.keys() | found.keys() if expected.get(n) != found.get(n))
+
+
 if __name__ == "__main__":
+    if "--check" in sys.argv:  # name the stale files, exit 1 if any (scripts/generate.py --check)
+        drifted = [f"{folder.relative_to(ROOT)}/{name}" for folder in FOLDERS for name in stale(folder)]
+        print(f"stale: {', '.join(drifted)}" if drifted else "schemas current")
+        sys.exit(1 if drifted else 0)
     files = {name: text(doc) for name, doc in schemas().items()}
-    for folder in (PACKAGE_DIR, DOCS_DIR):
+    for folder in FOLDERS:
         write(folder, files)
         print(f"wrote {len(files)} files to {folder.relative_to(ROOT)}/")

@@ -5,6 +5,7 @@ lines after it (issue 23.8)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpt2emb import ops
+from gpt2emb import commands, ops
 
 from conftest import FUZZ, every_command, run_cli, run_process
 from fakehub import FakeHub
@@ -156,74 +157,33 @@ NUMBER = st.one_of(
 )
 
 Builder = Callable[[str, str, str], list[str]]  # (a word, another, a number) -> the arguments
-COMMANDS: dict[str, list[Builder]] = {
-    "vector": [
-        lambda w, v, n: ["vector", w],
-        lambda w, v, n: ["vector", w, v, "--dims", n, "--pool", v],
-        lambda w, v, n: ["vector", f"id:{n}", "--exact", "--jsonl"],
-        lambda w, v, n: ["vector", "-", "--strict", "--jsonl"],
-    ],
-    "neighbors": [
-        lambda w, v, n: ["neighbors", w, "-k", n],
-        lambda w, v, n: ["neighbors", w, "--restrict", n, "--whole-words", "--fold"],
-        lambda w, v, n: ["neighbors", "cat", "--among", _confined(v), "-m", w],
-        lambda w, v, n: ["neighbors", "-", "-k", n, "--strict"],
-    ],
-    "analogy": [
-        lambda w, v, n: ["analogy", w, "king", "man", "-k", n, "--method", v],
-        lambda w, v, n: ["analogy", "--eval", _confined(w), "--restrict", n],
-        lambda w, v, n: ["analogy", "-", "--jsonl", "-k", n],
-    ],
-    "similarity": [
-        lambda w, v, n: ["similarity", w, v],
-        lambda w, v, n: ["similarity", "--eval", _confined(w), "--rule", v],
-        lambda w, v, n: ["similarity", "-", "--strict"],
-    ],
-    "positions": [
-        lambda w, v, n: ["positions", w, v],
-        lambda w, v, n: ["positions", n, f"{n}-{v}"],
-        lambda w, v, n: ["positions", "--heatmap", "--cells", n],
-        lambda w, v, n: ["positions", "--png", _confined(w) + ".png", "--cells", n],  # a figure when 2-256
-    ],
-    "sizes": [lambda w, v, n: ["sizes", "--dtype", w], lambda w, v, n: ["sizes", "-m", w, "--revision", v]],
-    "tying": [
-        lambda w, v, n: ["tying", "-m", w],
-        lambda w, v, n: ["tying", "--grad", w],
-        lambda w, v, n: ["tying", "--compare", "--revision", v],
-    ],
-    "input": [
-        lambda w, v, n: ["input", w],
-        lambda w, v, n: ["input", v + w, "--truncate", "--full", "-m", n],
-    ],
-    "geometry": [lambda w, v, n: ["geometry", "-m", w]],
-    "context": [
-        lambda w, v, n: ["context", w, f"the {w} sat", f"a {w} and {v}"],
-        lambda w, v, n: ["context", "cat", w, v],
-    ],
-    "cache": [
-        lambda w, v, n: ["cache", "list"],
-        lambda w, v, n: ["cache", "path", w],
-        lambda w, v, n: ["cache", "clear", w],
-        lambda w, v, n: ["cache", "verify", w],
-        lambda w, v, n: ["cache", "refresh", w],
-    ],
-    "models": [lambda w, v, n: ["models", w]],
-    "lab": [
-        lambda w, v, n: ["lab", "--word", w],
-        lambda w, v, n: ["lab", "-m", w, "--revision", v],
-        lambda w, v, n: ["lab", "--html", _confined(w), "--word", v],  # a page: matplotlib and every figure
-    ],
-    "export": [
-        lambda w, v, n: ["export", "--format", w, "-o", _confined(v), "--limit", n],
-        lambda w, v, n: ["export", "--format", "projector", "--table", w, "-o", _confined(v), "--limit", n],
-    ],
-    "schema": [lambda w, v, n: ["schema", w], lambda w, v, n: ["schema", w, v, "--mode", n]],
-}
+PLACE = re.compile(r"\{(?:(path):)?([wvn])\}")
+
+
+def builder(line: tuple[str, ...]) -> Builder:
+    """A declared fuzz line's builder: {w}, {v} and {n} the drawn values, {path:w} a value kept as a path."""
+
+    def build(w: str, v: str, n: str) -> list[str]:
+        drawn = {"w": w, "v": v, "n": n}
+
+        def put(m: re.Match[str]) -> str:
+            return _confined(drawn[m.group(2)]) if m.group(1) else drawn[m.group(2)]
+
+        return [PLACE.sub(put, part) for part in line]
+
+    return build
+
+
+# each command's lines, as its stem declares them (gpt2emb/commands/STEM.py; a group's under its name)
+COMMANDS: dict[str, list[Builder]] = {}
+for _command in commands.commands():
+    COMMANDS.setdefault(_command.name.split()[0], []).extend(builder(line) for line in _command.fuzz)
 BUILDERS = [b for builders in COMMANDS.values() for b in builders]
 
 
 def test_every_command_is_fuzzed() -> None:
     assert set(COMMANDS) == {path[0] for path, _ in every_command()}  # the app's own, cache a group of them
+    assert all(COMMANDS.values())  # each declares a line at least
 
 
 @FUZZ

@@ -457,22 +457,23 @@ def test_only_the_console_script_tunes_the_collector() -> None:
 
 
 def test_each_command_is_found_in_its_own_stem() -> None:
-    """cli.root.App.get_command looks for a command in the stem named as it, or in the one ELSEWHERE names:
-    every command the app lists is found so (a run of it imports that stem's module alone), and nothing else
-    is a command."""
+    """cli.root.App.get_command looks for a command in the stem named as it, or in the stem whose declaration
+    (gpt2emb/commands/STEM.py) holds it: every command the app lists is found so (a run of it imports that
+    stem's module alone), in the declarations' order, and nothing else is a command."""
     import typer
 
+    from gpt2emb import commands
     from gpt2emb.cli import app
-    from gpt2emb.cli.root import ELSEWHERE, STEMS
 
     group = typer.main.get_command(app)
     context = typer.Context(group)
     names = group.list_commands(context)  # type: ignore[attr-defined]
     assert {"neighbors", "analogy", "vector", "cache", "sizes", "models", "input", "context"} <= set(names)
+    assert names == [c.name for c in commands.commands() if " " not in c.name]
     for name in names:
-        assert ELSEWHERE.get(name, name) in STEMS, f"{name}: say in ELSEWHERE which stem holds it"
-    assert set(ELSEWHERE) <= set(names) and set(ELSEWHERE.values()) <= set(STEMS)
-    for name in ("text", "neighbor", "list", "main"):
+        stem = commands.stem_of(name)
+        assert stem is not None and name in [c.name for c in commands.stem(stem).commands]
+    for name in ("text", "neighbor", "list", "main", "options", "root", "a.b"):
         assert group.get_command(context, name) is None  # type: ignore[attr-defined]
 
 

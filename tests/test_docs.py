@@ -44,7 +44,7 @@ def test_one_hash_shown_twice_on_a_page_stands_for_one_hash_made() -> None:
     assert same_output("b36796fb3532 8c56684aa528", "0123456789ab ba9876543210")
 
 
-RUNS = re.compile(r"```(console|sh|python|pycon)\n|<!-- help:|`gpt2emb ")
+RUNS = re.compile(r"```(console|sh|python|pycon)\n|<!-- help:|<!-- commands -->|`gpt2emb ")
 PAGES = [p for p in pages() if RUNS.search(p.read_text())]
 
 

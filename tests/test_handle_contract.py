@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import gpt2emb
-from gpt2emb import handle
+from gpt2emb import commands, handle
 from gpt2emb.batch import Answers
 from gpt2emb.core.whole import encode
 from gpt2emb.errors import Gpt2embError
@@ -135,10 +135,52 @@ def test_a_stream_item_that_is_not_unicode_fails_as_its_line(m: handle.Embedding
 def test_the_contract_is_documented() -> None:
     for doc in (gpt2emb.open.__doc__, handle.Embeddings.__doc__):
         assert doc is not None and "TypeError" in doc and "Gpt2embError" in doc
-    assert handle.Embeddings.neighbors.__doc__ and "nearest tokens" in handle.Embeddings.neighbors.__doc__
     assert list(inspect.signature(handle.Embeddings.neighbors).parameters) == [  # as a notebook shows it
         "self", "words", "k", "exact", "pool", "keep_query", "among", "restrict", "whole_words", "fold",
     ]  # fmt: skip
+
+
+# what differs between two runs of one question: how long it took
+TIMINGS = {"seconds", "elapsed", "took"}
+
+
+def _answer(doc: Any) -> Any:
+    """A document without its timings."""
+    if isinstance(doc, dict):
+        return {k: _answer(v) for k, v in doc.items() if k not in TIMINGS}
+    return [_answer(v) for v in doc] if isinstance(doc, list) else doc
+
+
+COMPARED = [m for m in commands.methods() if m.same_as]
+
+
+@pytest.mark.parametrize("method", COMPARED, ids=[m.name for m in COMPARED])
+def test_every_declared_example_answers_as_its_command(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, method: commands.Method
+) -> None:
+    """Each entry's example (its stem's declaration) called, and its result's document compared, key by key,
+    with the --json of the command line the declaration says it answers as."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "questions.txt").write_text(": capitals\nking man woman queen\ncat cats dog dogs\n")
+    (tmp_path / "pairs.txt").write_text("cat\tdog\t5.0\nking\tqueen\t8.0\ncat\tking\t1.0\n")
+    opened = gpt2emb.open("gpt2", reporter=QuietReporter())  # cached: what cache list and verify see
+    expected = run_json(*method.same_as)
+    result = getattr(gpt2emb if method.module_level else opened, method.name)(**method.example)
+    assert _answer(result.to_dict()) == _answer(expected)
+
+
+def test_the_docstrings_example_answers_as_its_command(hub: FakeHub) -> None:
+    """The example of Embeddings' docstring, run as written (its `>>>` lines in one session): its last value
+    is the tokens `neighbors cat -k 5 --json` ranks."""
+    assert handle.Embeddings.__doc__ is not None
+    said = handle.Embeddings.__doc__.splitlines()
+    lines = [line.strip()[4:] for line in said if line.strip().startswith(">>> ")]
+    assert len(lines) == 2
+    namespace: dict[str, Any] = {"gpt2emb": gpt2emb}
+    exec(lines[0], namespace)
+    shown = eval(lines[1], namespace)
+    ranked = run_json("neighbors", "cat", "-k", "5")["items"][0]["neighbors"]
+    assert shown == [n["token"] for n in ranked] and len(shown) == 5
 
 
 # ---------------------------------------------------------------- any value of any parameter
@@ -187,68 +229,15 @@ def _drawing(value: Any) -> bool:
     return bool(shown) and "\0" not in shown and shown.isprintable() and len(shown) < 300
 
 
-# every public entry, with a good value for each parameter: one of them is replaced by any value
+# every public entry, with a good value for each parameter (its stem's declared example, gpt2emb/commands/;
+# open is no command's): one of them is replaced by any value
 CALLS: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {
-    "vector": (handle.Embeddings.vector, {"words": "cat", "exact": False, "pool": "mean"}),
-    "neighbors": (
-        handle.Embeddings.neighbors,
-        {"words": ["cat"], "k": 2, "exact": False, "pool": "mean", "keep_query": False, "among": None,
-         "restrict": None, "whole_words": False, "fold": False},
-    ),
-    "analogy": (
-        handle.Embeddings.analogy,
-        {"a": "king", "b": "man", "c": "woman", "k": 2, "exact": False, "pool": "mean", "keep_inputs": False,
-         "method": "add", "among": None, "restrict": None, "whole_words": False, "positive": None,
-         "negative": None},
-    ),
-    "similarity": (handle.Embeddings.similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}),
-    "positions": (handle.Embeddings.positions, {"positions": [0, 1]}),
-    "position_map": (handle.Embeddings.position_map, {"cells": 4, "png": None}),
-    "input": (handle.Embeddings.input, {"text": "the cat", "full": False, "truncate": False}),
-    "export": (
-        handle.Embeddings.export,
-        {"fmt": "word2vec", "out": "v.txt", "table": "wte", "limit": 3, "whole_words": False,
-         "reporter": None},
-    ),
-    "each_vector": (handle.Embeddings.each_vector, {"words": ["cat"], "exact": False, "pool": "mean"}),
-    "each_neighbors": (
-        handle.Embeddings.each_neighbors,
-        {"words": ["cat"], "k": 2, "exact": False, "pool": "mean", "keep_query": False, "among": None,
-         "restrict": None, "whole_words": False, "fold": False},
-    ),
-    "each_analogy": (
-        handle.Embeddings.each_analogy,
-        {"questions": ["king man woman"], "k": 2, "exact": False, "pool": "mean", "keep_inputs": False,
-         "method": "add", "among": None, "restrict": None, "whole_words": False},
-    ),
-    "each_similarity": (
-        handle.Embeddings.each_similarity, {"words": ["cat", "dog"], "exact": False, "pool": "mean"}
-    ),
-    "geometry": (handle.Embeddings.geometry, {}),
-    "context": (
-        handle.Embeddings.context, {"word": "king", "sentences": ["the cat and king", "king"], "pool": "mean"}
-    ),
-    "tying": (handle.Embeddings.tying, {"load": False, "grad": None, "compare": False}),
-    "analogy_eval": (
-        handle.Embeddings.analogy_eval,
-        {"file": "questions.txt", "method": "add", "rule": "space", "ignore_case": False, "errors": False,
-         "restrict": None},
-    ),
-    "similarity_eval": (
-        handle.Embeddings.similarity_eval, {"file": "pairs.txt", "rule": "space", "ignore_case": False}
-    ),
+    **{
+        m.name: (getattr(gpt2emb if m.module_level else handle.Embeddings, m.name), dict(m.example))
+        for m in commands.methods()
+    },
     "open": (gpt2emb.open, {"model": "gpt2", "revision": None, "reporter": QuietReporter()}),
-    # what needs no model opened (cache_clear's good model is one never cached: the fuzz clears nothing else)
-    "sizes": (
-        gpt2emb.sizes, {"models": None, "dtype": "fp32", "verify": False, "revision": None, "reporter": None}
-    ),
-    "models": (gpt2emb.models, {}),
-    "cache_list": (gpt2emb.cache_list, {}),
-    "cache_verify": (gpt2emb.cache_verify, {"model": "gpt2", "repair": False, "reporter": None}),
-    "cache_clear": (gpt2emb.cache_clear, {"model": "someone/never-cached", "outdated": False}),
-    "cache_refresh": (gpt2emb.cache_refresh, {"model": "gpt2", "reporter": None}),
-    "side_by_side": (gpt2emb.side_by_side, {"results": []}),
-}  # fmt: skip
+}
 MODULE_LEVEL = {"open", *(name for name in gpt2emb.__all__ if name[0].islower())}
 PARAMETERS = [(call, name) for call, (_, good) in CALLS.items() for name in good]
 
@@ -258,9 +247,10 @@ def test_every_public_entry_and_parameter_is_fuzzed() -> None:
         n for n in vars(handle.Embeddings) if not n.startswith("_") and callable(vars(handle.Embeddings)[n])
     }
     assert public | MODULE_LEVEL == set(CALLS)
-    for function, good in CALLS.values():
+    for call, (function, good) in CALLS.items():
         names = list(inspect.signature(function).parameters)
-        assert [n for n in names if n != "self"] == list(good), function
+        taken = names if call in MODULE_LEVEL else names[1:]  # a method's first is the handle (self, or o)
+        assert taken == list(good), function
 
 
 def _consumed(result: Any) -> Any:

@@ -11,20 +11,33 @@ code).
 
 from __future__ import annotations
 
+import os as _os
 from typing import TYPE_CHECKING, Any
 
-from gpt2emb.errors import Gpt2embError
+from gpt2emb.errors import Gpt2embError as Gpt2embError  # the package's own (its __all__)
 from gpt2emb.registry import DEFAULT_MODEL as _DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from os import PathLike
 
-    from gpt2emb.handle import Embeddings
+    from gpt2emb.handle import Embeddings as Embeddings  # the package's own (its __all__)
     from gpt2emb.report import Reporter
 
-# what needs no model opened, as module-level functions (in handle.py, imported when first used)
-_COMMANDS = ("sizes", "models", "cache_list", "cache_verify", "cache_clear", "cache_refresh", "side_by_side")
-__all__ = ["Embeddings", "Gpt2embError", "open", *_COMMANDS]
+_OWN = ["Embeddings", "Gpt2embError", "open"]
+
+
+def _functions() -> list[str]:
+    """What needs no model opened, as module-level functions (in handle.py, imported when first used): as the
+    stems declare them (gpt2emb/commands/), read only when one is asked for."""
+    from gpt2emb import commands
+
+    return [m.name for m in commands.methods() if m.module_level]
+
+
+def _submodule(name: str) -> bool:
+    """Whether name is one of the package's modules: `from gpt2emb import output` asks before it imports."""
+    here = _os.path.dirname(__file__)
+    return _os.path.isdir(_os.path.join(here, name)) or _os.path.isfile(_os.path.join(here, f"{name}.py"))
 
 
 def open(
@@ -50,7 +63,9 @@ def open(
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Embeddings" or name in _COMMANDS:
+    if name == "__all__":  # `from gpt2emb import *`
+        return [*_OWN, *_functions()]
+    if name == "Embeddings" or (not name.startswith("_") and not _submodule(name) and name in _functions()):
         from gpt2emb import handle, output
 
         output.show_in_notebooks()  # their results too display as the commands' tables
@@ -60,4 +75,4 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     """What the package offers (and the module's own dunders), not the names its code imports."""
-    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+    return sorted({*_OWN, *_functions(), *(name for name in globals() if name.startswith("__"))})

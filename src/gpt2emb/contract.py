@@ -202,8 +202,10 @@ Checked = TypeVar("Checked")
 
 
 def checked(method: Callable[..., Checked]) -> Callable[..., Checked]:
-    """method, its parameters checked (and counts, flags, choices made plain) by CHECKS first."""
+    """method, its parameters checked (and counts, flags, choices made plain) by CHECKS first, or by the check
+    a stem's declaration names for a parameter CHECKS lacks (gpt2emb/commands/)."""
     signature = inspect.signature(method)
+    declared = {n: c for n, c in _declared_checks().items() if n in signature.parameters}
 
     @functools.wraps(method)
     def call(*args: Any, **kwargs: Any) -> Checked:
@@ -214,13 +216,28 @@ def checked(method: Callable[..., Checked]) -> Callable[..., Checked]:
         ) as e:  # a missing or unknown argument: Python's words, naming the method as Python does
             raise TypeError(f"{method.__qualname__}(): {e}") from None
         for name, value in bound.arguments.items():
-            check = CHECKS.get(name)
+            check = CHECKS.get(name) or declared.get(name)
             if check is not None:
                 bound.arguments[name] = check(name, value)
         return method(*bound.args, **bound.kwargs)
 
     return call
 
+
+@functools.cache
+def _declared_checks() -> dict[str, Callable[[str, Any], Any]]:
+    """The checks the stems declare for their own parameter names, each one of this module's (flag, ...)."""
+    from gpt2emb import commands  # read when the handle is made, never by the command line
+
+    named = commands.checks()
+    unknown = {n: c for n, c in named.items() if c not in DECLARABLE}
+    if unknown:
+        raise ValueError(f"a stem declares checks the contract has not: {unknown}; name one of {DECLARABLE}")
+    return {n: globals()[c] for n, c in named.items()}
+
+
+# what a stem's declaration may name for a parameter of its own
+DECLARABLE = ("flag", "count", "maybe_count", "text", "maybe_text", "path", "maybe_path")
 
 Handle = TypeVar("Handle", bound=type)
 

@@ -32,12 +32,14 @@ class App(TyperGroup):
     list them all (list_commands), and so make them all."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return [name for stem in STEMS for name in _made(stem).list_commands(ctx)]
+        from gpt2emb import commands  # the stems' declarations: read all for a list of them all
+
+        return [name for stem in commands.declared() for name in _made(stem).list_commands(ctx)]
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in self.commands:  # made once per group: kept in its commands, as click's are
-            stem = ELSEWHERE.get(cmd_name, cmd_name)
-            command = _made(stem).get_command(ctx, cmd_name) if stem in STEMS else None
+            stem = cmd_name if _declared_stem(cmd_name) else _stem_of(cmd_name)
+            command = _made(stem).get_command(ctx, cmd_name) if stem is not None else None
             if command is None:
                 return None
             self.add_command(command, cmd_name)
@@ -256,13 +258,18 @@ def _root(
     pass
 
 
-# each stem's module (cli/NAME.py), in --help's order: a new stem is one more name here
-STEMS = (
-    *("vector", "neighbors", "analogy", "similarity", "positions", "sizes", "tying", "text", "geometry"),
-    *("export", "lab", "cache", "schema"),
-)
-# the commands not named as their stem's module, with their stem (tests/test_cli.py checks it is whole)
-ELSEWHERE = {"models": "sizes", "input": "text", "context": "text"}
+def _declared_stem(name: str) -> bool:
+    """Whether name is a stem's (commands/NAME.py declares it), seen from the file alone: a warm run of a
+    command named as its stem imports no declaration (commands.is_stem, without importing the package)."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(__file__)), "commands")
+    return name.isidentifier() and os.path.isfile(os.path.join(folder, f"{name}.py"))
+
+
+def _stem_of(name: str) -> str | None:
+    """The stem declaring a command named otherwise (models, input, context), or None: all are read."""
+    from gpt2emb import commands
+
+    return commands.stem_of(name)
 
 
 @functools.cache
