@@ -54,7 +54,7 @@ def range_filler(repo: str, filename: str, commit: str) -> FillRange:
             hf_raise_for_status(response)
             if response.status_code != 206:
                 raise NetworkError(fetch_failed(repo, f"the server ignored a Range request for {filename}"))
-            for chunk in response.iter_bytes(1 << 20):
+            for chunk in response.iter_bytes():  # as they arrive: a cut download keeps what came
                 if got + len(chunk) > length:
                     raise NetworkError(fetch_failed(repo, f"the server sent more of {filename} than asked"))
                 into[got : got + len(chunk)] = chunk
@@ -145,8 +145,8 @@ def labelled(repo: str, revision: str = "main") -> str:
 
 def fetch_failed(repo: str, reason: str) -> str:
     return (
-        f"{repo} is not cached, and fetching it from the Hub failed ({reason}); nothing was kept: "
-        "check the network and run again"
+        f"{repo} is not cached, and fetching it from the Hub failed ({reason}); nothing partial is "
+        "ever used, and the next run resumes the download: check the network and run again"
     )
 
 
