@@ -20,7 +20,7 @@ import numpy as np
 from gpt2emb import bpe, families, piece_lines
 from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef
-from gpt2emb.report import QuietReporter, Reporter, Task
+from gpt2emb.report import BUILDING, QuietReporter, Reporter, Task
 from gpt2emb.store.entries import (
     _UNTRUSTED,
     EXTRA,
@@ -186,7 +186,12 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             **encoder,
             **extra,
         }
-        sha256 = {f: _write(tmp / f, content) for f, content in contents.items()}
+        size = sum(c.nbytes if isinstance(c, np.ndarray) else len(c) for c in contents.values())
+        with reporter.progress(f"{BUILDING} of {ref.name}", size) as step:
+            sha256 = {}
+            for f, content in contents.items():
+                sha256[f] = _write(tmp / f, content)
+                step.advance(content.nbytes if isinstance(content, np.ndarray) else len(content))
         manifest: dict[str, Any] = {
             "format": FORMAT,
             "name": ref.name,
