@@ -145,53 +145,31 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
     Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
     import tempfile
 
-    from gpt2emb.store import checkpoint, partial, tokenizer_files
+    from gpt2emb.store import partial, tokenizer_files
 
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
-    with _unchanged(ref, info.commit):
-        # the tables are fetched while the tokenizer is read and checked: the one waits on the network, the
-        # other on a core (a quarter of gpt2's first use)
-        stop = threading.Event()
-        fetching = _Background(
-            lambda: checkpoint.embeddings(ref, info, _Stoppable(reporter, stop), parent if keep else None)
-        )
-        try:
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{info.commit}.tmp-"))
+    stop, tables = threading.Event(), None
+    try:
+        with _unchanged(ref, info.commit):
+            # the tables are fetched, checked and written while the tokenizer is read and checked: the one
+            # waits on the network, the other on a core (each about half of gpt2's first use)
+            tables = _Background(
+                lambda: _table_files(ref, info, _Stoppable(reporter, stop), parent if keep else None, tmp)
+            )
             tokenizer, parsed, library = tokenizer_files.tokenizer(ref, info.commit, shape.vocab_size)
             encoder = _encoder_files(tokenizer, parsed, library)
             wraps = _wraps(tokenizer, library)
-        except BaseException:
-            stop.set()
-            raise
-        tables = fetching.result()
-    vocab = parsed["model"]["vocab"]
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{info.commit}.tmp-"))
-    try:
-        wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (tables.wte, tables.wpe))
-        extra = {
-            f"{k}.npy": np.ascontiguousarray(a, dtype=np.float32)
-            for k in EXTRA
-            if (a := getattr(tables, k)) is not None
-        }
-        contents: dict[str, bytes | np.ndarray] = {
-            "wte.npy": wte,
-            "wpe.npy": wpe,
-            "wte_norm.npy": _row_norms(wte),
-            "wte_crc.npy": _row_crcs(wte),
-            "wpe_crc.npy": _row_crcs(wpe),
-            "config.json": json.dumps(info.config).encode(),
-            "tokenizer.json": tokenizer.encode(),
-            piece_lines.FILE: piece_lines.written(vocab),  # a warm lookup reads it, no JSON
-            **encoder,
-            **extra,
-        }
-        size = sum(c.nbytes if isinstance(c, np.ndarray) else len(c) for c in contents.values())
-        with reporter.progress(f"{BUILDING} of {ref.name}", size) as step:
-            sha256 = {}
-            for f, content in contents.items():
-                sha256[f] = _write(tmp / f, content)
-                step.advance(content.nbytes if isinstance(content, np.ndarray) else len(content))
+            contents: dict[str, bytes | np.ndarray] = {
+                "config.json": json.dumps(info.config).encode(),
+                "tokenizer.json": tokenizer.encode(),
+                piece_lines.FILE: piece_lines.written(parsed["model"]["vocab"]),  # a warm lookup reads it
+                **encoder,
+            }
+            sha256 = {f: _write(tmp / f, content) for f, content in contents.items()}
+            sha256 = {**tables.result(), **sha256}
         manifest: dict[str, Any] = {
             "format": FORMAT,
             "name": ref.name,
@@ -203,7 +181,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
             "norm_eps": float(info.config.get(family.norm_eps, 1e-12)),
             "words": families.words_for(family, parsed).name,
             "wraps": wraps,
-            "files": {f: _fingerprint(tmp / f, whole=checked_whole(f, FORMAT)) for f in contents},
+            "files": {f: _fingerprint(tmp / f, whole=checked_whole(f, FORMAT)) for f in sha256},
             "sha256": sha256,
         }
         manifest[SELF_CHECK] = _manifest_digest(manifest)
@@ -211,8 +189,42 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
         installed = _install(tmp, parent, info.commit)
         partial.remove_all(parent, info.commit)  # its bytes are in the entry now
         return installed
+    except BaseException:
+        stop.set()  # the fetch stops at its next chunk; a write under way ends before tmp goes
+        if tables is not None:
+            tables.wait(1.0)
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # nothing is left of it once it is in place
+
+
+def _table_files(
+    ref: ModelRef, info: CheckpointInfo, reporter: Reporter, keep: Path | None, tmp: Path
+) -> dict[str, str]:
+    """The entry's tables, their norms and row checksums fetched and written into tmp: their SHA-256s."""
+    from gpt2emb.store import checkpoint
+
+    tables = checkpoint.embeddings(ref, info, reporter, keep)
+    wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (tables.wte, tables.wpe))
+    extra = {
+        f"{k}.npy": np.ascontiguousarray(a, dtype=np.float32)
+        for k in EXTRA
+        if (a := getattr(tables, k)) is not None
+    }
+    contents: dict[str, np.ndarray] = {
+        "wte.npy": wte,
+        "wpe.npy": wpe,
+        "wte_norm.npy": _row_norms(wte),
+        "wte_crc.npy": _row_crcs(wte),
+        "wpe_crc.npy": _row_crcs(wpe),
+        **extra,
+    }
+    with reporter.progress(f"{BUILDING} of {ref.name}", sum(c.nbytes for c in contents.values())) as step:
+        sha256 = {}
+        for f, content in contents.items():
+            sha256[f] = _write(tmp / f, content)
+            step.advance(content.nbytes)
+    return sha256
 
 
 class _Stopped(Exception):
@@ -260,6 +272,9 @@ class _Background:
                 self._done.set()
 
         threading.Thread(target=run, name="gpt2emb-fetch", daemon=True).start()
+
+    def wait(self, timeout: float) -> None:
+        self._done.wait(timeout)
 
     def result(self) -> Any:
         self._done.wait()
