@@ -112,6 +112,9 @@ def test_cache_clear_removes_partial_files(hub: FakeHub, caches: dict[str, Path]
         {"name": "gpt2", "repo": "openai-community/gpt2", "commit": kept.name.split(".")[0],
          "path": str(kept), "size_bytes": kept.stat().st_size}
     ]  # fmt: skip
+    table = run_cli("cache", "list")
+    said = " ".join(table.stdout.split())
+    assert "0 entries, 0.0 MB, and 1 partial download" in said and "0123456789ab, partial" in said, said
     cleared = run_cli("cache", "clear", "--json")
     assert cleared.exit_code == 0, cleared.output
     assert partials(caches["cache"]) == []
