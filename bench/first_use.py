@@ -56,16 +56,18 @@ sha256sum config.json tokenizer.json header.json wte wpe > sums
 """
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall time (s) and peak RSS (MiB, GNU time's: the largest of the process and its children)."""
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Wall time (s), peak RSS (MiB, GNU time's: the largest of the process and its children) and CPU time
+    (s, user + system, children included: less swayed than wall time by a busy machine)."""
     with tempfile.NamedTemporaryFile("r") as peak:
         t0 = time.perf_counter()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd], env=env,
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", peak.name, *cmd], env=env,
                               capture_output=True, text=True)  # fmt: skip
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout}{proc.stderr}")
-        return wall, int(peak.read().split()[-1]) / 1024
+        rss, user, system = peak.read().split()[-3:]
+        return wall, int(rss) / 1024, float(user) + float(system)
 
 
 def ranges(folder: Path) -> tuple[str, str]:
@@ -126,7 +128,7 @@ def paired(hub: FakeHub, work: Path, name: str, folder: Path, runs: int, base_en
     script = work / "plain.sh"
     script.write_text(PLAIN)
     gpt2emb = str(BIN / "gpt2emb")
-    plain_t, plain_rss, ours_t, ours_rss, ratios = [], [], [], [], []
+    plain_t, plain_rss, ours_t, ours_rss, ratios, plain_cpu, ours_cpu = [], [], [], [], [], [], []
     plain_bytes = ours_bytes = 0
     for r in range(runs + 1):  # round 0 warms the page cache and the disk's checkpoint for both: not counted
         fresh = Path(tempfile.mkdtemp(dir=work, prefix="round-"))
@@ -146,13 +148,19 @@ def paired(hub: FakeHub, work: Path, name: str, folder: Path, runs: int, base_en
         ours_t.append(o[0])
         ours_rss.append(o[1])
         ratios.append(o[0] / p[0])
-        say(f"[{name}] round {r}: plain {p[0]:.2f} s, gpt2emb {o[0]:.2f} s, ratio {o[0] / p[0]:.2f}")
+        plain_cpu.append(p[2])
+        ours_cpu.append(o[2])
+        say(
+            f"[{name}] round {r}: plain {p[0]:.2f} s, gpt2emb {o[0]:.2f} s, ratio {o[0] / p[0]:.2f}; "
+            f"CPU plain {p[2]:.2f} s, gpt2emb {o[2]:.2f} s"
+        )
     fresh = Path(tempfile.mkdtemp(dir=work, prefix="profiled-"))
     env = {**base_env, "HF_HUB_CACHE": str(fresh / "hf"), "GPT2EMB_CACHE_DIR": str(fresh / "cache")}
     split = profile_split(env, name, work)
     shutil.rmtree(fresh, ignore_errors=True)
     return {"plain": plain_t, "plain_rss": plain_rss, "ours": ours_t, "ours_rss": ours_rss, "ratio": ratios,
-            "plain_bytes": plain_bytes, "ours_bytes": ours_bytes, "split": split}  # fmt: skip
+            "plain_cpu": plain_cpu, "ours_cpu": ours_cpu, "plain_bytes": plain_bytes, "ours_bytes": ours_bytes,
+            "split": split}  # fmt: skip
 
 
 def lines(results: dict[str, dict[str, object]], runs: int) -> list[str]:
@@ -167,8 +175,8 @@ def lines(results: dict[str, dict[str, object]], runs: int) -> list[str]:
         "median (range).",
         "",
         "| model | gpt2emb ÷ plain | plain fetch (s) | first use (s) | plain fetched | gpt2emb fetched "
-        "| plain peak RSS (MiB) | first use peak RSS (MiB) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| plain peak RSS (MiB) | first use peak RSS (MiB) | plain CPU (s) | first use CPU (s) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, r in results.items():
 
@@ -177,7 +185,7 @@ def lines(results: dict[str, dict[str, object]], runs: int) -> list[str]:
 
         out.append(f"| {name} | **{f('ratio')}** | {f('plain')} | {f('ours')} "
                    f"| {r['plain_bytes'] / 1e6:,.1f} MB | {r['ours_bytes'] / 1e6:,.1f} MB "  # type: ignore[operator]
-                   f"| {f('plain_rss', 0)} | {f('ours_rss', 0)} |")  # fmt: skip
+                   f"| {f('plain_rss', 0)} | {f('ours_rss', 0)} | {f('plain_cpu')} | {f('ours_cpu')} |")  # fmt: skip
     parts = list(next(iter(results.values()))["split"])  # type: ignore[call-overload]
     out += [
         "",
