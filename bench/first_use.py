@@ -159,8 +159,8 @@ def paired(hub: FakeHub, work: Path, name: str, folder: Path, runs: int, base_en
     split = profile_split(env, name, work)
     shutil.rmtree(fresh, ignore_errors=True)
     return {"plain": plain_t, "plain_rss": plain_rss, "ours": ours_t, "ours_rss": ours_rss, "ratio": ratios,
-            "plain_cpu": plain_cpu, "ours_cpu": ours_cpu, "plain_bytes": plain_bytes, "ours_bytes": ours_bytes,
-            "split": split}  # fmt: skip
+            "plain_cpu": plain_cpu, "ours_cpu": ours_cpu, "plain_bytes": plain_bytes,
+            "ours_bytes": ours_bytes, "split": split}  # fmt: skip
 
 
 def lines(results: dict[str, dict[str, object]], runs: int) -> list[str]:
@@ -185,7 +185,8 @@ def lines(results: dict[str, dict[str, object]], runs: int) -> list[str]:
 
         out.append(f"| {name} | **{f('ratio')}** | {f('plain')} | {f('ours')} "
                    f"| {r['plain_bytes'] / 1e6:,.1f} MB | {r['ours_bytes'] / 1e6:,.1f} MB "  # type: ignore[operator]
-                   f"| {f('plain_rss', 0)} | {f('ours_rss', 0)} | {f('plain_cpu')} | {f('ours_cpu')} |")  # fmt: skip
+                   f"| {f('plain_rss', 0)} | {f('ours_rss', 0)} "
+                   f"| {f('plain_cpu')} | {f('ours_cpu')} |")  # fmt: skip
     parts = list(next(iter(results.values()))["split"])  # type: ignore[call-overload]
     out += [
         "",
