@@ -107,7 +107,7 @@ def profile_split(env: dict[str, str], name: str, work: Path) -> dict[str, float
     out = work / f"{name}.prof"
     cmd = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "gpt2emb", "neighbors", "king", "-m",
            MODEL[name], "--json"]  # fmt: skip
-    wall, _ = timed(cmd, env)
+    wall = timed(cmd, env)[0]
     stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
     split: dict[str, float] = {}
     for part, names in PARTS.items():
