@@ -141,7 +141,8 @@ class _Keeper:
             end = min(self.written + BLOCK, total)
             block = memoryview(self.data)[self.written : end]
             try:
-                os.write(self.fd, bytes(block) + _CRC.pack(zlib.crc32(block)))
+                _write_all(self.fd, block)  # straight from the download's buffer: no copy of it
+                _write_all(self.fd, _CRC.pack(zlib.crc32(block)))
             except OSError:
                 self.close()
                 return
@@ -173,6 +174,12 @@ def _good(fd: int, head: bytes, data: bytearray) -> int:
         data[have : have + n] = record[:n]
         have += n
     return have
+
+
+def _write_all(fd: int, data: memoryview | bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _read(fd: int, n: int) -> bytes:
