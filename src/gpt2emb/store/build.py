@@ -9,7 +9,6 @@ import errno
 import json
 import os
 import shutil
-import threading
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,6 +45,8 @@ from gpt2emb.store.revisions import _record_commit, _resolve_commit, checkpoint_
 from gpt2emb.tokens import ADDED_FILE, added_tokens
 
 if TYPE_CHECKING:
+    import threading
+
     from gpt2emb.store.checkpoint import CheckpointInfo
 
 # A warm command opens an entry and builds nothing: what only a build uses (reading a checkpoint, its
@@ -144,6 +145,7 @@ def _build(ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter
 
     Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
     import tempfile
+    import threading  # a build's only: a warm open starts no thread
 
     from gpt2emb.store import partial, tokenizer_files
 
@@ -259,6 +261,8 @@ class _Background:
     """A function run in a daemon thread (an interrupted run ends at once, never waiting for a download)."""
 
     def __init__(self, work: Callable[[], Any]) -> None:
+        import threading
+
         self._done = threading.Event()
         self._result: Any = None
         self._error: BaseException | None = None
