@@ -7,7 +7,8 @@ tests/data/gpt2-vocab, random wte and wpe, zeros elsewhere), serves them from a 
 each way as a whole process (wall time and peak RSS, median of several runs after one warm-up run):
 the lab way (transformers AutoModel + AutoTokenizer + torch cosine), gensim's KeyedVectors loaded
 memory-mapped, and gpt2emb with a warm cache. It also counts the bytes a first use downloads and times
-building the cache from a checkpoint already on disk.
+building the cache from a checkpoint already on disk, and times the first use against the plain fetch of the
+same bytes in paired rounds (bench/first_use.py: its ratio, bytes, peak memory and where the time goes).
 """
 
 from __future__ import annotations
@@ -39,7 +40,12 @@ VOCAB = ROOT / "tests" / "data" / "gpt2-vocab"  # GPT-2's real tokenizer files (
 SHAPES = {"gpt2": (768, 12, 12), "gpt2-xl": (1600, 48, 25)}
 BIN = Path(sys.executable).parent
 # the sections of docs/performance.md written here; the others (bench/eval.py's, ...) are kept as they stand
-MINE = ("Warm queries", "Light commands, and the warm queries as tables", "First use")
+MINE = (
+    "Warm queries",
+    "Light commands, and the warm queries as tables",
+    "First use",
+    "First use against a plain fetch",
+)
 
 
 @dataclass
@@ -215,6 +221,7 @@ def report(work: Path, args: argparse.Namespace) -> None:
     py, gpt2emb = sys.executable, str(BIN / "gpt2emb")
     rows: list[tuple[str, Run | None, Run | None, Run]] = []
     facts: dict[str, float] = {}
+    firsts: dict[str, dict[str, object]] = {}
     for name in args.models.split(","):
         model = {"gpt2": "gpt2", "gpt2-xl": "xl"}[name]
         runs = args.runs if name == "gpt2" else args.xl_runs
@@ -228,12 +235,14 @@ def report(work: Path, args: argparse.Namespace) -> None:
         hub.repos[f"openai-community/{name}"] = Repo(f"{len(name):040d}", files)
         size = (folder / "model.safetensors").stat().st_size
 
-        print(f"[{name}] first use through the fake Hub", flush=True)
-        hub.bytes_served = 0
-        first = measure([gpt2emb, "neighbors", "cat", "-m", model, "--json"], base_env, 1, warmup=False)
-        facts[f"{name}_downloaded"] = hub.bytes_served
+        print(f"[{name}] first use through the fake Hub, against the plain fetch", flush=True)
+        from first_use import paired  # beside this script; it imports this one
+
+        first = paired(hub, work, name, folder, runs, base_env)
+        firsts[name] = first
+        facts[f"{name}_downloaded"] = first["ours_bytes"]  # type: ignore[assignment]
         facts[f"{name}_size"] = size
-        facts[f"{name}_first_use"] = first.wall
+        facts[f"{name}_first_use"] = statistics.median(first["ours"])  # type: ignore[arg-type]
 
         print(f"[{name}] building the cache from the checkpoint on disk", flush=True)
         builds = []
@@ -265,6 +274,9 @@ def report(work: Path, args: argparse.Namespace) -> None:
         for cmd in ("neighbors cat", "analogy king man woman"):
             light[cmd] = measure([gpt2emb, *cmd.split()], {**base_env, "COLUMNS": "100"}, args.runs)
     write(args.out, rows, facts, light)
+    from first_use import TITLE, lines
+
+    put_section(args.out, TITLE, lines(firsts, args.runs))
 
 
 def write(out: Path, rows: list[tuple[str, Run | None, Run | None, Run]], facts: dict[str, float],

@@ -98,6 +98,7 @@ Fault = str | None  # None | "500" | "drop" | "cut" | "416" | "403" (gated on th
 class FakeHub:
     repos: dict[str, Repo] = field(default_factory=dict)
     bytes_served: int = 0  # by both hosts
+    file_bytes: dict[str, int] = field(default_factory=dict)  # bytes served of each file, cut ones too
     requests: list[tuple[str, str, str]] = field(default_factory=list)  # (method, path, range), both hosts
     seen: list[Seen] = field(default_factory=list)
     fault: Callable[[str, str], Fault] | None = None  # (method, path) -> a fault; CDN paths start with /lfs/
@@ -147,6 +148,7 @@ class FakeHub:
         self.requests.clear()
         self.seen.clear()
         self.bytes_served = 0
+        self.file_bytes.clear()
         self.fault = None
         self.redirect = False
 
@@ -225,6 +227,7 @@ class FakeHub:
                 h.send_header(k, v)
             h.end_headers()
             h.wfile.write(data[: len(data) // 2])
+            self._count(h, len(data) // 2)
             h.close_connection = True
             return
         self._send(h, status, headers, data, body)
@@ -240,3 +243,8 @@ class FakeHub:
         if body:
             h.wfile.write(data)
             self.bytes_served += len(data)
+            self._count(h, len(data))
+
+    def _count(self, h: BaseHTTPRequestHandler, n: int) -> None:
+        name = unquote(h.path.split("?")[0].rsplit("/", 1)[-1])
+        self.file_bytes[name] = self.file_bytes.get(name, 0) + n

@@ -129,9 +129,17 @@ def table(tokenizer: dict[str, Any]) -> np.ndarray | None:
         rows.append((ids[0], ids[1], ids[2]))
     merges = np.array(rows[256:], dtype=np.int64).reshape(-1, 3)
     keys = merges[:, 0] * (max(vocab.values()) + 1) + merges[:, 1]
-    if len(np.unique(keys)) < len(keys) or len(np.unique(merges[:, 2])) < len(keys):
+    if _repeats(keys) or _repeats(merges[:, 2]):
         return None  # a pair merged twice, or a token made twice: the library's choice is not ours to guess
     return np.array(rows, dtype=np.int32)
+
+
+def _repeats(values: np.ndarray) -> bool:
+    """Whether a value occurs twice: sorted neighbours compared (np.unique hashed 50,000 in 0.1 s)."""
+    import numpy as np
+
+    ordered = np.sort(values)
+    return bool(np.any(ordered[1:] == ordered[:-1]))
 
 
 class Bpe:

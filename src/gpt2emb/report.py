@@ -24,6 +24,9 @@ class Reporter(Protocol):
     def progress(self, label: str, total: int) -> contextlib.AbstractContextManager[Task]: ...
 
 
+BUILDING = "building the cache entry"  # a bar's label at a terminal, never a line of its own elsewhere
+
+
 class QuietReporter:
     def note(self, message: str) -> None:
         pass

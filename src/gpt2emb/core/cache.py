@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from gpt2emb import limits, registry
 from gpt2emb.errors import (
@@ -16,6 +17,7 @@ from gpt2emb.results.cache import (
     CachePath,
     CacheResult,
     KeptEntry,
+    PartialFile,
     RefreshResult,
     VerifiedEntry,
     VerifyResult,
@@ -46,7 +48,9 @@ def _cached(model: str) -> ModelRef:
 
 
 def cache_list() -> CacheResult:
-    return _cache_result("list", manage.entries())
+    listed = _cache_result("list", manage.entries())
+    kept = tuple(PartialFile(e.name, e.repo, e.commit, str(e.path), e.size) for e in manage.partials())
+    return replace(listed, partial=kept)
 
 
 def cache_clear(model: str | None, outdated: bool = False) -> CacheResult:

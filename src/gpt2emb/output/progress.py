@@ -29,9 +29,22 @@ class Reporter:
 
     @contextlib.contextmanager
     def progress(self, label: str, total: int) -> Iterator[Any]:
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
 
-        columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+        )
         with Progress(*columns, console=self._err, transient=True) as bar:
             task = bar.add_task(label, total=total)
 
@@ -56,7 +69,7 @@ class PlainReporter(QuietReporter):
 
     @contextlib.contextmanager
     def progress(self, label: str, total: int) -> Iterator[Task]:
-        if self.steps:
+        if self.steps and not label.startswith(report.BUILDING):  # a second of writing needs no line
             size = f"{total / 1e6:,.1f} MB" if total >= 1e6 else f"{total / 1e3:,.1f} kB"  # as the bars say
             sys.stderr.write(f"gpt2emb: {label} ({size})\n")
             sys.stderr.flush()

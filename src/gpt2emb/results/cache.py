@@ -21,6 +21,17 @@ class CacheEntry(Document):
 
 
 @dataclass(frozen=True)
+class PartialFile(Document):
+    """A download kept after an interruption (never used as an entry): the next first use resumes it."""
+
+    name: str
+    repo: str | None
+    commit: str
+    path: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
 class KeptEntry(Document):
     name: str
     repo: str | None
@@ -39,6 +50,7 @@ class CacheResult(Document):
     total_bytes: int
     kept: tuple[KeptEntry, ...] = ()  # clear: still there, whole
     outdated: bool = False  # clear --outdated: only the outdated entries were removed
+    partial: tuple[PartialFile, ...] = ()  # list: interrupted downloads kept, each resumed by its next use
 
 
 @dataclass(frozen=True)

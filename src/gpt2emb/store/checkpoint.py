@@ -24,7 +24,7 @@ from gpt2emb import families
 from gpt2emb.errors import BadModel, NotCached
 from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef, Shape
-from gpt2emb.report import Reporter
+from gpt2emb.report import Reporter, Task
 from gpt2emb.store import hub
 from gpt2emb.store.formats import (
     EMBEDDING_DTYPES,
@@ -318,9 +318,10 @@ def check_shape(where: str, name: str, key: str, got: tuple[int, ...], shape: Sh
 # ---------------------------------------------------------------- building an entry
 
 
-def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Tables:
+def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter, keep: Path | None = None) -> Tables:
     """The embedding tables widened to float32: only their byte ranges are read, from whichever shard holds
-    each; wpe from the row of position 0 on."""
+    each; wpe from the row of position 0 on. keep: the folder where a download from the Hub is kept as it
+    arrives (partial.py), so that an interrupted one resumes."""
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
     keys = wanted(family)
@@ -337,11 +338,39 @@ def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Table
         tensors = {name: info.tensors[find_key(info.tensors, k, ref.name)] for name, k in keys.items()}
         total = sum(t.end - t.start for t in tensors.values())
         with reporter.progress(f"{_verb(ref)} {ref.name} embeddings", total) as task:
-            arrays = {n: read_tensor(_reader(ref, info.commit, t.file), t, task) for n, t in tensors.items()}
+            arrays = {}
+            for file in sorted({t.file for t in tensors.values()}):
+                mine = {n: t for n, t in tensors.items() if t.file == file}
+                if ref.repo is not None and _local(ref, info.commit, file) is None and not hub.offline():
+                    arrays.update(_fetched(ref.repo, info.commit, file, mine, keep, task))
+                else:
+                    arrays.update(
+                        (n, read_tensor(_reader(ref, info.commit, file), t, task)) for n, t in mine.items()
+                    )
     start = shape.position_offset
     wpe = arrays.get("wpe", np.zeros((0, shape.d_model), np.float32))[start : start + shape.n_positions]
     norm = np.stack([arrays["norm_weight"], arrays["norm_bias"]]) if "norm_weight" in arrays else None
     return Tables(arrays["wte"], wpe, arrays.get("types"), norm)
+
+
+def _fetched(
+    repo: str, commit: str, file: str, tensors: dict[str, TensorInfo], keep: Path | None, task: Task
+) -> dict[str, np.ndarray]:
+    """Tensors of one file fetched from the Hub by their byte ranges, kept as they arrive where keep says."""
+    from gpt2emb.store import partial
+
+    spans = sorted({(t.start, t.end - t.start) for t in tensors.values()})
+    tag = hub.etag(repo, file, commit) if keep is not None else None
+    path = keep / partial.name_of(commit, tag) if keep is not None and tag else None
+    data = partial.fetch(hub.range_filler(repo, file, commit), spans, path, task)
+    base, at = 0, {}
+    for start, length in spans:
+        at[start], base = base, base + length
+    view = memoryview(data)
+    return {
+        n: widened_rows(view[at[t.start] : at[t.start] + t.end - t.start], t.dtype).reshape(t.shape)
+        for n, t in tensors.items()
+    }
 
 
 def _verb(ref: ModelRef) -> str:

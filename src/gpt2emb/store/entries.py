@@ -188,7 +188,12 @@ def generations(parent: Path) -> dict[str, list[Path]]:
     with contextlib.suppress(OSError), os.scandir(parent) as children:
         for child in children:
             commit, plus, n = child.name.partition(GENERATION)
-            if child.name.startswith(".") or child.name in ("refs", RECORDS) or (plus and not n.isdecimal()):
+            if (
+                child.name.startswith(".")
+                or child.name in ("refs", RECORDS)
+                or child.name.endswith(".partial")  # a download kept (partial.py), never an entry
+                or (plus and not n.isdecimal())
+            ):
                 continue  # a build in progress, our records, or not ours
             if child.is_dir():
                 found.setdefault(commit, []).append((int(n or 0), Path(child.path)))

@@ -185,7 +185,7 @@ def read_tensor(read: ReadRange, info: TensorInfo, task: Task | None) -> np.ndar
     return widened_rows(read(info.start, info.end - info.start, task), info.dtype).reshape(info.shape)
 
 
-def widened_rows(data: bytearray, dtype: str) -> np.ndarray:
+def widened_rows(data: bytearray | memoryview, dtype: str) -> np.ndarray:
     """Stored numbers as float32 (F32: the downloaded buffer itself)."""
     raw = np.frombuffer(data, dtype=EMBEDDING_DTYPES[dtype])
     if dtype == "BF16":

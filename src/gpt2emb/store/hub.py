@@ -13,19 +13,34 @@ from gpt2emb.errors import BadModel, Gpt2embError, NetworkError, NotCached, Unkn
 from gpt2emb.report import HUB_BARS, Task
 
 ReadRange = Callable[[int, int, Task | None], bytearray]  # (start, length, progress) -> exactly length bytes
+# (start, into, landed): fill `into` with the bytes from start on, calling landed(n) as each n bytes land
+FillRange = Callable[[int, memoryview, Callable[[int], None]], None]
 
 
 def range_reader(repo: str, filename: str, commit: str) -> ReadRange:
     """HTTP Range reads through huggingface_hub's own session, so HF_ENDPOINT, HF_TOKEN and proxies apply."""
+    fill = range_filler(repo, filename, commit)
+
+    def read(start: int, length: int, task: Task | None) -> bytearray:
+        data = bytearray(length)  # one buffer, filled in place: no second copy of a 322 MB matrix
+        fill(start, memoryview(data), task.advance if task else lambda n: None)
+        return data
+
+    return read
+
+
+def range_filler(repo: str, filename: str, commit: str) -> FillRange:
+    """A Range read straight into a buffer (a kept download's, see partial.py), saying as each chunk lands."""
     from huggingface_hub import constants, hf_hub_url
     from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status  # type: ignore[attr-defined]
 
     url = hf_hub_url(repo, filename, revision=commit)
     headers = build_hf_headers()
 
-    def read(start: int, length: int, task: Task | None) -> bytearray:
+    def fill(start: int, into: memoryview, landed: Callable[[int], None]) -> None:
+        length = len(into)
         wanted = {**headers, "Range": f"bytes={start}-{start + length - 1}"}
-        data, got = bytearray(length), 0  # one buffer, filled in place: no second copy of a 322 MB matrix
+        got = 0
         with (
             errors_of(repo),
             get_session().stream(
@@ -40,18 +55,31 @@ def range_reader(repo: str, filename: str, commit: str) -> ReadRange:
             hf_raise_for_status(response)
             if response.status_code != 206:
                 raise NetworkError(fetch_failed(repo, f"the server ignored a Range request for {filename}"))
-            for chunk in response.iter_bytes(1 << 20):
+            for chunk in response.iter_bytes():  # as they arrive: a cut download keeps what came
                 if got + len(chunk) > length:
                     raise NetworkError(fetch_failed(repo, f"the server sent more of {filename} than asked"))
-                data[got : got + len(chunk)] = chunk
+                into[got : got + len(chunk)] = chunk
                 got += len(chunk)
-                if task:
-                    task.advance(len(chunk))
+                landed(len(chunk))
         if got != length:
             raise NetworkError(fetch_failed(repo, f"the download of {filename} stopped early"))
-        return data
 
-    return read
+    return fill
+
+
+_ETAGS: dict[tuple[str, str, str], str | None] = {}  # what size() heard, so that no second request asks
+
+
+def etag(repo: str, filename: str, commit: str) -> str | None:
+    """The ETag the Hub gives a file at a commit (a large file's own, behind a redirect: its SHA-256)."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    if (repo, filename, commit) not in _ETAGS:
+        with errors_of(repo):
+            _ETAGS[repo, filename, commit] = get_hf_file_metadata(
+                hf_hub_url(repo, filename, revision=commit)
+            ).etag
+    return _ETAGS[repo, filename, commit]
 
 
 # ---------------------------------------------------------------- the Hub
@@ -126,8 +154,8 @@ def labelled(repo: str, revision: str = "main") -> str:
 
 def fetch_failed(repo: str, reason: str) -> str:
     return (
-        f"{repo} is not cached, and fetching it from the Hub failed ({reason}); nothing was kept: "
-        "check the network and run again"
+        f"{repo} is not cached, and fetching it from the Hub failed ({reason}); nothing partial is "
+        "ever used, and the next run resumes the download: check the network and run again"
     )
 
 
@@ -178,9 +206,10 @@ def size(repo: str, filename: str, commit: str) -> int | None:
 
     with errors_of(repo):
         try:
-            found = get_hf_file_metadata(hf_hub_url(repo, filename, revision=commit)).size
+            metadata = get_hf_file_metadata(hf_hub_url(repo, filename, revision=commit))
         except errors.RemoteEntryNotFoundError:
             return None
+    found, _ETAGS[repo, filename, commit] = metadata.size, metadata.etag
     if found is None:  # a header is checked against the file's size, so the size is not optional
         raise NetworkError(fetch_failed(repo, f"the Hub did not say how large {filename} is"))
     return found

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -79,6 +79,19 @@ def _outdated(manifest: dict[str, Any]) -> bool:
         return False
 
 
+def partials() -> list[ListedEntry]:
+    """Every download kept after an interruption (store/partial.py), by the model it is of."""
+    from gpt2emb.store import partial
+
+    found = []
+    for parent in parents(None):
+        for path in partial.found(parent):
+            with contextlib.suppress(OSError):
+                listed = entry_of(path, None, path.lstat().st_size)
+                found.append(replace(listed, commit=partial.commit_of(path)))
+    return found
+
+
 @dataclass(frozen=True)
 class Kept:
     """An entry folder `cache clear` could not remove, and why ("in use": on Windows, a process maps it)."""
@@ -104,6 +117,8 @@ def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[ListedEntr
     """Remove the entries of one model (every commit of it), or the whole cache: returns the entry folders
     removed, and those that stay with the reason (an entry in use stays whole, and goes on answering).
     outdated: only the entries of local folders whose files have changed or are gone (and nothing else)."""
+    from gpt2emb.store import partial
+
     removed, kept = [], []
     for parent in parents(ref):
         for commit, folders in generations(parent).items():
@@ -125,6 +140,7 @@ def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[ListedEntr
                         record.unlink()
         if outdated and generations(parent):
             continue  # the model's other records (refs, locks) serve the entries that stay
+        partial.remove_all(parent)  # interrupted downloads (whatever lies in their place)
         for child in parent.glob("*"):  # its refs, checkpoint headers, locks, killed builds: never mapped
             if child.is_dir() and (child.name in ("refs", "info") or child.name.startswith(".")):
                 shutil.rmtree(child, ignore_errors=True)

@@ -14,9 +14,10 @@ from gpt2emb.store.formats import damaged, parse_json, shown
 from gpt2emb.tokens import LibraryFault, library_faults
 
 
-def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any]]:
-    """The model's tokenizer.json (built from vocab.json and merges.txt where it has none) and its parse,
-    once the `tokenizers` library has read it and every id it gives names one of wte's rows."""
+def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any], Any]:
+    """The model's tokenizer.json (built from vocab.json and merges.txt where it has none), its parse, and
+    the `tokenizers` library's Tokenizer made of it (once: GPT-2's takes a quarter of a second), once the
+    library has read it and every id it gives names one of wte's rows."""
     path = source_file(ref, commit, "tokenizer.json")
     label = file_label(ref, "tokenizer.json")
     if path is not None:
@@ -43,7 +44,7 @@ def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any
     ids = [(str(p), i) for p, i in vocab.items()]
     ids += [(str(t.get("content")), t.get("id")) for t in parsed.get("added_tokens") or []]
     _check_ids(label, ids, rows)
-    return text, parsed
+    return text, parsed, library
 
 
 def _without_dropout(text: str, parsed: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -29,6 +29,9 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
     ]
     if result.action == "list":
         title = f"gpt2emb cache in {result.root}: {_entries(len(rows))}, {mb(result.total_bytes)}"
+        rows += [[p.name, p.commit[:12] + "\npartial", mb(p.size_bytes), p.path] for p in result.partial]
+        if result.partial:  # an interrupted download, resumed by the model's next use
+            title += f", and {len(result.partial)} partial download{'s' if len(result.partial) > 1 else ''}"
         if not rows:
             return _Unfolded(f"{title} (a model is cached on first use)")
         outdated = [e for e in result.entries if e.outdated]

@@ -1,0 +1,193 @@
+"""A download kept while it arrives, so that an interrupted first use resumes where it broke off.
+
+The byte ranges a build fetches of one checkpoint file go, as they land, into a partial file beside the
+model's cache entries, named by the commit and the file's ETag: `<commit>.<etag>.partial`. Nothing partial is
+ever used as it stands: the file is a header (what ranges it keeps) and blocks of 1 MiB, each followed by
+its CRC-32; the next first use of the same commit and ETag takes the blocks that are whole and match their
+CRC-32, fetches only the bytes after them, and checks each range's length as any download's. A partial file
+of another commit or ETag, or that is no regular file, is deleted; the entry once built removes its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import stat
+import struct
+import zlib
+from pathlib import Path
+
+from gpt2emb.report import Task
+from gpt2emb.store.hub import FillRange
+
+SUFFIX = ".partial"
+MAGIC = b"gpt2emb-partial1"
+BLOCK = 1 << 20
+_HEAD = struct.Struct("<16sIQ")  # magic, CRC-32 of the ranges it keeps, their length in all
+_CRC = struct.Struct("<I")
+
+
+def name_of(commit: str, etag: str) -> str:
+    """The partial file's name: the ETag in the characters a file name may hold anywhere."""
+    return f"{commit}.{re.sub(r'[^0-9A-Za-z_-]', '', etag)[:80]}{SUFFIX}"
+
+
+def found(parent: Path) -> list[Path]:
+    """The partial files beside a model's entries."""
+    with contextlib.suppress(OSError):
+        return sorted(p for p in parent.glob(f"*{SUFFIX}") if not p.name.startswith("."))
+    return []
+
+
+def commit_of(path: Path) -> str:
+    return path.name.split(".", 1)[0]
+
+
+def remove(path: Path) -> None:
+    """Gone, whatever is in its place (a folder, with what it holds; a link, not its target)."""
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink()
+
+
+def remove_all(parent: Path, commit: str | None = None) -> None:
+    """The partial files of a commit (built now: nothing of them is needed), or of every commit."""
+    for path in found(parent):
+        if commit is None or commit_of(path) == commit:
+            remove(path)
+
+
+def fetch(fill: FillRange, spans: list[tuple[int, int]], path: Path | None, task: Task | None) -> bytearray:
+    """The bytes of the ranges (start, length) one after another, those already kept in the partial file at
+    path taken from it (path None: nothing kept, as where the cache cannot be written)."""
+    total = sum(length for _, length in spans)
+    data = bytearray(total)
+    keeper = _Keeper.opened(path, spans, data) if path is not None else None
+    have = keeper.have if keeper else 0
+    if task and have:
+        task.advance(have)
+    base = 0
+    for start, length in spans:
+        if have < base + length:
+            skip = max(0, have - base)
+
+            def landed(n: int) -> None:
+                nonlocal have
+                have += n
+                if keeper:
+                    keeper.kept(have)
+                if task:
+                    task.advance(n)
+
+            fill(start + skip, memoryview(data)[base + skip : base + length], landed)
+        base += length
+    if keeper:
+        keeper.close()
+    return data
+
+
+class _Keeper:
+    """The partial file being appended to: a block is written (with its CRC-32) once all its bytes landed."""
+
+    def __init__(self, fd: int, data: bytearray, have: int) -> None:
+        self.fd, self.data, self.have, self.written = fd, data, have, have
+
+    @classmethod
+    def opened(cls, path: Path, spans: list[tuple[int, int]], data: bytearray) -> _Keeper | None:
+        """The partial file opened for these ranges, its good blocks read into data; None where it cannot be
+        written (the download goes on without it)."""
+        head = _HEAD.pack(MAGIC, zlib.crc32(json.dumps(spans).encode()), len(data))
+        for stale in found(path.parent):
+            if stale != path:  # another commit's or ETag's: the Hub holds other bytes now
+                remove(stale)
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            mode = None
+        except OSError:
+            return None
+        if mode is not None and not stat.S_ISREG(mode):
+            remove(path)  # a link (never followed), a folder, a FIFO: not a partial file of ours
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, flags, 0o644)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                return None
+            have = _good(fd, head, data)
+            os.ftruncate(fd, _offset(have))
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, head)
+            os.lseek(fd, _offset(have), os.SEEK_SET)
+        except OSError:
+            os.close(fd)
+            return None
+        return cls(fd, data, have)
+
+    def kept(self, have: int) -> None:
+        """Write the blocks that are whole now (a failing disk stops the keeping, not the download)."""
+        self.have = have
+        total = len(self.data)
+        while self.fd >= 0 and (self.have - self.written >= BLOCK or (self.have == total > self.written)):
+            end = min(self.written + BLOCK, total)
+            block = memoryview(self.data)[self.written : end]
+            try:
+                _write_all(self.fd, block)  # straight from the download's buffer: no copy of it
+                _write_all(self.fd, _CRC.pack(zlib.crc32(block)))
+            except OSError:
+                self.close()
+                return
+            self.written = end
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _offset(have: int) -> int:
+    """Where the record of the block that starts at `have` begins in the file (its end, at have == total)."""
+    return _HEAD.size + have + _CRC.size * -(-have // BLOCK)
+
+
+def _good(fd: int, head: bytes, data: bytearray) -> int:
+    """How many bytes of the kept blocks are good: read into data, each whole and matching its CRC-32, after
+    a header that names the same ranges; 0 for anything else."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    if _read(fd, len(head)) != head:
+        return 0
+    have, total = 0, len(data)
+    while have < total:
+        n = min(BLOCK, total - have)
+        record = _read(fd, n + _CRC.size)
+        if len(record) != n + _CRC.size or _CRC.unpack(record[n:])[0] != zlib.crc32(record[:n]):
+            break
+        data[have : have + n] = record[:n]
+        have += n
+    return have
+
+
+def _write_all(fd: int, data: memoryview | bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read(fd: int, n: int) -> bytes:
+    parts, left = [], n
+    while left > 0:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
