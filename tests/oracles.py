@@ -1,6 +1,5 @@
 """The oracles tests share: answers computed here, independently of gpt2emb, from a fixture's own rows
-(numpy in float64) or from transformers' own forward pass and autograd;
-and the checks every family runs with them."""
+(numpy in float64) or from transformers' own forward pass and autograd; and the checks every family runs."""
 
 from __future__ import annotations
 

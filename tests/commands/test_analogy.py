@@ -268,7 +268,7 @@ def test_any_order_of_the_same_signed_terms_gives_the_same_answer(
     assert next(by_word) == next(by_word)
 
 
-# ---------------------------------------------------------------- sentences without quotes
+# ---------------------------------------------------------------- king - man + woman, the three words
 
 
 def test_analogy_king_man_woman(hub: FakeHub, tiny: Tiny) -> None:

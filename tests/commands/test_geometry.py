@@ -27,9 +27,6 @@ def strict_json(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
-# ---------------------------------------------------------------- input
-
-
 # ---------------------------------------------------------------- geometry
 
 

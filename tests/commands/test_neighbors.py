@@ -194,6 +194,9 @@ def test_the_folded_table_never_breaks_a_token_at_its_own_space(width: int) -> N
     assert max(len(line) for line in shown.splitlines()) <= width
 
 
+# ---------------------------------------------------------------- the ranking, a split word, two models
+
+
 def test_neighbors(hub: FakeHub, tiny: Tiny) -> None:
     doc = run_json("neighbors", "cat", "-k", "3")
     item = doc["items"][0]

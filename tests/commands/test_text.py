@@ -222,7 +222,7 @@ def test_refused_offline_when_the_weights_are_not_cached(
     assert run_cli("tying", "--grad", RIVER).exit_code == 0
 
 
-# ---------------------------------------------------------------- tying --grad
+# ---------------------------------------------------------------- help
 
 
 def test_help_shows_the_chapters_examples() -> None:
@@ -231,6 +231,8 @@ def test_help_shows_the_chapters_examples() -> None:
     assert "banco" in context
     assert "gpt2emb tying --grad" in run_cli("tying", "--help").stdout
 
+
+# ---------------------------------------------------------------- input
 
 TEXT = "O Brasil é gigante"
 
@@ -269,6 +271,12 @@ def test_input_full_gives_h0_as_the_model_adds_it(hub: FakeHub, tiny: Tiny) -> N
     np.testing.assert_allclose(h0, tiny.wte[ids] + tiny.wpe[: len(ids)], rtol=0, atol=1e-7)
     table = run_cli("input", "the cat", "--full")
     assert table.exit_code == 0 and "h0, every number:" in table.stdout
+
+
+def long_text(tiny: Tiny, n: int) -> str:
+    text = " king" * n
+    assert len(ids_of(tiny, text)) == n  # one token per word
+    return text
 
 
 def test_the_1024_wall(hub: FakeHub, tiny: Tiny) -> None:
@@ -321,6 +329,9 @@ def test_input_reads_its_text_from_stdin(hub: FakeHub, stdin: Callable[[bytes], 
         assert proc.exit_code == 2 and said in proc.stderr, proc.stderr
 
 
+# ---------------------------------------------------------------- sentences without quotes
+
+
 def test_input_takes_its_words_unquoted(hub: FakeHub) -> None:
     """Was: Got unexpected extra argument(s) (Brasil é gigante)."""
     unquoted = run_json("input", "O", "Brasil", "é", "gigante")
@@ -336,9 +347,3 @@ def test_context_with_sentences_unquoted_says_to_quote_them(hub: FakeHub) -> Non
     assert "sentence 1 is the one word \"by\", without 'bank'" in result.stderr
     assert 'quote each, as in: context bank "by the river bank" "at the bank"' in result.stderr
     assert hub.requests == []  # refused before anything is fetched
-
-
-def long_text(tiny: Tiny, n: int) -> str:
-    text = " king" * n
-    assert len(ids_of(tiny, text)) == n  # one token per word
-    return text
