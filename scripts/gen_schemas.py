@@ -1,6 +1,6 @@
 """Write the JSON Schemas of every command's output (draft 2020-12) from the result dataclasses, into the
-package (src/gpt2emb/schemas/, which the wheel carries) and docs/schema/; tests/test_schemas.py fails when
-either drifts from what this writes.
+package (src/gpt2emb/schemas/, which the wheel carries) and docs/schema/; tests/commands/test_schema.py fails
+when either drifts from what this writes.
 
     python scripts/gen_schemas.py            # write them
     python scripts/gen_schemas.py --check    # name the stale files, exit 1 if any

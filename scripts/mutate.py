@@ -57,14 +57,22 @@ EQUIVALENT = Path(__file__).resolve().with_name("mutants-equivalent.txt")
 # through it (every command opens a checkpoint; the slow process-level tests of test_hardening.py add
 # minutes to each surviving mutant and test no checkpoint arithmetic).
 _CHECKPOINT_TESTS = [
-    *("tests/test_checkpoint.py", "tests/test_damaged_files.py", "tests/test_cache.py"),
-    *("tests/test_sizes.py", "tests/test_verify.py", "tests/test_revision.py", "tests/test_redirect.py"),
+    *("tests/test_checkpoint.py", "tests/test_damaged_files.py", "tests/test_store.py"),
+    *("tests/commands/test_sizes.py", "tests/test_verify.py", "tests/test_revision.py"),
+    "tests/test_redirect.py",
     *("tests/test_config_shapes.py", "tests/test_damaged_model_files.py"),  # configs and tokenizers refused
     "tests/test_pinned_checkpoint.py",
 ]
+# the files that hold what was tests/test_cli.py: the commands' own files, the app's, what a run imports
+_COMMAND_TESTS = [
+    *(f"tests/commands/test_{stem}.py" for stem in ("vector", "neighbors", "analogy", "similarity")),
+    *(f"tests/commands/test_{stem}.py" for stem in ("positions", "tying", "cache")),
+    *("tests/test_app.py", "tests/test_imports.py"),
+]
 _OPS_TESTS = [
-    *("tests/test_ops.py", "tests/test_invariance.py", "tests/test_cli.py", "tests/test_batch.py"),
-    *("tests/test_chapter_input.py", "tests/test_correlation.py", "tests/test_candidates.py"),
+    *("tests/test_ops.py", "tests/test_invariance.py", *_COMMAND_TESTS, "tests/test_batch.py"),
+    *("tests/commands/test_text.py", "tests/commands/test_geometry.py"),  # what was test_chapter_input.py
+    *("tests/test_correlation.py", "tests/test_candidates.py"),
     "tests/test_pinned_ops.py",
 ]
 _EVALUATE_TESTS = ["tests/test_evaluate.py", "tests/test_correlation.py", "tests/test_pinned_evaluate.py"]
@@ -83,7 +91,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     # tokenizers library's faults); the slow process-level tests of test_hardening.py and bpe.py's own long
     # runs (test_bpe_long.py) are left out
     "tokens.py": [
-        *("tests/test_tokens.py", "tests/test_candidates.py", "tests/test_forms.py", "tests/test_cli.py"),
+        *("tests/test_tokens.py", "tests/test_candidates.py", *_COMMAND_TESTS),  # forms: in test_neighbors
         *("tests/test_word_lists.py", "tests/test_bpe.py", "tests/test_encodings.py"),
         *("tests/test_damaged_model_files.py", "tests/test_handle_contract.py"),
         "tests/test_exact_families.py",

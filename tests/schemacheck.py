@@ -60,8 +60,8 @@ def _plain(items: Any) -> tuple[type, ...] | None:
 
 @functools.cache
 def validator(name: str) -> Any:
-    """The validator of a shipped schema file, built once per process (test_schemas checks that each file
-    is a valid schema: not checked again here, a tenth of a second each)."""
+    """The validator of a shipped schema file, built once per process (commands/test_schema.py checks that
+    each file is a valid schema: not checked again here, a tenth of a second each)."""
     return _validator_class()(json.loads(schemas.text(name)))
 
 

@@ -16,11 +16,10 @@ import pytest
 
 from gpt2emb import registry
 from gpt2emb.store import build
-from test_sizes import serve_real_shapes
 
 from conftest import COMMIT, run_cli, run_json
 from fakehub import Content, FakeHub, Repo
-from tinymodel import Tiny, gpt2_tensor_shapes, hub_files, virtual_safetensors
+from tinymodel import Tiny, gpt2_tensor_shapes, hub_files, serve_real_shapes, virtual_safetensors
 
 FIX = "; save the checkpoint again or use another model"
 Header = dict[str, Any]

@@ -1,3 +1,6 @@
+"""The shell completion scripts (completions/): the committed ones current with the app, and bash, fish, zsh
+and PowerShell completing commands, model names and choices."""
+
 import os
 import re
 import subprocess

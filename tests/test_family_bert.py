@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from familycheck import geometry_similarity_vector, unit
+from oracles import encoder_context_cosines, geometry_similarity_vector, unit
 from tiny_bert import N_POSITIONS, TinyBert, build
 
 from conftest import copy_model, hub_or_folder, run_cli, run_json, serve
@@ -267,7 +267,6 @@ def test_geometry_similarity_and_vector(served: FakeHub, bert: TinyBert) -> None
 
 
 def test_context_is_transformers_own_hidden_states(served: FakeHub, bert: TinyBert) -> None:
-    import torch
     from transformers import BertModel
 
     sentences = ["the cat sat", "a dog and a cat"]
@@ -275,19 +274,9 @@ def test_context_is_transformers_own_hidden_states(served: FakeHub, bert: TinyBe
     assert len(doc["layers"]) == 3  # h0 and two layers
     at = [s["at"] for s in doc["sentences"]]
     assert at == [[1], [4]]
-    model = BertModel.from_pretrained(bert.folder).eval()  # type: ignore[no-untyped-call]
-    with torch.no_grad():
-        states = [
-            model(
-                torch.tensor([bert.tokenizer.encode(s).ids]),  # as in use: [CLS] ... [SEP]
-                output_hidden_states=True,
-            ).hidden_states
-            for s in sentences
-        ]
+    want = encoder_context_cosines(BertModel, bert.folder, bert.tokenizer, sentences, [a[0] for a in at])
     for layer in doc["layers"]:
-        a, b = (states[n][layer["layer"]][0, 1 + at[n][0]].numpy() for n in range(2))  # after [CLS]
-        want = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
-        assert layer["pairs"][0]["cosine"] == pytest.approx(want, abs=1e-5)
+        assert layer["pairs"][0]["cosine"] == pytest.approx(want[layer["layer"]], abs=1e-5)
     assert run_cli("context", "cat", *sentences, "-m", REPO).exit_code == 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from familycheck import unit
+from oracles import unit
 from tiny_gpt_neo import N_LAYER, N_POSITIONS, TinyGPTNeo, build
 
 from conftest import hub_or_folder, run_cli, run_json, serve

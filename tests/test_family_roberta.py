@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from familycheck import geometry_similarity_vector, unit
+from oracles import geometry_similarity_vector, unit
 from tiny_roberta import N_POSITIONS, TinyRoberta, build
 
 from conftest import copy_model, hub_or_folder, run_cli, run_json, serve

@@ -365,16 +365,41 @@ def test_mistral_and_qwen2(
 
 
 def test_bpe_takes_only_gpt2_s_plain_pattern(qwen: TinyLlama, neox: TinyNeox, llama: TinyLlama) -> None:
-    """Qwen2's normalizer and Split pattern, and SentencePiece's Metaspace, go to the tokenizers library."""
+    """Qwen2's normalizer and Split pattern, and SentencePiece's Metaspace, go to the tokenizers library;
+    GPT-2's plain byte-level BPE (Pythia's) bpe.py answers itself. Either way the ids `vector` shows for a
+    word are the library's own for the word as it starts a text (" " + word): "cafe" + U+0301 is "café"
+    where the tokenizer's normalizer composes it (Qwen2's NFC), and two other tokens where it does not
+    (Pythia's)."""
+    from tokenizers import Tokenizer
+
     from gpt2emb import bpe
 
-    def table(t: TinyLlama | TinyNeox) -> object:
+    def library(t: TinyLlama | TinyNeox) -> Any:
+        return Tokenizer.from_file(str(t.folder / "tokenizer.json"))
+
+    def table(t: TinyLlama | TinyNeox) -> np.ndarray | None:
         return bpe.table(json.loads((t.folder / "tokenizer.json").read_text()))
 
+    words = ["cat", "cats", "kitten", "Paris", "café", "cafe\u0301", "naïve"]
+    shown = {}
+    for t in (qwen, neox, llama):
+        items = run_json("vector", *words, "-m", str(t.folder))["items"]
+        shown[t.folder.name] = ids = [[x["id"] for x in item["tokens"]] for item in items]
+        assert ids == [library(t).encode(" " + w, add_special_tokens=False).ids for w in words], t.folder.name
+    assert shown[qwen.folder.name][4] == shown[qwen.folder.name][5]  # composed by Qwen2's normalizer
+    assert shown[neox.folder.name][4] != shown[neox.folder.name][5]  # not by Pythia's, which has none
+    # who answered: bpe.py declines Qwen2's and SentencePiece's tokenizers, and gives the library's ids for
+    # Pythia's by itself
+    assert table(qwen) is None and table(llama) is None
+    plain = table(neox)
+    assert plain is not None  # Pythia's kind: GPT-2's plain byte-level BPE
+    added = [a["content"] for a in json.loads((neox.folder / "tokenizer.json").read_text())["added_tokens"]]
+    ours = bpe.Bpe(plain, added)
+    for w in words:
+        assert ours.encode(" " + w) == tuple(library(neox).encode(" " + w, add_special_tokens=False).ids), w
+    # what makes Qwen2's the library's: its fixture has the normalizer and split pattern bpe.py leaves alone
     parsed = json.loads((qwen.folder / "tokenizer.json").read_text())
     assert parsed["normalizer"]["type"] == "NFC" and parsed["pre_tokenizer"]["type"] == "Sequence"
-    assert table(qwen) is None and table(llama) is None
-    assert table(neox) is not None  # Pythia's kind: GPT-2's plain byte-level BPE
 
 
 # ---------------------------------------------------------------- first use

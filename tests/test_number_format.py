@@ -188,6 +188,45 @@ def test_every_view_separates_large_counts(
         assert expected in " ".join(text[name].split()), name
 
 
-def test_the_json_numbers_are_unchanged(hub: FakeHub) -> None:
-    doc = run_json("sizes")
+def numbers(doc: Any, at: str = "") -> dict[str, int | float]:
+    """Every number of a JSON document by its path (models/0/wte_params); a bool is no number."""
+    if isinstance(doc, dict):
+        return {k: v for key, value in doc.items() for k, v in numbers(value, f"{at}/{key}").items()}
+    if isinstance(doc, list):
+        return {k: v for i, value in enumerate(doc) for k, v in numbers(value, f"{at}/{i}").items()}
+    return {at: doc} if isinstance(doc, int | float) and not isinstance(doc, bool) else {}
+
+
+# the four GPT-2 sizes as published (their config.json): d_model, n_layer, n_head
+PUBLISHED = {"gpt2": (768, 12, 12), "gpt2-medium": (1024, 24, 16), "gpt2-large": (1280, 36, 20)}
+PUBLISHED["gpt2-xl"] = (1600, 48, 25)
+
+
+@pytest.mark.parametrize(("dtype", "width"), [("fp32", 4), ("fp16", 2)])
+def test_the_json_numbers_are_unchanged(hub: FakeHub, dtype: str, width: int) -> None:
+    """Every number of `sizes --json` is the count computed here from GPT-2's published shapes, as a JSON
+    number (an int where it counts), never a separated string: nothing of the tables' format reaches it."""
+    doc = run_json("sizes", "--dtype", dtype)
     assert doc["models"][0]["vocab_size"] == 50257 and isinstance(doc["models"][0]["vocab_size"], int)
+    expected: dict[str, int | float] = {}
+    for i, (d, layers, heads) in enumerate(PUBLISHED.values()):
+        vocab, positions = 50257, 1024
+        wte, wpe, final_ln = vocab * d, positions * d, 2 * d
+        # a block: two layer norms (2d each), attention's c_attn (d x 3d + 3d) and c_proj (d x d + d), the
+        # MLP's c_fc (d x 4d + 4d) and c_proj (4d x d + d)
+        block = 2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d) + (4 * d * d + 4 * d) + (4 * d * d + d)
+        total = wte + wpe + layers * block + final_ln
+        counts = {"vocab_size": vocab, "d_model": d, "n_positions": positions, "n_layer": layers}
+        counts |= {"n_head": heads, "wte_params": wte, "wpe_params": wpe, "block_params": layers * block}
+        counts |= {"final_ln_params": final_ln, "total_params": total, "position_rows": positions}
+        counts |= {"output_params": 0}  # tied: the output layer is wte
+        shares = {"wte_share": wte / total, "embeddings_mb": (wte + wpe) * width / 1e6}
+        shares["total_mb"] = total * width / 1e6
+        expected |= {f"/models/{i}/{key}": value for key, value in (counts | shares).items()}
+    found = numbers(doc)
+    assert sorted(found) == sorted(expected)  # no number more or less, and each where it belongs
+    for path, value in expected.items():
+        if isinstance(value, int):
+            assert found[path] == value and isinstance(found[path], int), path
+        else:  # a ratio or a size in MB: float64 here and in gpt2emb, by another order of operations
+            assert found[path] == pytest.approx(value, rel=1e-12), path

@@ -1,3 +1,6 @@
+"""The model registry (registry.py): names and aliases resolved to one record, the published shapes, other
+Hub repos and folders, unknown names answered with what was meant, a family found by name."""
+
 import pytest
 
 from gpt2emb import registry

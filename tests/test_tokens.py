@@ -1,3 +1,7 @@
+"""Words to tokens (tokens.py's Vocab): a word as in running text, a split word shown split, token ids, words
+with no answer and what is not a word refused with the reason, --exact white space, bytes that are not
+characters shown, GPT-2's real vocabulary."""
+
 import json
 from pathlib import Path
 

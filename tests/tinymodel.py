@@ -16,7 +16,9 @@ from typing import Any, ClassVar
 import numpy as np
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from fakehub import Content, VirtualFile
+from gpt2emb import registry
+
+from fakehub import Content, FakeHub, Repo, VirtualFile
 
 D = 32
 N_POSITIONS = 1024
@@ -337,3 +339,25 @@ def xl_files(tiny: Tiny, wte_rows: np.ndarray, wpe: np.ndarray) -> dict[str, Con
     files: dict[str, Content] = {"config.json": json.dumps(config).encode(), "model.safetensors": checkpoint}
     files["tokenizer.json"] = tiny.tokenizer.to_str().encode()
     return files
+
+
+def serve_real_shapes(hub: FakeHub, tamper: str | None = None) -> None:
+    """The four GPT-2 sizes served with their real shapes (virtual files: headers and sizes, no rows); tamper
+    names one whose checkpoint and config agree on a wider d, not with the registry."""
+    for spec in registry.MODELS:
+        s = spec.shape
+        # checkpoint and config agree (and d still splits into its heads), not with us
+        d = s.d_model + (s.n_head if spec.name == tamper else 0)
+        config = {
+            "model_type": "gpt2",
+            "vocab_size": s.vocab_size,
+            "n_embd": d,
+            "n_positions": 1024,
+            "n_layer": s.n_layer,
+            "n_head": s.n_head,
+        }
+        files: dict[str, Content] = {
+            "config.json": json.dumps(config).encode(),
+            "model.safetensors": virtual_safetensors(gpt2_tensor_shapes(s.vocab_size, d, 1024, s.n_layer)),
+        }
+        hub.repos[spec.repo] = Repo(f"{abs(hash(spec.name)):040d}"[:40], files)

@@ -2,7 +2,8 @@
 
 # No `from __future__ import annotations` in this module: Typer reads a command's annotations on every run
 # (inspect.signature with eval_str, then get_type_hints), evaluating each string twice, half of what making
-# the command costs; as objects they are made once, at import (tests/test_cli.py checks they are not strings).
+# the command costs; as objects they are made once, at import (tests/test_imports.py checks they are not
+# strings).
 
 from typing import Annotated
 

@@ -4,7 +4,8 @@ one-line message and an exit code, never a traceback)."""
 
 # No `from __future__ import annotations` in this module: Typer reads a command's annotations on every run
 # (inspect.signature with eval_str, then get_type_hints), evaluating each string twice, half of what making
-# the command costs; as objects they are made once, at import (tests/test_cli.py checks they are not strings).
+# the command costs; as objects they are made once, at import (tests/test_imports.py checks they are not
+# strings).
 
 import errno
 import functools

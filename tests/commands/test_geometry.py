@@ -1,13 +1,11 @@
-"""The chapter's input and geometry: `input TEXT` (h0 = wte[ids] + wpe[0..n-1], the 1024 wall) and `geometry`
-(norms, mean cosine, principal components, content against position), each figure checked against numpy
-computed here, by brute force where the command is clever."""
+"""`geometry` (norms, mean cosine, principal components, content against position), each figure checked
+against numpy computed here, by brute force where the command is clever."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import math
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +13,11 @@ import numpy as np
 import pytest
 
 from gpt2emb import measures, tables
-from test_cli import imported
+from oracles import unit
 
-from conftest import run_cli, run_json
+from conftest import run_cli
 from fakehub import FakeHub
 from tinymodel import Tiny, save_local
-
-TEXT = "O Brasil é gigante"
 
 
 def strict_json(text: str) -> Any:
@@ -29,100 +25,6 @@ def strict_json(text: str) -> Any:
         raise AssertionError(f"not strict JSON: {constant}")
 
     return json.loads(text, parse_constant=refuse)
-
-
-def ids_of(tiny: Tiny, text: str) -> list[int]:
-    """The fixture's own tokenizer, as typed: the ids the command must show."""
-    ids: list[int] = tiny.tokenizer.encode(text, add_special_tokens=False).ids
-    return ids
-
-
-def unit(rows: np.ndarray) -> np.ndarray:
-    x = np.asarray(rows, dtype=np.float64)
-    result: np.ndarray = x / np.linalg.norm(x, axis=1)[:, None]
-    return result
-
-
-# ---------------------------------------------------------------- input
-
-
-def test_input_norms_and_cosines_are_numpys(hub: FakeHub, tiny: Tiny) -> None:
-    doc = strict_json(run_cli("input", TEXT, "--json").stdout)
-    ids = ids_of(tiny, TEXT)
-    n = len(ids)
-    assert doc["model"] == "gpt2" and doc["text"] == TEXT and doc["d_model"] == 32
-    assert doc["n_tokens"] == doc["text_tokens"] == n > 4  # the tiny BPE splits it finely
-    assert [t["id"] for t in doc["tokens"]] == ids and [t["position"] for t in doc["tokens"]] == list(
-        range(n)
-    )
-    assert doc["tokens"][0]["token"] == "O"  # as typed: no space added in front
-    assert doc["h0"] is None  # only with --full
-    wte, wpe = tiny.wte[ids].astype(np.float64), tiny.wpe[:n].astype(np.float64)
-    got = {k: np.array([t[k] for t in doc["tokens"]]) for k in doc["tokens"][0] if k not in ("id", "token")}
-    # norms and cosines of the stored float32 rows, in float64 both here and there: to 1e-12
-    np.testing.assert_allclose(got["wte_norm"], np.linalg.norm(wte, axis=1), rtol=1e-12)
-    np.testing.assert_allclose(got["wpe_norm"], np.linalg.norm(wpe, axis=1), rtol=1e-12)
-    np.testing.assert_allclose(got["cos_wte_wpe"], (unit(wte) * unit(wpe)).sum(axis=1), atol=1e-12)
-    # h0 is added in float32, as the model adds it; here in float64: to float32's rounding, 1e-6
-    np.testing.assert_allclose(got["h0_norm"], np.linalg.norm(wte + wpe, axis=1), rtol=1e-6)
-    table = run_cli("input", TEXT)
-    assert table.exit_code == 0, table.output
-    assert f"wte[ids] ({n}, 32) + wpe[0..{n - 1}] ({n}, 32) = h0 ({n}, 32)" in table.stdout
-    assert '"O"' in table.stdout and "cos(wte, wpe)" in table.stdout
-
-
-def test_input_full_gives_h0_as_the_model_adds_it(hub: FakeHub, tiny: Tiny) -> None:
-    doc = run_json("input", "the cat", "--full")
-    ids = ids_of(tiny, "the cat")
-    h0 = np.array(doc["h0"])
-    assert h0.shape == (len(ids), 32)
-    # both sides add the same float32 numbers; JSON carries each float32 exactly (atol 0 would pass too)
-    np.testing.assert_allclose(h0, tiny.wte[ids] + tiny.wpe[: len(ids)], rtol=0, atol=1e-7)
-    table = run_cli("input", "the cat", "--full")
-    assert table.exit_code == 0 and "h0, every number:" in table.stdout
-
-
-def long_text(tiny: Tiny, n: int) -> str:
-    text = " king" * n
-    assert len(ids_of(tiny, text)) == n  # one token per word
-    return text
-
-
-def test_the_1024_wall(hub: FakeHub, tiny: Tiny) -> None:
-    at_the_wall = run_json("input", long_text(tiny, 1024))
-    assert at_the_wall["n_tokens"] == 1024 and at_the_wall["tokens"][-1]["position"] == 1023
-    assert at_the_wall["notes"] == []
-    over = run_cli("input", long_text(tiny, 1025))
-    assert over.exit_code == 2 and over.stdout == ""
-    assert over.stderr.strip() == (
-        "gpt2emb: the text is 1,025 tokens, but position 1024 does not exist: gpt2 learned 1,024 positions, "
-        "0 to 1023; shorten the text, or use --truncate to keep the first 1,024"
-    )
-    as_json = run_cli("input", long_text(tiny, 1025), "--json")
-    assert as_json.exit_code == 2 and json.loads(as_json.stderr)["error"]["code"] == 2
-    cut = run_json("input", long_text(tiny, 1100), "--truncate")
-    assert cut["n_tokens"] == 1024 and cut["text_tokens"] == 1100 and len(cut["tokens"]) == 1024
-    assert cut["tokens"][-1]["position"] == 1023
-    assert cut["notes"] == [
-        "the text is 1,100 tokens: only the first 1,024 go in (position 1024 does not exist: gpt2 learned "
-        "1,024 positions, 0 to 1023)"
-    ]
-    table = run_cli("input", long_text(tiny, 1100), "--truncate")
-    assert table.exit_code == 0 and "only the first 1,024 go in" in table.stdout
-    assert "wte[ids] (1024, 32) + wpe[0..1023] (1024, 32) = h0 (1024, 32)" in table.stdout
-
-
-def test_empty_text_is_refused(hub: FakeHub) -> None:
-    result = run_cli("input", "")
-    assert result.exit_code == 2 and "the text is empty" in result.stderr
-
-
-def test_input_imports_no_torch(hub: FakeHub) -> None:
-    """Nor the tokenizers library, for a text of the scripts gpt2emb's own BPE answers (see bpe.py)."""
-    assert run_cli("input", TEXT).exit_code == 0  # builds the cache
-    assert imported("input", TEXT, "--json") == {"numpy"}
-    assert imported("input", TEXT) == {"numpy"}
-    assert imported("input", "東京 " + TEXT) == {"numpy", "tokenizers"}  # not those scripts: the library
 
 
 # ---------------------------------------------------------------- geometry
@@ -290,24 +192,3 @@ def test_the_largest_cosine_is_exact_where_float32_cannot_tell() -> None:
     found = tables.cross_cosines(a, b)
     assert found.argmax == (6, 0)
     assert found.max_abs == pytest.approx(exact[6, 0], abs=1e-15)
-
-
-def test_input_reads_its_text_from_stdin(hub: FakeHub, stdin: Callable[[bytes], None]) -> None:
-    def fed(data: bytes) -> Any:
-        stdin(data)
-        return run_cli("input", "-", "--json")
-
-    typed = run_json("input", "hello king\nthe cat")
-    # a file's text: its line ends inside kept, those at its end dropped (as "$(cat file)"), a BOM dropped
-    for data in (b"hello king\nthe cat\n", b"\xef\xbb\xbfhello king\nthe cat\r\n\n"):
-        proc = fed(data)
-        assert proc.exit_code == 0, proc.stderr
-        assert json.loads(proc.stdout) == typed
-    for data, said in (
-        (b"\xff\xfeh\x00i\x00", "stdin is UTF-16 text"),
-        (b"hello \xff", "stdin is not UTF-8 text (byte 7)"),
-        (b"\xef\xbb\xbfhello \xff", "stdin is not UTF-8 text (byte 10)"),  # counted in the file, BOM and all
-        (b"\n\n", "the text is empty"),
-    ):
-        proc = fed(data)
-        assert proc.exit_code == 2 and said in proc.stderr, proc.stderr

@@ -1,31 +1,23 @@
-"""`context` (static against contextual) and `tying --grad` (exercise 4), on the tiny GPT-2, checked against
-values computed here: numpy on the fixture's own arrays, and transformers' own forward pass and autograd."""
+"""`input TEXT` (h0 = wte[ids] + wpe[0..n-1], the 1024 wall, words unquoted) and `context` (static against
+contextual), on the tiny GPT-2, checked against values computed here: numpy on the fixture's own arrays, and
+transformers' own forward pass."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from oracles import PAID, RIVER, cos, ids_of, unit
+
 from conftest import run_cli, run_json
 from fakehub import FakeHub
 from tinymodel import N_LAYER, D, Tiny, save_local
-
-RIVER, PAID = "the cat and king", "hello king is a man"
-
-
-def ids_of(tiny: Tiny, text: str) -> list[int]:
-    ids: list[int] = tiny.tokenizer.encode(text).ids
-    return ids
-
-
-def cos(a: np.ndarray, b: np.ndarray) -> float:
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    return float(a64 @ b64 / (np.linalg.norm(a64) * np.linalg.norm(b64)))
 
 
 def strict_json(text: str) -> Any:
@@ -230,135 +222,7 @@ def test_refused_offline_when_the_weights_are_not_cached(
     assert run_cli("tying", "--grad", RIVER).exit_code == 0
 
 
-# ---------------------------------------------------------------- tying --grad
-
-
-def independent_gradients(folder: Path, ids: list[int]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-    """The loss, and wte's gradient by the input lookup, by the output layer and in the tied model, computed
-    with autograd on the embeddings the model is fed (not by untying it, as gpt2emb does)."""
-    import torch
-    from transformers import GPT2LMHeadModel
-
-    model = GPT2LMHeadModel.from_pretrained(folder)
-    wte = model.transformer.wte.weight
-    x = torch.tensor([ids])
-    loss = model(x, labels=x).loss
-    loss.backward()
-    assert wte.grad is not None
-    tied = wte.grad.numpy().copy()
-    wte.grad = None
-    # fed wte[ids] as a constant: the only way left to wte is the output layer
-    embeds = wte[x].detach().requires_grad_(True)
-    model(inputs_embeds=embeds, labels=x).loss.backward()
-    assert wte.grad is not None and embeds.grad is not None
-    by_output = wte.grad.numpy().copy()
-    by_input = torch.zeros_like(wte).index_add_(0, x[0], embeds.grad[0]).numpy()
-    return float(loss.item()), by_input, by_output, tied
-
-
-def test_grad_paths_sum_to_the_tied_gradient(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
-    text = "the king and queen and man"
-    doc = run_json("tying", "--grad", text)
-    g = doc["gradient"]
-    ids = ids_of(tiny, text)
-    loss, by_input, by_output, tied = independent_gradients(save_local(tiny, tmp_path / "tiny"), ids)
-    assert np.linalg.norm(by_input + by_output - tied) <= 1e-5 * np.linalg.norm(tied)
-    assert g["loss"] == pytest.approx(loss, rel=1e-6)
-    assert g["input_path"]["norm"] == pytest.approx(np.linalg.norm(by_input), rel=1e-5)
-    assert g["output_path"]["norm"] == pytest.approx(np.linalg.norm(by_output), rel=1e-5)
-    assert g["tied_norm"] == pytest.approx(np.linalg.norm(tied), rel=1e-5)
-    # the last position predicts nothing inside the text: only the tokens before it get a gradient as inputs
-    assert g["input_path"]["rows"] == len(set(ids[:-1])) == len(set(ids)) - 1
-    assert g["output_path"]["rows"] == tiny.wte.shape[0]
-    shared = sorted(set(ids[:-1]))
-    assert g["shared_rows"] == len(shared)
-    assert g["cosine_on_shared_rows"] == pytest.approx(
-        cos(by_input[shared].ravel(), by_output[shared].ravel()), abs=1e-5
-    )
-    assert g["sum_matches_tied"] is True and g["relative_difference"] < 1e-5
-    assert g["text"] == text and [t["id"] for t in g["tokens"]] == ids
-    assert {k: doc[k] for k in ("model", "tied", "saved_params")} == {
-        "model": "gpt2",
-        "tied": True,
-        "saved_params": tiny.wte.size,
-    }
-
-
-def test_tying_document_is_unchanged_without_grad(hub: FakeHub) -> None:
-    doc = run_json("tying")
-    assert list(doc) == ["model", "tied", "saved_params", "checks", "gradient", "comparison"]
-    assert doc["gradient"] is None and doc["comparison"] is None  # keys added, none renamed
-
-
-def test_grad_table(hub: FakeHub) -> None:
-    out = " ".join(run_cli("tying", "--grad", "hello king and queen").stdout.split())
-    for shown in ("input lookup (wte[ids])", "output layer (lm_head = wte)", "343 of 343", "rows both touch"):
-        assert shown in out
-    assert "input + output = the tied model's gradient (to 1e-5 relative): yes" in out
-    assert "the last position predicts nothing inside the text" in out
-
-
-def test_grad_refused_on_an_untied_model(hub: FakeHub, tiny: Tiny) -> None:
-    from fakehub import Repo
-    from tinymodel import hub_files, safetensors_bytes
-
-    files = hub_files(tiny)
-    files["config.json"] = json.dumps({**tiny.config, "tie_word_embeddings": False}).encode()
-    files["model.safetensors"] = safetensors_bytes({**tiny.state(), "lm_head.weight": tiny.wte * 2})
-    hub.repos["someone/untied"] = Repo("e" * 40, files)
-    result = run_cli("tying", "-m", "someone/untied", "--grad", "hello king")
-    assert result.exit_code == 2 and "someone/untied is not tied" in result.stderr
-    # what to use instead, each as it is typed, and each runs
-    compare = "gpt2emb tying -m someone/untied --compare"
-    context = "gpt2emb context WORD SENTENCE SENTENCE -m someone/untied"
-    assert (
-        f"to compare its output layer with wte: {compare}; to follow a word through its layers: {context}"
-        in (result.stderr)
-    )
-    assert run_json(*compare.split()[1:])["comparison"]["mean_cosine_matching"] == pytest.approx(
-        1.0, abs=1e-6
-    )
-    assert run_cli("context", "king", RIVER, PAID, "-m", "someone/untied").exit_code == 0
-    # in Python's words from the handle
-    import gpt2emb
-    from gpt2emb.errors import UsageError
-
-    with pytest.raises(UsageError, match=r"with wte: tying\(compare=True\); .*: context\(word, sentences\)$"):
-        gpt2emb.open("someone/untied").tying(grad="hello king")
-
-
-def test_grad_on_an_untied_model_without_an_output_layer_to_compare_names_the_checks(
-    hub: FakeHub, tiny: Tiny
-) -> None:
-    """Untied by its config, with no output layer stored (transformers starts one at random): --compare has
-    nothing to read, so the refusal points at the checks."""
-    from fakehub import Repo
-    from tinymodel import hub_files
-
-    files = hub_files(tiny)
-    files["config.json"] = json.dumps({**tiny.config, "tie_word_embeddings": False}).encode()
-    hub.repos["someone/headless"] = Repo("e" * 40, files)
-    result = run_cli("tying", "-m", "someone/headless", "--grad", "hello king")
-    assert result.exit_code == 2 and "--compare" not in result.stderr
-    assert "its checks: gpt2emb tying -m someone/headless;" in result.stderr
-
-
-def test_grad_of_a_model_whose_loss_is_flat_says_so(hub: FakeHub, tiny: Tiny) -> None:
-    """A final layer norm of weight 0 makes every logit 0: the gradient is all zeros by both paths."""
-    from fakehub import Repo
-    from tinymodel import hub_files, safetensors_bytes
-
-    files = hub_files(tiny)
-    state = tiny.state()
-    files["model.safetensors"] = safetensors_bytes(
-        {**state, "ln_f.weight": np.zeros_like(state["ln_f.weight"])}
-    )
-    hub.repos["someone/flat"] = Repo("f" * 40, files)
-    g = run_json("tying", "-m", "someone/flat", "--grad", "hello king and queen")["gradient"]
-    assert g["tied_norm"] == 0 and g["input_path"]["rows"] == g["output_path"]["rows"] == 0
-    assert g["table_rows"] == tiny.wte.shape[0] and g["notes"][0].startswith("the gradient is all zeros")
-    out = " ".join(run_cli("tying", "-m", "someone/flat", "--grad", "hello king and queen").stdout.split())
-    assert f"0 of {tiny.wte.shape[0]}" in out and "the last position predicts nothing" not in out
+# ---------------------------------------------------------------- help
 
 
 def test_help_shows_the_chapters_examples() -> None:
@@ -366,3 +230,120 @@ def test_help_shows_the_chapters_examples() -> None:
     assert 'gpt2emb context bank "I sat on the river bank" "I paid at the bank"' in context
     assert "banco" in context
     assert "gpt2emb tying --grad" in run_cli("tying", "--help").stdout
+
+
+# ---------------------------------------------------------------- input
+
+TEXT = "O Brasil é gigante"
+
+
+def test_input_norms_and_cosines_are_numpys(hub: FakeHub, tiny: Tiny) -> None:
+    doc = strict_json(run_cli("input", TEXT, "--json").stdout)
+    ids = ids_of(tiny, TEXT)
+    n = len(ids)
+    assert doc["model"] == "gpt2" and doc["text"] == TEXT and doc["d_model"] == 32
+    assert doc["n_tokens"] == doc["text_tokens"] == n > 4  # the tiny BPE splits it finely
+    assert [t["id"] for t in doc["tokens"]] == ids and [t["position"] for t in doc["tokens"]] == list(
+        range(n)
+    )
+    assert doc["tokens"][0]["token"] == "O"  # as typed: no space added in front
+    assert doc["h0"] is None  # only with --full
+    wte, wpe = tiny.wte[ids].astype(np.float64), tiny.wpe[:n].astype(np.float64)
+    got = {k: np.array([t[k] for t in doc["tokens"]]) for k in doc["tokens"][0] if k not in ("id", "token")}
+    # norms and cosines of the stored float32 rows, in float64 both here and there: to 1e-12
+    np.testing.assert_allclose(got["wte_norm"], np.linalg.norm(wte, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(got["wpe_norm"], np.linalg.norm(wpe, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(got["cos_wte_wpe"], (unit(wte) * unit(wpe)).sum(axis=1), atol=1e-12)
+    # h0 is added in float32, as the model adds it; here in float64: to float32's rounding, 1e-6
+    np.testing.assert_allclose(got["h0_norm"], np.linalg.norm(wte + wpe, axis=1), rtol=1e-6)
+    table = run_cli("input", TEXT)
+    assert table.exit_code == 0, table.output
+    assert f"wte[ids] ({n}, 32) + wpe[0..{n - 1}] ({n}, 32) = h0 ({n}, 32)" in table.stdout
+    assert '"O"' in table.stdout and "cos(wte, wpe)" in table.stdout
+
+
+def test_input_full_gives_h0_as_the_model_adds_it(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("input", "the cat", "--full")
+    ids = ids_of(tiny, "the cat")
+    h0 = np.array(doc["h0"])
+    assert h0.shape == (len(ids), 32)
+    # both sides add the same float32 numbers; JSON carries each float32 exactly (atol 0 would pass too)
+    np.testing.assert_allclose(h0, tiny.wte[ids] + tiny.wpe[: len(ids)], rtol=0, atol=1e-7)
+    table = run_cli("input", "the cat", "--full")
+    assert table.exit_code == 0 and "h0, every number:" in table.stdout
+
+
+def long_text(tiny: Tiny, n: int) -> str:
+    text = " king" * n
+    assert len(ids_of(tiny, text)) == n  # one token per word
+    return text
+
+
+def test_the_1024_wall(hub: FakeHub, tiny: Tiny) -> None:
+    at_the_wall = run_json("input", long_text(tiny, 1024))
+    assert at_the_wall["n_tokens"] == 1024 and at_the_wall["tokens"][-1]["position"] == 1023
+    assert at_the_wall["notes"] == []
+    over = run_cli("input", long_text(tiny, 1025))
+    assert over.exit_code == 2 and over.stdout == ""
+    assert over.stderr.strip() == (
+        "gpt2emb: the text is 1,025 tokens, but position 1024 does not exist: gpt2 learned 1,024 positions, "
+        "0 to 1023; shorten the text, or use --truncate to keep the first 1,024"
+    )
+    as_json = run_cli("input", long_text(tiny, 1025), "--json")
+    assert as_json.exit_code == 2 and json.loads(as_json.stderr)["error"]["code"] == 2
+    cut = run_json("input", long_text(tiny, 1100), "--truncate")
+    assert cut["n_tokens"] == 1024 and cut["text_tokens"] == 1100 and len(cut["tokens"]) == 1024
+    assert cut["tokens"][-1]["position"] == 1023
+    assert cut["notes"] == [
+        "the text is 1,100 tokens: only the first 1,024 go in (position 1024 does not exist: gpt2 learned "
+        "1,024 positions, 0 to 1023)"
+    ]
+    table = run_cli("input", long_text(tiny, 1100), "--truncate")
+    assert table.exit_code == 0 and "only the first 1,024 go in" in table.stdout
+    assert "wte[ids] (1024, 32) + wpe[0..1023] (1024, 32) = h0 (1024, 32)" in table.stdout
+
+
+def test_empty_text_is_refused(hub: FakeHub) -> None:
+    result = run_cli("input", "")
+    assert result.exit_code == 2 and "the text is empty" in result.stderr
+
+
+def test_input_reads_its_text_from_stdin(hub: FakeHub, stdin: Callable[[bytes], None]) -> None:
+    def fed(data: bytes) -> Any:
+        stdin(data)
+        return run_cli("input", "-", "--json")
+
+    typed = run_json("input", "hello king\nthe cat")
+    # a file's text: its line ends inside kept, those at its end dropped (as "$(cat file)"), a BOM dropped
+    for data in (b"hello king\nthe cat\n", b"\xef\xbb\xbfhello king\nthe cat\r\n\n"):
+        proc = fed(data)
+        assert proc.exit_code == 0, proc.stderr
+        assert json.loads(proc.stdout) == typed
+    for data, said in (
+        (b"\xff\xfeh\x00i\x00", "stdin is UTF-16 text"),
+        (b"hello \xff", "stdin is not UTF-8 text (byte 7)"),
+        (b"\xef\xbb\xbfhello \xff", "stdin is not UTF-8 text (byte 10)"),  # counted in the file, BOM and all
+        (b"\n\n", "the text is empty"),
+    ):
+        proc = fed(data)
+        assert proc.exit_code == 2 and said in proc.stderr, proc.stderr
+
+
+# ---------------------------------------------------------------- sentences without quotes
+
+
+def test_input_takes_its_words_unquoted(hub: FakeHub) -> None:
+    """Was: Got unexpected extra argument(s) (Brasil é gigante)."""
+    unquoted = run_json("input", "O", "Brasil", "é", "gigante")
+    assert unquoted == run_json("input", "O Brasil é gigante")
+    assert unquoted["text"] == "O Brasil é gigante"
+    assert run_json("input", "two  spaces", "kept")["text"] == "two  spaces kept"  # joined as echo joins
+
+
+def test_context_with_sentences_unquoted_says_to_quote_them(hub: FakeHub) -> None:
+    """Was: " " + "b" + "an" + "k" is not in sentence 1 ("by"), with no word of quotes."""
+    result = run_cli("context", "bank", "by", "the", "river", "bank", "at", "the", "bank")
+    assert result.exit_code == 2
+    assert "sentence 1 is the one word \"by\", without 'bank'" in result.stderr
+    assert 'quote each, as in: context bank "by the river bank" "at the bank"' in result.stderr
+    assert hub.requests == []  # refused before anything is fetched

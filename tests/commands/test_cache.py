@@ -1,6 +1,7 @@
-"""cache list, verify and clear as a person reads them at 80 and 120 columns: every model name and path whole
-on one line, so that it can be copied. A table where one fits with them whole; else a record per entry, a
-long path on a line of its own."""
+"""`cache list, path, clear, verify` and `models` as a user meets them: entries listed, cleared and fetched
+again; and as a person reads them at 80 and 120 columns: every model name and path whole on one line, so that
+it can be copied. A table where one fits with them whole; else a record per entry, a long path on a line of
+its own."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 
 from gpt2emb.store import build, entries
 
-from conftest import run_cli, run_json
+from conftest import COMMIT, run_cli, run_json
+from fakehub import FakeHub
 from tinymodel import Tiny, save_local
 
 LONG = "local-untied-model-with-a-rather-long-name-for-testing"
@@ -91,3 +93,26 @@ def test_a_damaged_entry_s_problem_and_an_outdated_entry_are_shown_whole(
     assert whole_on_a_line(shown, old["path"], old["name"]) == []
     assert old["commit"][:12] in shown and "outdated" in shown
     assert entries.cache_root() == Path(listed["root"])
+
+
+def test_models_and_cache_management(hub: FakeHub, caches: dict[str, Path]) -> None:
+    before = run_json("models")
+    names = ["gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "distilgpt2", "roberta-base", "roberta-large"]
+    assert [m["name"] for m in before["models"]] == names
+    assert not any(m["cached"] for m in before["models"])
+    assert run_json("cache", "list")["entries"] == []
+    assert run_json("cache", "path")["path"] == str(caches["cache"])
+    assert run_cli("cache", "path").stdout.strip() == str(caches["cache"])
+    run_json("neighbors", "cat")
+    listed = run_json("cache", "list")
+    (entry,) = listed["entries"]
+    assert entry["name"] == "gpt2" and entry["repo"] == "openai-community/gpt2" and entry["commit"] == COMMIT
+    assert entry["bytes"] == sum(f.stat().st_size for f in Path(entry["path"]).iterdir())
+    assert [m["cached"] for m in run_json("models")["models"]] == [True] + [False] * (len(names) - 1)
+    assert "1 entry," in " ".join(run_cli("cache", "list").stdout.split())
+    assert run_json("cache", "clear", "xl")["entries"] == []  # another model: nothing removed
+    cleared = run_json("cache", "clear", "small")
+    assert [e["commit"] for e in cleared["entries"]] == [COMMIT] and cleared["total_bytes"] == entry["bytes"]
+    assert run_json("cache", "list")["entries"] == [] and not Path(entry["path"]).exists()
+    run_json("neighbors", "cat")  # fetched again on the next use
+    assert len(run_json("cache", "clear")["entries"]) == 1

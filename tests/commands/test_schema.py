@@ -22,7 +22,7 @@ from conftest import run_cli
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import gen_docs  # noqa: E402
 import gen_schemas  # noqa: E402

@@ -1,6 +1,5 @@
-"""analogy in the chapter's own notation (issue 39): `king - man + woman`, sums of any length, equal to
-gensim's most_similar and most_similar_cosmul on the same vectors; and input's and context's sentences
-unquoted."""
+"""`analogy`: king - man + woman against cosines computed here, --keep-inputs; the chapter's own notation
+(issue 39): sums of any length, equal to gensim's most_similar and most_similar_cosmul on the same vectors."""
 
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ import gpt2emb
 from gpt2emb import handle
 from gpt2emb.errors import UsageError
 from gpt2emb.report import QuietReporter
+from oracles import cosines
 
 from conftest import FUZZ, run_cli, run_json
 from fakehub import FakeHub
@@ -268,21 +268,38 @@ def test_any_order_of_the_same_signed_terms_gives_the_same_answer(
     assert next(by_word) == next(by_word)
 
 
-# ---------------------------------------------------------------- sentences without quotes
+# ---------------------------------------------------------------- king - man + woman, the three words
 
 
-def test_input_takes_its_words_unquoted(hub: FakeHub) -> None:
-    """Was: Got unexpected extra argument(s) (Brasil é gigante)."""
-    unquoted = run_json("input", "O", "Brasil", "é", "gigante")
-    assert unquoted == run_json("input", "O Brasil é gigante")
-    assert unquoted["text"] == "O Brasil é gigante"
-    assert run_json("input", "two  spaces", "kept")["text"] == "two  spaces kept"  # joined as echo joins
+def test_analogy_king_man_woman(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("analogy", "king", "man", "woman")
+    assert doc["model"] == "gpt2" and doc["expression"] == "king - man + woman"
+    first = doc["results"][0]
+    assert (first["token"], first["id"], first["rank"]) == (" queen", tiny.id("queen"), 1)
+    assert first["score"] == pytest.approx(1.0, abs=1e-6)
+    ids = {tiny.id(w) for w in ("king", "man", "woman")}
+    assert not ids & {r["id"] for r in doc["results"]}  # inputs left out by default
+    scores = cosines(
+        tiny.wte, tiny.wte[tiny.id("king")] - tiny.wte[tiny.id("man")] + tiny.wte[tiny.id("woman")]
+    )
+    for inp in doc["inputs"]:
+        assert inp["score"] == pytest.approx(scores[inp["id"]], abs=1e-5)
+        s = scores[inp["id"]]  # float32 against float64: rows within 1e-6 of the input may fall either side
+        assert int((scores > s + 1e-6).sum()) + 1 <= inp["rank"] <= int((scores > s - 1e-6).sum()) + 1
+    expected = [i for i in np.argsort(-scores, kind="stable") if i not in ids][:10]
+    assert [r["id"] for r in doc["results"]] == expected
 
 
-def test_context_with_sentences_unquoted_says_to_quote_them(hub: FakeHub) -> None:
-    """Was: " " + "b" + "an" + "k" is not in sentence 1 ("by"), with no word of quotes."""
-    result = run_cli("context", "bank", "by", "the", "river", "bank", "at", "the", "bank")
-    assert result.exit_code == 2
-    assert "sentence 1 is the one word \"by\", without 'bank'" in result.stderr
-    assert 'quote each, as in: context bank "by the river bank" "at the bank"' in result.stderr
-    assert hub.requests == []  # refused before anything is fetched
+def test_analogy_keep_inputs_marks_them(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("analogy", "king", "man", "woman", "--keep-inputs", "-k", "6")
+    scores = cosines(
+        tiny.wte, tiny.wte[tiny.id("king")] - tiny.wte[tiny.id("man")] + tiny.wte[tiny.id("woman")]
+    )
+    assert [r["id"] for r in doc["results"]] == list(np.argsort(-scores, kind="stable")[:6])
+    inputs = {tiny.id(w) for w in ("king", "man", "woman")}
+    assert [r["input"] for r in doc["results"]] == [r["id"] in inputs for r in doc["results"]]
+    assert [r["token"] for r in doc["results"][:2]] == [" queen", " woman"]
+    king = next(i for i in doc["inputs"] if i["word"] == "king")
+    assert doc["results"][king["rank"] - 1]["token"] == " king"  # an input's rank is its place in this list
+    table = run_cli("analogy", "king", "man", "woman", "--keep-inputs", "-k", "3")
+    assert '" woman" *' in table.stdout and "where the inputs rank" in table.stdout

@@ -1,3 +1,7 @@
+"""The cache store (store/): a model's first use fetches only what it reads (ranges of the checkpoint), then
+works offline; dropped connections, cut downloads and server errors leave nothing; local folders, pickles,
+models gpt2emb cannot read; a damaged, outdated or unreadable entry is noticed and rebuilt."""
+
 import dataclasses
 import hashlib
 import json

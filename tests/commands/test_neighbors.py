@@ -1,5 +1,6 @@
-"""Word forms (neighbors --fold): the rule on known words, the folding of a ranking, and the CLI on a tiny
-GPT-2 with the bare token "cat" planted next to " cat"."""
+"""`neighbors WORD...`: the ranking against cosines computed here on the fixture's rows, --keep-query, a split
+word, two models side by side; and word forms (--fold): the rule on known words, the folding of a ranking,
+and the CLI on a tiny GPT-2 with the bare token "cat" planted next to " cat"."""
 
 import dataclasses
 
@@ -8,6 +9,7 @@ import pytest
 
 from gpt2emb import ops
 from gpt2emb.forms import Folded, Forms, fold, singular, word
+from oracles import cosines
 
 from conftest import COMMIT, run_cli, run_json
 from fakehub import FakeHub, Repo
@@ -190,3 +192,48 @@ def test_the_folded_table_never_breaks_a_token_at_its_own_space(width: int) -> N
     assert all(f'"{w}"' in shown for w in words[1:])  # each on one line, its space inside the quotes
     assert "6 of the 10 nearest tokens are forms of king" in shown
     assert max(len(line) for line in shown.splitlines()) <= width
+
+
+# ---------------------------------------------------------------- the ranking, a split word, two models
+
+
+def test_neighbors(hub: FakeHub, tiny: Tiny) -> None:
+    doc = run_json("neighbors", "cat", "-k", "3")
+    item = doc["items"][0]
+    assert item["tokens"] == [{"id": tiny.id("cat"), "token": " cat"}]
+    assert [n["token"] for n in item["neighbors"]] == [" cats", " kitten", " dog"]
+    scores = cosines(tiny.wte, tiny.wte[tiny.id("cat")])
+    for n in item["neighbors"]:
+        assert n["score"] == pytest.approx(scores[n["id"]], abs=1e-5)
+    kept = run_json("neighbors", "cat", "dog", "-k", "2", "--keep-query")
+    assert [n["token"] for n in kept["items"][0]["neighbors"]] == [" cat", " cats"]
+    assert kept["items"][1]["word"] == "dog" and kept["items"][1]["neighbors"][0]["token"] == " dog"
+
+
+def test_neighbors_of_a_split_word_say_so(hub: FakeHub, tiny: Tiny) -> None:
+    result = run_cli("neighbors", "gato", "-k", "2")
+    assert result.exit_code == 0
+    assert "splits into" in result.stderr or "splits into" in result.stdout
+    doc = run_json("neighbors", "gato", "-k", "2")
+    assert len(doc["items"][0]["tokens"]) > 1 and "mean" in doc["items"][0]["note"]
+    strict = run_cli("neighbors", "gato", "--pool", "strict")
+    assert strict.exit_code == 2 and "is not one token" in strict.stderr
+
+
+def test_models_side_by_side(hub: FakeHub, tiny: Tiny) -> None:
+    other = Tiny(tiny.tokenizer, tiny.config, tiny.wte.copy(), tiny.wpe, tiny.blocks)
+    rng = np.random.default_rng(5)
+    other.wte[tiny.id("kitten")] = rng.normal(0, 1, tiny.wte.shape[1])  # kitten is no longer like cat
+    hub.repos["someone/other"] = Repo("b" * 40, hub_files(other))
+    doc = run_json("neighbors", "cat", "dog", "-k", "5", "-m", "gpt2", "-m", "someone/other")
+    assert doc["models"] == ["gpt2", "someone/other"]
+    first, second = ([n["token"] for n in r["items"][0]["neighbors"]] for r in doc["results"])
+    assert " kitten" in first and " kitten" not in second
+    (cat, dog) = doc["overlap"]
+    assert cat["query"] == "cat" and cat["models"] == ["gpt2", "someone/other"] and dog["query"] == "dog"
+    assert cat["shared"] == len(set(first) & set(second)) == len(cat["tokens"]) < 5
+    single = run_json("neighbors", "cat", "-k", "5")
+    assert single["items"] == doc["results"][0]["items"][:1]  # one model: the plain shape, unchanged
+    table = run_cli("analogy", "king", "man", "woman", "-m", "gpt2", "-m", "someone/other", "-k", "3")
+    assert table.exit_code == 0 and "side by side" in table.stdout and "share" in table.stdout
+    assert run_cli("analogy", "--eval", "x.txt", "-m", "gpt2", "-m", "xl").exit_code == 2

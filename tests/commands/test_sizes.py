@@ -1,3 +1,6 @@
+"""`sizes` (and --verify): the parameter counts of each model against the published totals and transformers'
+own models, the table, sharded and pickle checkpoints, the options that need or refuse -m."""
+
 import json
 import math
 import struct
@@ -15,8 +18,8 @@ from tiny_roberta import TinyRoberta
 
 import tinymodel
 from conftest import COMMIT, run_cli, run_json
-from fakehub import Content, FakeHub, Repo
-from tinymodel import Tiny, gpt2_tensor_shapes, hub_files, virtual_safetensors
+from fakehub import FakeHub, Repo
+from tinymodel import Tiny, gpt2_tensor_shapes, hub_files, serve_real_shapes
 
 PUBLISHED_TOTALS = {
     "gpt2": 124_439_808,
@@ -61,26 +64,6 @@ def test_wte_is_the_largest_single_piece() -> None:
         shapes = gpt2_tensor_shapes(s.vocab_size, s.d_model, s.n_positions, s.n_layer)
         params = {k: math.prod(v) for k, v in shapes.items() if not k.endswith("attn.bias")}
         assert max(params, key=lambda k: params[k]) == "wte.weight"
-
-
-def serve_real_shapes(hub: FakeHub, tamper: str | None = None) -> None:
-    for spec in registry.MODELS:
-        s = spec.shape
-        # checkpoint and config agree (and d still splits into its heads), not with us
-        d = s.d_model + (s.n_head if spec.name == tamper else 0)
-        config = {
-            "model_type": "gpt2",
-            "vocab_size": s.vocab_size,
-            "n_embd": d,
-            "n_positions": 1024,
-            "n_layer": s.n_layer,
-            "n_head": s.n_head,
-        }
-        files: dict[str, Content] = {
-            "config.json": json.dumps(config).encode(),
-            "model.safetensors": virtual_safetensors(gpt2_tensor_shapes(s.vocab_size, d, 1024, s.n_layer)),
-        }
-        hub.repos[spec.repo] = Repo(f"{abs(hash(spec.name)):040d}"[:40], files)
 
 
 def test_verify_reads_only_headers_and_agrees(hub: FakeHub) -> None:

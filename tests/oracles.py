@@ -1,0 +1,98 @@
+"""The oracles tests share: answers computed here, independently of gpt2emb, from a fixture's own rows
+(numpy in float64) or from transformers' own forward pass and autograd; and the checks every family runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conftest import run_cli, run_json
+from tinymodel import Tiny
+
+# the chapter's two sentences for `context` and `tying --grad`
+RIVER, PAID = "the cat and king", "hello king is a man"
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    r = rows.astype(np.float64)
+    return np.asarray(r / np.linalg.norm(r, axis=1, keepdims=True))
+
+
+def geometry_similarity_vector(
+    model: str, wte: np.ndarray, positions: np.ndarray, id_of: Callable[[str], int]
+) -> None:
+    """geometry's wpe norms (positions: the usable rows), similarity's matrix and vector's row against the
+    fixture's tables, and each command's table."""
+    geo = run_json("geometry", "-m", model)
+    assert geo["wpe"]["rows"] == len(positions) and geo["wte"]["rows"] == len(wte)
+    norms = np.linalg.norm(positions.astype(np.float64), axis=1)
+    assert geo["wpe"]["norm"]["mean"] == pytest.approx(norms.mean(), rel=1e-6)
+    sim = run_json("similarity", "cat", "cats", "dog", "-m", model)
+    u = unit(wte[[id_of("cat"), id_of("cats"), id_of("dog")]])
+    np.testing.assert_allclose(np.array(sim["matrix"]), u @ u.T, atol=1e-6)
+    vec = run_json("vector", "cat", "--full", "-m", model)
+    np.testing.assert_allclose(vec["items"][0]["vector"], wte[id_of("cat")], rtol=1e-6)
+    for args in (["geometry"], ["similarity", "cat", "dog"], ["vector", "cat"]):
+        assert run_cli(*args, "-m", model).exit_code == 0
+
+
+def cosines(wte: np.ndarray, v: np.ndarray) -> np.ndarray:
+    w = wte.astype(np.float64)
+    result: np.ndarray = (w @ v) / (np.linalg.norm(w, axis=1) * np.linalg.norm(v))
+    return result
+
+
+def independent_gradients(folder: Path, ids: list[int]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """The loss, and wte's gradient by the input lookup, by the output layer and in the tied model, computed
+    with autograd on the embeddings the model is fed (not by untying it, as gpt2emb does)."""
+    import torch
+    from transformers import GPT2LMHeadModel
+
+    model = GPT2LMHeadModel.from_pretrained(folder)
+    wte = model.transformer.wte.weight
+    x = torch.tensor([ids])
+    loss = model(x, labels=x).loss
+    loss.backward()
+    assert wte.grad is not None
+    tied = wte.grad.numpy().copy()
+    wte.grad = None
+    # fed wte[ids] as a constant: the only way left to wte is the output layer
+    embeds = wte[x].detach().requires_grad_(True)
+    model(inputs_embeds=embeds, labels=x).loss.backward()
+    assert wte.grad is not None and embeds.grad is not None
+    by_output = wte.grad.numpy().copy()
+    by_input = torch.zeros_like(wte).index_add_(0, x[0], embeds.grad[0]).numpy()
+    return float(loss.item()), by_input, by_output, tied
+
+
+def cos(a: np.ndarray, b: np.ndarray) -> float:
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    return float(a64 @ b64 / (np.linalg.norm(a64) * np.linalg.norm(b64)))
+
+
+def ids_of(tiny: Tiny, text: str) -> list[int]:
+    """The fixture's own tokenizer, as typed: the ids a command must show."""
+    ids: list[int] = tiny.tokenizer.encode(text, add_special_tokens=False).ids
+    return ids
+
+
+def encoder_context_cosines(
+    model_class: Any, folder: Path, tokenizer: Any, sentences: list[str], at: list[int]
+) -> list[float]:
+    """`context`'s oracle for an encoder that puts [CLS] first (BERT, DistilBERT): the cosine, at each layer
+    (h0 first), of one word's hidden states in two sentences (at: its token's place in each, after [CLS]),
+    from transformers' own forward pass of the sentences as in use, [CLS] ... [SEP]."""
+    import torch
+
+    model = model_class.from_pretrained(folder).eval()
+    with torch.no_grad():
+        states = [
+            model(torch.tensor([tokenizer.encode(s).ids]), output_hidden_states=True).hidden_states
+            for s in sentences
+        ]
+    pairs = ([states[n][layer][0, 1 + at[n]].numpy() for n in range(2)] for layer in range(len(states[0])))
+    return [cos(a, b) for a, b in pairs]
