@@ -183,16 +183,17 @@ def build_entry(
     stop, tables = threading.Event(), None
     try:
         with _unchanged(ref, info.commit):
-            # the tables are fetched first, then converted, summed and written while the tokenizer is read
-            # and checked: the fetch and the tokenizer's checks both run Python (one at a time under the
-            # GIL), the tables' writing and hashing run in numpy and C, beside the tokenizer's work
-            fetched = threading.Event()
+            # the tables are fetched and summed first, then written while the tokenizer is read and
+            # checked: the fetch, the sums and the tokenizer's checks run Python, or many short calls into
+            # numpy (each waiting for the GIL while another thread runs Python), one at a time; writing
+            # and hashing the tables are a few long calls that free the GIL, beside the tokenizer's work
+            summed = threading.Event()
             tables = _Background(
                 lambda: _table_files(
-                    ref, info, _Stoppable(reporter, stop), parent if keep else None, tmp, fetched
+                    ref, info, _Stoppable(reporter, stop), parent if keep else None, tmp, summed
                 )
             )
-            tables.wait_for(fetched)
+            tables.wait_for(summed)
             tokenizer, parsed, library = tokenizer_files.tokenizer(ref, info.commit, shape.vocab_size)
             encoder = _encoder_files(tokenizer, parsed, library)
             wraps = _wraps(tokenizer, library)
@@ -238,14 +239,13 @@ def _table_files(
     reporter: Reporter,
     keep: Path | None,
     tmp: Path,
-    fetched: threading.Event,
+    summed: threading.Event,
 ) -> dict[str, str]:
     """The entry's tables, their norms and row checksums fetched and written into tmp: their SHA-256s.
-    fetched is set once the tables' bytes are all here."""
+    summed is set once all is computed, before the writing."""
     from gpt2emb.store import checkpoint
 
     tables = checkpoint.embeddings(ref, info, reporter, keep)
-    fetched.set()
     wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (tables.wte, tables.wpe))
     extra = {
         f"{k}.npy": np.ascontiguousarray(a, dtype=np.float32)
@@ -260,6 +260,7 @@ def _table_files(
         "wpe_crc.npy": _row_crcs(wpe),
         **extra,
     }
+    summed.set()
     with reporter.progress(f"{BUILDING} of {ref.name}", sum(c.nbytes for c in contents.values())) as step:
         sha256 = {}
         for f, content in contents.items():
