@@ -321,9 +321,12 @@ class _Background:
         self._done.wait(timeout)
 
     def wait_for(self, event: threading.Event) -> None:
-        """Until the work sets event, or ends without it (its error then comes from result())."""
-        while not event.wait(0.05) and not self._done.is_set():
-            pass
+        """Until the work sets event; its error, raised here, if it fails before (a failed fetch is said
+        before the tokenizer is read)."""
+        while not event.wait(0.05):
+            if self._done.is_set():
+                self.result()
+                return
 
     def result(self) -> Any:
         self._done.wait()
