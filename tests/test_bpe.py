@@ -168,3 +168,21 @@ def test_the_whole_word_shortcut_is_taken_only_for_gpt2_s_splitter(tiny: Tiny, t
         vocab = Vocab(folder, tok.get_vocab_size())
         assert vocab.tokenize("12") == tuple(tok.encode("12", add_special_tokens=False).ids)
     assert len(plain.encode("12").ids) == 1 and len(digits.encode("12").ids) == 2
+
+
+@pytest.mark.parametrize("which", ["tiny", "real"])
+def test_whole_words_found_by_spelling_are_those_found_by_decoding(which: str, tiny: Tiny) -> None:
+    """build._whole_words finds the entries Spelling.whole answers for by their byte-level spelling alone;
+    decoding each entry and asking Spelling.whole (what tokens.Vocab does) finds the same ones, on GPT-2's
+    real vocabulary and on entries made to sit at the edges (two spaces, a space alone, letters and digits
+    mixed, a non-ASCII letter, a real space, a line feed)."""
+    from gpt2emb.families import BYTE_LEVEL
+
+    text = real_tokenizer() if which == "real" else tiny.tokenizer.to_str()
+    vocab = dict(json.loads(text)["model"]["vocab"])
+    edges = ["ĠĠking", "Ġ", "Ġk1", "k1", "Ġé", "Ã©", " king", "king\n", "Ġ12", "ĠKING", "Ġ٣", "\uff4b"]
+    edges += ["Ċking", "ĠkingĠ", "1Ġ"]
+    vocab.update({p: len(vocab) + n for n, p in enumerate(edges)})
+    decoded = {p: i for p, i in vocab.items() if BYTE_LEVEL.whole(BYTE_LEVEL.text(p)) == p}
+    assert build._whole_words(vocab) == decoded
+    assert len(decoded) > (40_000 if which == "real" else 10)
