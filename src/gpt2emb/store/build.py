@@ -187,6 +187,7 @@ def build_entry(
             # checked: the fetch, the sums and the tokenizer's checks run Python, or many short calls into
             # numpy (each waiting for the GIL while another thread runs Python), one at a time; writing
             # and hashing the tables are a few long calls that free the GIL, beside the tokenizer's work
+            read = tokenizer_files.read(ref, info.commit)  # before the fetch thread starts (read's doc)
             summed = threading.Event()
             tables = _Background(
                 lambda: _table_files(
@@ -194,7 +195,7 @@ def build_entry(
                 )
             )
             tables.wait_for(summed)
-            tokenizer, parsed, library = tokenizer_files.tokenizer(ref, info.commit, shape.vocab_size)
+            tokenizer, parsed, library = tokenizer_files.checked(read, shape.vocab_size)
             encoder = _encoder_files(tokenizer, parsed, library)
             wraps = _wraps(tokenizer, library)
             contents: dict[str, bytes | np.ndarray] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef
@@ -18,6 +18,22 @@ def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any
     """The model's tokenizer.json (built from vocab.json and merges.txt where it has none), its parse, and
     the `tokenizers` library's Tokenizer made of it (once: GPT-2's takes a quarter of a second), once the
     library has read it and every id it gives names one of wte's rows."""
+    return checked(read(ref, commit), rows)
+
+
+class Read(NamedTuple):
+    """A tokenizer file as the library read it, its ids not yet checked against wte."""
+
+    text: str
+    parsed: dict[str, Any]
+    library: Any
+    label: str
+
+
+def read(ref: ModelRef, commit: str) -> Read:
+    """The tokenizer file read, parsed and made into the library's Tokenizer. A build calls this before it
+    starts its fetch thread: a damaged file can make the library's Rust code panic, and its text is silenced
+    only while no other thread runs (tokens.library_faults)."""
     path = source_file(ref, commit, "tokenizer.json")
     label = file_label(ref, "tokenizer.json")
     if path is not None:
@@ -33,6 +49,13 @@ def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any
             library.encode("a sample text, tokenized once: 1,024 tokens")
     except LibraryFault as e:
         raise damaged(label, f"the tokenizers library cannot read it ({shown(str(e))})") from None
+    return Read(text, parsed, library, label)
+
+
+def checked(tokenizer: Read, rows: int) -> tuple[str, dict[str, Any], Any]:
+    """What tokenizer() gives, from a tokenizer read: the library's kind of model is one gpt2emb reads, and
+    every id names one of wte's rows."""
+    text, parsed, library, label = tokenizer
     # the kind the library made of it (a model without a "type" is whichever its fields fit)
     kind = type(library.model).__name__
     vocab = parsed["model"].get("vocab")
