@@ -124,18 +124,23 @@ def vector_part(r: LabResult, word: str) -> Part:
     return f"The first {DIMS} numbers of {word}'s row of wte", question, content, answer
 
 
+def ranked_rows(ranked: Any, at: str, marked: Callable[[Any], bool] = lambda _: False) -> list[list[str]]:
+    """A ranking's table rows (rank, token, id, cosine), each number tagged with its place at in lab --json;
+    a token marked gets a * (an analogy's input)."""
+    return [
+        [
+            whole(x.rank, f"{at}.{i}.rank"),
+            f"<td>{tok(x.token)}{' *' if marked(x) else ''}</td>",
+            whole(x.id, f"{at}.{i}.id"),
+            num(x.score, f"{at}.{i}.score"),
+        ]
+        for i, x in enumerate(ranked)
+    ]
+
+
 def neighbors_part(r: LabResult, word: str) -> Part:
     item = r.neighbors.items[0]
-    at = "neighbors.items.0.neighbors"
-    rows = [
-        [
-            whole(nb.rank, f"{at}.{i}.rank"),
-            f"<td>{tok(nb.token)}</td>",
-            whole(nb.id, f"{at}.{i}.id"),
-            num(nb.score, f"{at}.{i}.score"),
-        ]
-        for i, nb in enumerate(item.neighbors)
-    ]
+    rows = ranked_rows(item.neighbors, "neighbors.items.0.neighbors")
     tokens = " + ".join(f"{quote(t.token)} ({t.id})" for t in item.tokens)
     caption = f"nearest to {tokens} in {r.neighbors.model}"
     content = notes(r.neighbors.notes) + table(caption, ["rank>", "token", "id>", "cosine>"], rows)
@@ -154,16 +159,7 @@ def neighbors_part(r: LabResult, word: str) -> Part:
 
 
 def ranking(a: AnalogyResult, key: str) -> str:
-    at = f"{key}.results"
-    rows = [
-        [
-            whole(x.rank, f"{at}.{i}.rank"),
-            f"<td>{tok(x.token)}{' *' if x.input else ''}</td>",
-            whole(x.id, f"{at}.{i}.id"),
-            num(x.score, f"{at}.{i}.score"),
-        ]
-        for i, x in enumerate(a.results)
-    ]
+    rows = ranked_rows(a.results, f"{key}.results", marked=lambda x: x.input)
     kept = "inputs kept, marked *" if a.keep_inputs else "inputs left out"
     caption = f"{a.expression} in {a.model} ({a.method}, {kept})"
     return table(caption, ["rank>", "token", "id>", "cosine>"], rows)
