@@ -114,7 +114,12 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "compare.py": [],
     "lab.py": [],
     "neighbors.py": [],
-    "open.py": [],
+    "open.py": [
+        *_COMMAND_TESTS,
+        *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        *("tests/commands/test_text.py", "tests/test_family_roberta.py", "tests/test_family_bert.py"),
+        "tests/test_pinned_open.py",
+    ],
     "positions.py": [],
     "schema.py": [],
     "similarity.py": [],
