@@ -109,25 +109,81 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "verify.py": [],
     # ---- end of group A
     # ---- core/ per command (group B)
-    "analogy.py": [],
-    "cache.py": [],
-    "compare.py": [],
-    "lab.py": [],
-    "neighbors.py": [],
+    "analogy.py": [
+        "tests/commands/test_analogy.py",
+        *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        "tests/test_batch.py",
+        "tests/test_candidates.py",
+        "tests/test_pinned_analogy.py",
+    ],
+    "cache.py": [
+        *("tests/commands/test_cache.py", "tests/test_verify.py", "tests/test_handle_commands.py"),
+        "tests/test_pinned_cache.py",
+    ],
+    "compare.py": [
+        *(
+            "tests/commands/test_neighbors.py",
+            "tests/commands/test_analogy.py",
+            "tests/test_handle_commands.py",
+        ),
+        "tests/test_pinned_compare.py",
+    ],
+    "lab.py": [
+        "tests/commands/test_lab.py",
+        "tests/test_pinned_lab.py",
+    ],
+    "neighbors.py": [
+        "tests/commands/test_neighbors.py",
+        *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        "tests/test_batch.py",
+        "tests/test_candidates.py",
+        "tests/test_pinned_neighbors.py",
+    ],
     "open.py": [
         *_COMMAND_TESTS,
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         *("tests/commands/test_text.py", "tests/test_family_roberta.py", "tests/test_family_bert.py"),
         "tests/test_pinned_open.py",
     ],
-    "positions.py": [],
-    "schema.py": [],
-    "similarity.py": [],
-    "sizes.py": [],
-    "tying.py": [],
-    "vector.py": [],
-    "whole.py": [],
-    "words.py": [],
+    "positions.py": [
+        *("tests/commands/test_positions.py", "tests/test_heatmap_legend.py", "tests/test_family_roberta.py"),
+        *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        "tests/test_pinned_positions.py",
+    ],
+    "schema.py": [
+        *("tests/commands/test_schema.py", "tests/test_generated.py"),
+        "tests/test_pinned_schema.py",
+    ],
+    "similarity.py": [
+        *("tests/commands/test_similarity.py", "tests/test_batch.py", "tests/test_endless_stdin.py"),
+        *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        "tests/test_pinned_similarity.py",
+    ],
+    "sizes.py": [
+        *("tests/commands/test_sizes.py", "tests/test_family_rotary.py", "tests/test_handle_commands.py"),
+        "tests/test_pinned_sizes.py",
+    ],
+    "tying.py": [
+        *("tests/commands/test_tying.py", "tests/test_family_rotary.py", "tests/test_family_bert.py"),
+        *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        "tests/test_pinned_tying.py",
+    ],
+    "vector.py": [
+        "tests/commands/test_vector.py",
+        *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        "tests/test_batch.py",
+        "tests/test_pinned_vector.py",
+    ],
+    "whole.py": [
+        *("tests/commands/test_text.py", "tests/commands/test_tying.py", "tests/test_family_roberta.py"),
+        "tests/test_pinned_whole.py",
+    ],
+    "words.py": [
+        *("tests/commands/test_neighbors.py", "tests/commands/test_analogy.py", "tests/test_extreme_rows.py"),
+        *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        "tests/test_batch.py",
+        "tests/test_pinned_words.py",
+    ],
     # ---- end of group B
     # ---- core/ math and text, top-level math (group C)
     "evaluate.py": [],
