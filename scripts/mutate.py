@@ -114,6 +114,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/test_batch.py",
         "tests/test_candidates.py",
+        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
         "tests/test_pinned_analogy.py",
     ],
     "cache.py": [
@@ -137,6 +138,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/test_batch.py",
         "tests/test_candidates.py",
+        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
         "tests/test_pinned_neighbors.py",
     ],
     "open.py": [
@@ -150,6 +152,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "positions.py": [
         *("tests/commands/test_positions.py", "tests/test_heatmap_legend.py", "tests/test_family_roberta.py"),
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
         "tests/test_pinned_positions.py",
     ],
     "schema.py": [
@@ -159,6 +162,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "similarity.py": [
         *("tests/commands/test_similarity.py", "tests/test_batch.py", "tests/test_endless_stdin.py"),
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
+        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
         "tests/test_pinned_similarity.py",
     ],
     "sizes.py": [
@@ -174,6 +178,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         "tests/commands/test_vector.py",
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/test_batch.py",
+        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
         "tests/test_pinned_vector.py",
     ],
     "whole.py": [
