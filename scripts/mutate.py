@@ -167,6 +167,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     ],
     "sizes.py": [
         *("tests/commands/test_sizes.py", "tests/test_family_rotary.py", "tests/test_handle_commands.py"),
+        "tests/commands/test_cache.py::test_models_and_cache_management",  # `models`
         "tests/test_pinned_sizes.py",
     ],
     "tying.py": [
