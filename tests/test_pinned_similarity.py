@@ -1,6 +1,7 @@
 """What core/similarity.py decides, pinned where a mutation run found it loose (issue 43, point 4): a matrix
 of 1,000 words and no more, from arguments and from a stream; a stream's 1,000 failing lines and no more; and
-a stream with one word that has a row gives no matrix (a matrix needs two)."""
+a stream with one word that has a row gives no matrix (a matrix needs two); one word is refused before
+the model is fetched."""
 
 from __future__ import annotations
 
@@ -50,3 +51,9 @@ def test_a_stream_of_1000_words_and_1000_failures_and_no_more(hub: FakeHub) -> N
 def test_a_stream_with_one_word_that_has_a_row_gives_no_matrix(hub: FakeHub) -> None:
     result, failed = opened().each_similarity(["cat", "id:99999"])
     assert result is None and [f.line.number for f in failed] == [2]
+
+
+def test_one_word_is_refused_before_the_model_is_fetched(hub: FakeHub) -> None:
+    refused = run_cli("similarity", "cat")
+    assert refused.exit_code == 2 and "give at least two words to compare" in refused.stderr
+    assert hub.requests == []  # nothing fetched, nothing cached
