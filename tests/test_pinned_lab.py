@@ -1,15 +1,17 @@
 """What core/lab.py decides, pinned where a mutation run found it loose (issue 43, point 4): each part's
-failure is named by its own number, whichever part fails, with a model given or not."""
+failure is named by its own number, whichever part fails; the page says the revision asked for, unless it is
+the commit itself."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gpt2emb.errors import NetworkError
 
-from conftest import run_cli
+from conftest import COMMIT, run_cli
 from fakehub import FakeHub
 
 TARGETS = {
@@ -32,3 +34,13 @@ def test_a_failing_part_is_named_by_its_number(
     result = run_cli("lab")
     assert result.exit_code == 5, result.stdout + result.stderr
     assert result.stderr.strip().splitlines()[-1] == f"gpt2emb: part {part}: the Hub did not answer"
+
+
+def test_the_page_says_the_revision_asked_unless_it_is_the_commit(hub: FakeHub, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "lab.html"
+    for revision, said in ((COMMIT, ""), ("main", " at revision <b>main</b>")):
+        result = run_cli("lab", "-m", "openai-community/gpt2", "--revision", revision, "--html", str(target))
+        assert result.exit_code == 0, result.output + result.stderr
+        page = target.read_text(encoding="utf-8")
+        assert f"the Hub repo openai-community/gpt2{said}, commit <code>{COMMIT}</code>" in page
