@@ -1,13 +1,18 @@
 """What core/sizes.py decides, pinned where a mutation run found it loose (issue 43, point 4): a model with no
-position table counts no position parameters and no position rows."""
+position table counts no position parameters and no position rows; `models` gives each GPT-2 size its total;
+a checkpoint of the embeddings alone has its config's layers; an output layer of integers is no parameter."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from tiny_llama import build as build_llama
 
-from conftest import run_json
+from conftest import COMMIT, run_json
+from fakehub import FakeHub, Repo
+from tinymodel import N_LAYER, Tiny, hub_files, safetensors_bytes
 
 
 def test_a_model_without_a_position_table_counts_no_position_parameters(tmp_path: Path) -> None:
@@ -31,3 +36,27 @@ def test_models_gives_each_gpt2_size_its_published_total_and_others_none() -> No
         "roberta-base": None,
         "roberta-large": None,
     }
+
+
+def test_a_checkpoint_of_the_embeddings_alone_has_its_config_s_layers(hub: FakeHub, tiny: Tiny) -> None:
+    """A checkpoint that holds wte and wpe and no block: its header names no layers, so the config's count
+    stands (the weights' own when they hold blocks: a config that disagrees with them is refused)."""
+    files = hub_files(tiny)
+    files["model.safetensors"] = safetensors_bytes({"wte.weight": tiny.wte, "wpe.weight": tiny.wpe})
+    hub.repos["someone/tables"] = Repo(COMMIT, files)
+    (m,) = run_json("sizes", "-m", "someone/tables")["models"]
+    assert m["n_layer"] == N_LAYER and m["total_params"] == tiny.wte.size + tiny.wpe.size
+
+
+def test_an_output_layer_stored_as_integers_is_no_parameter(hub: FakeHub, tiny: Tiny) -> None:
+    """An lm_head.weight of int8 beside a tied wte: not a parameter (integer tensors never are), so the
+    count is the tied model's, as without it."""
+    plain = run_json("sizes", "-m", "openai-community/gpt2")["models"][0]
+    files = hub_files(tiny)
+    state = tiny.state(buffers=True)
+    files["model.safetensors"] = safetensors_bytes(
+        {**state, "lm_head.weight": np.zeros(tiny.wte.shape, np.int8)}
+    )
+    hub.repos["someone/int8-head"] = Repo(COMMIT, files)
+    (m,) = run_json("sizes", "-m", "someone/int8-head")["models"]
+    assert (m["total_params"], m["output_params"]) == (plain["total_params"], 0)
