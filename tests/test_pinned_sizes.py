@@ -1,12 +1,14 @@
 """What core/sizes.py decides, pinned where a mutation run found it loose (issue 43, point 4): a model with no
 position table counts no position parameters and no position rows; `models` gives each GPT-2 size its total;
-a checkpoint of the embeddings alone has its config's layers; an output layer of integers is no parameter."""
+a checkpoint of the embeddings alone has its config's layers; an output layer of integers is no parameter;
+the GPT-2 sizes have no output layer of their own; --figure draws."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tiny_llama import build as build_llama
 
@@ -60,3 +62,16 @@ def test_an_output_layer_stored_as_integers_is_no_parameter(hub: FakeHub, tiny: 
     hub.repos["someone/int8-head"] = Repo(COMMIT, files)
     (m,) = run_json("sizes", "-m", "someone/int8-head")["models"]
     assert (m["total_params"], m["output_params"]) == (plain["total_params"], 0)
+
+
+def test_the_gpt2_sizes_have_no_output_layer_of_their_own() -> None:
+    """GPT-2 ties its output layer to wte: by the formula, no parameter is the output layer's own."""
+    assert [m["output_params"] for m in run_json("sizes")["models"]] == [0, 0, 0, 0]
+
+
+def test_sizes_draws_its_figure_by_the_formula_and_from_headers(hub: FakeHub, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    for args in ([], ["-m", "openai-community/gpt2"]):
+        target = tmp_path / f"sizes{len(args)}.svg"
+        doc = run_json("sizes", *args, "--figure", str(target))
+        assert doc["figure"] == str(target) and target.read_text().startswith("<?xml")
