@@ -69,9 +69,8 @@ def check_candidates(ref: ModelRef, options: RankOptions) -> candidates.Restrict
 
 def check_top(k: int, rows: int | None) -> int:
     """k, once it is one a ranking can give (rows: the model's tokens, None while they are not known). An
-    int by then: the command line parses it so, the handle's contract makes it one (contract.count)."""
-    if not isinstance(k, int) or isinstance(k, bool):
-        raise UsageError(f"{option('k')} must be a whole number, not {k!r}")
+    int by then, checked once where it came in: the command line parses it so, the handle's contract makes it
+    one (contract.count)."""
     if k < 1:
         raise UsageError(f"{option('k')} must be 1 or more, not {k}")
     if rows is not None and k > rows:

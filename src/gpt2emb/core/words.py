@@ -56,9 +56,8 @@ def rankings_of(o: Opened, vectors: list[np.ndarray]) -> Iterator[ops.Ranking]:
 
 def restriction_of(o: Opened, options: RankOptions) -> candidates.Restriction | None:
     """The candidates of the options, read and checked once the model is open (the handle's way)."""
+    # restrict is an int or None by then, checked where it came in (the command line, contract.maybe_count)
     among, restrict, whole_words, exact = options.among, options.restrict, options.whole_words, options.exact
-    if restrict is not None and (not isinstance(restrict, int) or isinstance(restrict, bool)):
-        raise UsageError(f"restrict is a number of token ids, not {restrict!r:.40}")
     if among is not None and not isinstance(among, str | Path):
         raise UsageError(f"among is a file of words (a str or a Path), not {among!r:.40}")
     # no specials: the vocabulary refuses a special token as it reads the file's words, naming its id
