@@ -1,10 +1,13 @@
 """evaluate.py pinned where a mutation run (scripts/mutate.py) found it loose, each answer from an independent
 computation: candidate words de-duplicated by a first-seen loop, line numbers counted from the file's own
-lines, and answers against every candidate scored in a float64 loop."""
+lines, and answers against every candidate scored in a float64 loop; and core/evaluate.py's note on the pairs
+that have no cosine, through the CLI."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
 import os
 from pathlib import Path
 
@@ -15,6 +18,9 @@ from gpt2emb import limits
 from gpt2emb.choices import Method, Rule
 from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.errors import UsageError
+
+from conftest import run_cli
+from tinymodel import Tiny, save_local
 
 
 def first_spellings(display: list[str], rule: Rule) -> tuple[list[str], list[int]]:
@@ -282,3 +288,37 @@ def test_a_score_that_is_not_finite_leaves_r_undefined_without_a_warning(bad: fl
     y = np.array([1.0, 2.0, 3.0, 5.0])
     assert evaluate_scoring.pearson(x, y) is None and evaluate_scoring.pearson(y, x) is None
     assert evaluate_scoring.pearson(np.array([3.0]), np.array([2.0])) is None  # one pair: no direction
+
+
+# ---------------------------------------------------------------- core/evaluate.py, through the CLI
+
+
+@pytest.mark.parametrize(
+    ("pairs", "said"),
+    [
+        ([("cat", "dog"), ("king", "queen"), ("man", "woman")], "'cat' and 'dog'"),
+        (
+            [("cat", "dog"), ("dog", "kitten"), ("king", "queen"), ("man", "woman")],
+            "'cat' and 'dog' and 1 other pair",
+        ),
+        (
+            [("cat", "dog"), ("dog", "kitten"), ("dog", "man"), ("king", "queen"), ("man", "woman")],
+            "'cat' and 'dog' and 2 other pairs",
+        ),
+    ],
+)
+def test_the_note_names_the_first_pair_without_a_cosine_and_counts_the_others(
+    tiny: Tiny, tmp_path: Path, pairs: list[tuple[str, str]], said: str
+) -> None:
+    wte = tiny.wte.copy()
+    wte[tiny.id("dog")] = np.nan  # every pair with dog has no cosine
+    folder = save_local(dataclasses.replace(tiny, wte=wte), tmp_path / "nan-dog")
+    path = tmp_path / "pairs.tsv"
+    path.write_text("".join(f"{a}\t{b}\t{n}\n" for n, (a, b) in enumerate(pairs)), encoding="utf-8")
+    result = run_cli("similarity", "--eval", str(path), "-m", str(folder), "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["notes"] == [
+        f"pearson and spearman are undefined: the cosine of {said} is not a number (the model's rows hold "
+        "NaN or infinite values there)"
+    ]
