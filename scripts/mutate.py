@@ -140,7 +140,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     ],
     "batch.py": [
         *("tests/test_batch.py", "tests/test_endless_stdin.py", "tests/test_handle_contract.py"),
-        "tests/test_pinned_batch.py",
+        *("tests/commands/test_text.py", "tests/test_pinned_batch.py"),  # test_text: input -, batch.text
     ],
     "candidates.py": [
         *("tests/test_candidates.py", "tests/test_word_lists.py"),
