@@ -1,7 +1,8 @@
 """core/text.py pinned where a mutation run (scripts/mutate.py) found it loose: what a refusal of `context`
 shows (a "sentence" of one word up to 40 characters, what the shell makes of a sentence left unquoted; the
 first 16 tokens of a sentence that lacks the word), and the positions of `input` whose rows add up past
-float32, each spelt here from the tiny model's own tokenizer."""
+float32, the tokens a tokenizer puts before a text, a text WordPiece makes no tokens of, each spelt here from
+the tiny model's own tokenizer."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from tokenizers import Tokenizer, processors
 
 from gpt2emb.tokens import quote
 from oracles import PAID, RIVER, ids_of
+from tiny_bert import TinyBert
+from tiny_bert import build as build_bert
 
 from conftest import run_cli
 from fakehub import FakeHub
@@ -115,3 +118,21 @@ def test_tokens_a_tokenizer_puts_before_a_text_alone_move_its_positions(
         f"{folder}'s tokenizer, called as usual, adds {added} before the text; shown here as typed, without "
         f"them: in use each token sits {later}"
     ]
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory: pytest.TempPathFactory) -> TinyBert:
+    return build_bert(tmp_path_factory.mktemp("bert"))
+
+
+@pytest.mark.parametrize("size", [80, 81, 200])
+def test_a_text_of_no_tokens_is_shown_up_to_80_characters(bert: TinyBert, size: int) -> None:
+    """WordPiece drops white space: a text of nothing else is no tokens, and the message shows its first 80
+    characters (then ...)."""
+    text = " " * size
+    result = run_cli("input", text, "-m", str(bert.folder))
+    assert result.exit_code == 2
+    shown = '"' + " " * min(size, 80) + '"' + ("..." if size > 80 else "")
+    assert (
+        result.stderr == f"gpt2emb: the text {shown} is no tokens at all in {bert.folder}: type some words\n"
+    )
