@@ -33,8 +33,16 @@ NO_VARIANCE = (
 )
 
 
-def notes_of(tiny: Tiny, folder: Path, **tables: np.ndarray) -> list[str]:
-    made = save_local(dataclasses.replace(tiny, **tables), folder)
+Table = np.ndarray | None  # a table in place of the tiny model's (None: its own)
+
+
+def notes_of(
+    tiny: Tiny, folder: Path, wte: np.ndarray | None = None, wpe: np.ndarray | None = None
+) -> list[str]:
+    changed = dataclasses.replace(
+        tiny, wte=tiny.wte if wte is None else wte, wpe=tiny.wpe if wpe is None else wpe
+    )
+    made = save_local(changed, folder)
     result = run_cli("geometry", "-m", str(made), "--json")
     assert result.exit_code == 0, result.stderr
     doc: dict[str, Any] = json.loads(result.stdout)
