@@ -1,7 +1,8 @@
 """evaluate.py pinned where a mutation run (scripts/mutate.py) found it loose, each answer from an independent
 computation: candidate words de-duplicated by a first-seen loop, line numbers counted from the file's own
 lines, and answers against every candidate scored in a float64 loop; and core/evaluate.py's note on the pairs
-that have no cosine, through the CLI."""
+that have no cosine, an answer that is the first word of all (counted, and named in --errors), the coverage,
+and a --restrict past the vocabulary refused before anything is fetched, through the CLI."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from gpt2emb import limits
 from gpt2emb.choices import Method, Rule
 from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.errors import UsageError
+from oracles import unit
 
 from conftest import run_cli
+from fakehub import FakeHub
 from tinymodel import Tiny, save_local
 
 
@@ -322,3 +325,53 @@ def test_the_note_names_the_first_pair_without_a_cosine_and_counts_the_others(
         f"pearson and spearman are undefined: the cosine of {said} is not a number (the model's rows hold "
         "NaN or infinite values there)"
     ]
+
+
+def first_spaced_word(tiny: Tiny) -> str:
+    """The first word of the space rule: the first token id whose text is a space and then one word."""
+    for i in range(tiny.tokenizer.get_vocab_size()):
+        text = tiny.tokenizer.decode([i])
+        if text.startswith(" ") and text[1:] and not any(ch.isspace() for ch in text[1:]):
+            return text[1:]
+    raise AssertionError("no spaced word")
+
+
+def test_an_answer_that_is_the_first_word_counts_and_is_named(tiny: Tiny, tmp_path: Path) -> None:
+    """The row of the first word (cat) made the sum 3cosadd (gensim's most_similar) answers man : king ::
+    woman : ? with, unit(king) - unit(man) + unit(woman): cat is then the answer, the first word of all (index
+    0 of the words)."""
+    first = first_spaced_word(tiny)
+    assert first == "cat"
+    wte = tiny.wte.copy()
+    king, man, woman = unit(wte[[tiny.id(w) for w in ("king", "man", "woman")]])
+    wte[tiny.id("cat")] = (king - man + woman).astype(np.float32)
+    folder = save_local(dataclasses.replace(tiny, wte=wte), tmp_path / "cat-answers")
+    path = tmp_path / "questions.txt"
+    questions = [
+        "man king woman cat",
+        "man king woman queen",
+        "man king woman zzqx",
+    ]  # man : king :: woman : ?
+    path.write_text(": royal\n" + "".join(q + "\n" for q in questions), encoding="utf-8")
+    result = run_cli(
+        "analogy", "--eval", str(path), "-m", str(folder), "--method", "3cosadd", "--errors", "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    (royal,) = doc["sections"]
+    assert (royal["correct"], royal["incorrect"], royal["skipped"]) == (1, 1, 1)  # zzqx is no word: skipped
+    assert doc["coverage"] == pytest.approx(2 / 3)  # answered of all the questions
+    assert doc["errors"] == [
+        {"section": "royal", "question": ["man", "king", "woman"], "expected": "queen", "predicted": "cat"}
+    ]
+
+
+def test_a_restriction_past_the_vocabulary_is_refused_before_anything_is_fetched(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    path = tmp_path / "questions.txt"
+    path.write_text(": royal\nking man woman queen\n", encoding="utf-8")
+    result = run_cli("analogy", "--eval", str(path), "--restrict", "60000")
+    assert result.exit_code == 2
+    assert "--restrict 60000 is more than the 50,257 tokens there are: give at most 50,257" in result.stderr
+    assert hub.requests == []  # gpt2's vocabulary size is the registry's: nothing fetched
