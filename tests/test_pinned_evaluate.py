@@ -375,3 +375,20 @@ def test_a_restriction_past_the_vocabulary_is_refused_before_anything_is_fetched
     assert result.exit_code == 2
     assert "--restrict 60000 is more than the 50,257 tokens there are: give at most 50,257" in result.stderr
     assert hub.requests == []  # gpt2's vocabulary size is the registry's: nothing fetched
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        (1, "1 line of {path} was skipped, unreadable ({rule}): line 2, "),
+        (2, "2 lines of {path} were skipped, unreadable ({rule}): the first is line 2, "),
+    ],
+)
+def test_the_note_on_unreadable_pair_lines_in_the_right_number(tmp_path: Path, bad: int, said: str) -> None:
+    path = tmp_path / "pairs.tsv"
+    lines = ["cat\tdog\t1", *["man\tking\tabc"] * bad, "king\tqueen\t2"]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    read = evaluate_files.read_pairs(path)
+    assert (len(read.pairs), read.unreadable) == (2, bad)
+    rule = "a pair is word<TAB>word<TAB>score, the score a finite number"
+    assert read.note(path).startswith(said.format(path=path, rule=rule))
