@@ -1,10 +1,14 @@
 """evaluate.py pinned where a mutation run (scripts/mutate.py) found it loose, each answer from an independent
 computation: candidate words de-duplicated by a first-seen loop, line numbers counted from the file's own
-lines, and answers against every candidate scored in a float64 loop."""
+lines, and answers against every candidate scored in a float64 loop; and core/evaluate.py's note on the pairs
+that have no cosine, an answer that is the first word of all (counted, and named in --errors), the coverage,
+and a --restrict past the vocabulary refused before anything is fetched, through the CLI."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import json
 import os
 from pathlib import Path
 
@@ -15,6 +19,11 @@ from gpt2emb import limits
 from gpt2emb.choices import Method, Rule
 from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.errors import UsageError
+from oracles import unit
+
+from conftest import run_cli
+from fakehub import FakeHub
+from tinymodel import Tiny, save_local
 
 
 def first_spellings(display: list[str], rule: Rule) -> tuple[list[str], list[int]]:
@@ -282,3 +291,104 @@ def test_a_score_that_is_not_finite_leaves_r_undefined_without_a_warning(bad: fl
     y = np.array([1.0, 2.0, 3.0, 5.0])
     assert evaluate_scoring.pearson(x, y) is None and evaluate_scoring.pearson(y, x) is None
     assert evaluate_scoring.pearson(np.array([3.0]), np.array([2.0])) is None  # one pair: no direction
+
+
+# ---------------------------------------------------------------- core/evaluate.py, through the CLI
+
+
+@pytest.mark.parametrize(
+    ("pairs", "said"),
+    [
+        ([("cat", "dog"), ("king", "queen"), ("man", "woman")], "'cat' and 'dog'"),
+        (
+            [("cat", "dog"), ("dog", "kitten"), ("king", "queen"), ("man", "woman")],
+            "'cat' and 'dog' and 1 other pair",
+        ),
+        (
+            [("cat", "dog"), ("dog", "kitten"), ("dog", "man"), ("king", "queen"), ("man", "woman")],
+            "'cat' and 'dog' and 2 other pairs",
+        ),
+    ],
+)
+def test_the_note_names_the_first_pair_without_a_cosine_and_counts_the_others(
+    tiny: Tiny, tmp_path: Path, pairs: list[tuple[str, str]], said: str
+) -> None:
+    wte = tiny.wte.copy()
+    wte[tiny.id("dog")] = np.nan  # every pair with dog has no cosine
+    folder = save_local(dataclasses.replace(tiny, wte=wte), tmp_path / "nan-dog")
+    path = tmp_path / "pairs.tsv"
+    path.write_text("".join(f"{a}\t{b}\t{n}\n" for n, (a, b) in enumerate(pairs)), encoding="utf-8")
+    result = run_cli("similarity", "--eval", str(path), "-m", str(folder), "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["notes"] == [
+        f"pearson and spearman are undefined: the cosine of {said} is not a number (the model's rows hold "
+        "NaN or infinite values there)"
+    ]
+
+
+def first_spaced_word(tiny: Tiny) -> str:
+    """The first word of the space rule: the first token id whose text is a space and then one word."""
+    for i in range(tiny.tokenizer.get_vocab_size()):
+        text = tiny.tokenizer.decode([i])
+        if text.startswith(" ") and text[1:] and not any(ch.isspace() for ch in text[1:]):
+            return text[1:]
+    raise AssertionError("no spaced word")
+
+
+def test_an_answer_that_is_the_first_word_counts_and_is_named(tiny: Tiny, tmp_path: Path) -> None:
+    """The row of the first word (cat) made the sum 3cosadd (gensim's most_similar) answers man : king ::
+    woman : ? with, unit(king) - unit(man) + unit(woman): cat is then the answer, the first word of all (index
+    0 of the words)."""
+    first = first_spaced_word(tiny)
+    assert first == "cat"
+    wte = tiny.wte.copy()
+    king, man, woman = unit(wte[[tiny.id(w) for w in ("king", "man", "woman")]])
+    wte[tiny.id("cat")] = (king - man + woman).astype(np.float32)
+    folder = save_local(dataclasses.replace(tiny, wte=wte), tmp_path / "cat-answers")
+    path = tmp_path / "questions.txt"
+    questions = [
+        "man king woman cat",
+        "man king woman queen",
+        "man king woman zzqx",
+    ]  # man : king :: woman : ?
+    path.write_text(": royal\n" + "".join(q + "\n" for q in questions), encoding="utf-8")
+    result = run_cli(
+        "analogy", "--eval", str(path), "-m", str(folder), "--method", "3cosadd", "--errors", "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    (royal,) = doc["sections"]
+    assert (royal["correct"], royal["incorrect"], royal["skipped"]) == (1, 1, 1)  # zzqx is no word: skipped
+    assert doc["coverage"] == pytest.approx(2 / 3)  # answered of all the questions
+    assert doc["errors"] == [
+        {"section": "royal", "question": ["man", "king", "woman"], "expected": "queen", "predicted": "cat"}
+    ]
+
+
+def test_a_restriction_past_the_vocabulary_is_refused_before_anything_is_fetched(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    path = tmp_path / "questions.txt"
+    path.write_text(": royal\nking man woman queen\n", encoding="utf-8")
+    result = run_cli("analogy", "--eval", str(path), "--restrict", "60000")
+    assert result.exit_code == 2
+    assert "--restrict 60000 is more than the 50,257 tokens there are: give at most 50,257" in result.stderr
+    assert hub.requests == []  # gpt2's vocabulary size is the registry's: nothing fetched
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        (1, "1 line of {path} was skipped, unreadable ({rule}): line 2, "),
+        (2, "2 lines of {path} were skipped, unreadable ({rule}): the first is line 2, "),
+    ],
+)
+def test_the_note_on_unreadable_pair_lines_in_the_right_number(tmp_path: Path, bad: int, said: str) -> None:
+    path = tmp_path / "pairs.tsv"
+    lines = ["cat\tdog\t1", *["man\tking\tabc"] * bad, "king\tqueen\t2"]
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    read = evaluate_files.read_pairs(path)
+    assert (len(read.pairs), read.unreadable) == (2, bad)
+    rule = "a pair is word<TAB>word<TAB>score, the score a finite number"
+    assert read.note(path).startswith(said.format(path=path, rule=rule))

@@ -498,3 +498,25 @@ def test_the_bounds_hold_in_one_two_and_three_dimensions(d: int) -> None:
     exact = brute_cosines(rows, q)
     assert (ranking.lo <= exact).all() and (exact <= ranking.hi).all()
     assert [i for i, _ in ranking.top(7)] == brute_top(exact, 7, (), None)
+
+
+@pytest.mark.parametrize("size", [1e-3, 0.5, 1.0, 3.0])
+def test_the_cosine_of_two_short_vectors_is_a_cosine(size: float) -> None:
+    """Found loose on seed 13: the cosine of vectors whose norms multiply to 1 or less (a direction is a
+    direction whatever its length); None only for a vector of zeros."""
+    a, b = np.array([size, 0.0]), np.array([size, size])
+    assert ops.cosine(a, b) == pytest.approx(1 / math.sqrt(2), rel=1e-12)  # 45 degrees apart
+    assert ops.cosine(a, np.zeros(2)) is None
+
+
+def test_principal_components_of_rows_of_fewer_numbers_than_asked() -> None:
+    """Found loose on seed 13: more components asked for than the rows have numbers (k > d, with more rows
+    than numbers): the d that there are, each row's projection, and NaN past them."""
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((12, 2)) * [3.0, 1.0]
+    got = measures.principal_components(rows, 3)
+    assert got.shape == (12, 3) and np.isnan(got[:, 2]).all()
+    centred = rows - rows.mean(axis=0)
+    _, vectors = np.linalg.eigh(centred.T @ centred)
+    expected = centred @ vectors[:, ::-1]
+    assert np.abs(got[:, :2]) == pytest.approx(np.abs(expected), rel=1e-9, abs=1e-9)
