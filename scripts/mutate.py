@@ -101,7 +101,11 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     ],
     # ---- store/ (group A)
     "build.py": [],
-    "entries.py": [],
+    "entries.py": [
+        *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py", "tests/test_cache_env.py"),
+        *("tests/test_damaged_files.py", "tests/test_damaged_cache_fuzz.py", "tests/test_whole_checks.py"),
+        *("tests/test_records.py", "tests/commands/test_cache.py", "tests/test_pinned_entries.py"),
+    ],
     "hub.py": [],
     "manage.py": [],
     "partial.py": [],
