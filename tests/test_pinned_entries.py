@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,9 +30,10 @@ def cache_path(monkeypatch: pytest.MonkeyPatch, home: Path) -> str:
 
 
 def test_the_cache_is_where_the_docs_say_on_linux(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    if not __import__("sys").platform.startswith("linux"):
+    if not sys.platform.startswith("linux"):
         pytest.skip("the Linux folder")
-    assert cache_path(monkeypatch, tmp_path) == str(tmp_path / ".cache" / "gpt2emb")  # docs/cache-and-offline.md
+    # docs/cache-and-offline.md
+    assert cache_path(monkeypatch, tmp_path) == str(tmp_path / ".cache" / "gpt2emb")
 
 
 def test_the_cache_is_where_the_docs_say_on_windows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -77,6 +79,6 @@ def test_a_norm_changed_under_an_open_entry_is_refused_with_its_row(hub: object,
     with pytest.raises(DamagedEntry) as caught:
         m.check_rows([cat, dog])
     assert str(caught.value) == (
-        f"the cache entry of gpt2 ({m.commit[:12]}) is damaged: the norm of row {dog} in wte_norm.npy does not "
-        "match the row; run gpt2emb cache verify --repair"
+        f"the cache entry of gpt2 ({m.commit[:12]}) is damaged: the norm of row {dog} in wte_norm.npy "
+        "does not match the row; run gpt2emb cache verify --repair"
     )
