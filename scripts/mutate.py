@@ -103,8 +103,9 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "build.py": [],
     "entries.py": [
         *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),
-        *("tests/test_cache_env.py", "tests/test_damaged_files.py", "tests/test_damaged_cache_fuzz.py", "tests/test_whole_checks.py"),
-        *("tests/test_records.py", "tests/commands/test_cache.py", "tests/test_pinned_entries.py"),
+        *("tests/test_cache_env.py", "tests/test_damaged_files.py", "tests/test_damaged_cache_fuzz.py"),
+        *("tests/test_whole_checks.py", "tests/test_records.py", "tests/commands/test_cache.py"),
+        "tests/test_pinned_entries.py",
         "tests/test_vocab_roundtrip.py::test_an_entry_of_format_4_is_read_without_a_rebuild",
         # types.npy and norm.npy, which only some families have
         "tests/test_family_roberta.py::test_input_is_transformers_own_embedding_output",
