@@ -114,7 +114,10 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "manage.py": [],
     "partial.py": [],
     "revisions.py": [],
-    "verify.py": [],
+    "verify.py": [
+        *("tests/test_verify.py", "tests/test_store.py", "tests/commands/test_cache.py"),
+        *("tests/test_records.py", "tests/test_windows_cache.py", "tests/test_pinned_verify.py"),
+    ],
     # ---- end of group A
     # ---- core/ per command (group B)
     "analogy.py": [],
