@@ -113,7 +113,11 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "hub.py": [],
     "manage.py": [],
     "partial.py": [],
-    "revisions.py": [],
+    "revisions.py": [
+        *("tests/test_revision.py", "tests/test_records.py", "tests/test_store.py", "tests/test_redirect.py"),
+        *("tests/test_damaged_cache_fuzz.py", "tests/commands/test_cache.py"),
+        "tests/test_pinned_revisions.py",
+    ],
     "verify.py": [
         *("tests/test_verify.py", "tests/test_store.py", "tests/commands/test_cache.py"),
         *("tests/test_records.py", "tests/test_windows_cache.py", "tests/test_pinned_verify.py"),
