@@ -111,7 +111,11 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         "tests/test_family_roberta.py::test_input_is_transformers_own_embedding_output",
     ],
     "hub.py": [],
-    "manage.py": [],
+    "manage.py": [
+        *("tests/test_store.py", "tests/commands/test_cache.py", "tests/test_revision.py"),
+        *("tests/test_windows_cache.py", "tests/test_resume.py", "tests/test_records.py"),
+        "tests/test_pinned_manage.py",
+    ],
     "partial.py": [],
     "revisions.py": [
         *("tests/test_revision.py", "tests/test_records.py", "tests/test_store.py", "tests/test_redirect.py"),
