@@ -15,7 +15,7 @@ from gpt2emb.store import entries, revisions
 
 from conftest import COMMIT, run_cli
 from fakehub import FakeHub
-from tinymodel import Tiny, save_local
+from tinymodel import Tiny, hub_files, save_local
 
 
 def test_a_folder_without_a_config_is_told_what_a_local_model_is(tiny: Tiny, tmp_path: Path) -> None:
@@ -76,3 +76,18 @@ def test_a_record_that_cannot_be_trusted_is_read_again_from_the_model(hub: FakeH
     again = revisions.checkpoint_info(ref, COMMIT)
     assert again == first and again.commit == COMMIT
     assert json.loads(record.read_bytes()) == sound  # written anew, as the model gives it
+
+
+def test_a_refresh_whose_build_fails_leaves_the_branch_where_it_was(
+    hub: FakeHub, tiny: Tiny, caches: dict[str, Path]
+) -> None:
+    """cache refresh records a moved branch's new commit once that commit's entry is built: when the build
+    fails after the header was read, main still names the commit whose entry answers."""
+    newer = "c" * 40
+    run_cli("vector", "cat", "--json")  # main's entry, at COMMIT
+    hub.repos["openai-community/gpt2"].push(newer, hub_files(tiny))  # main moves on the Hub
+    hub.fault = lambda method, path: "drop" if newer in path and "tokenizer" in path else None
+    doc = json.loads(run_cli("cache", "refresh", "--json").stdout)
+    assert doc["revisions"] == [] and [f["model"] for f in doc["failed"]] == ["gpt2"]
+    refs = entries.repo_dir(registry.resolve("gpt2")) / "refs"
+    assert {p.name: p.read_text() for p in refs.iterdir()} == {"main": COMMIT}
