@@ -810,3 +810,16 @@ def test_an_interrupted_first_use_online_keeps_what_arrived(hub: FakeHub, caches
     result = run_cli("vector", "cat", "--json")
     assert result.exit_code == 5 and "the next run resumes the download" in result.stderr
     assert [p.name.split(".")[0] for p in caches["cache"].rglob("*.partial")] == [COMMIT]
+
+
+def test_a_checkpoint_the_hub_gives_no_etag_is_fetched_without_keeping(
+    hub: FakeHub, caches: dict[str, Path], tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partial file is named by the file's ETag (another ETag: other bytes); where the server gives none,
+    nothing is kept, and the first use goes on as any download."""
+    monkeypatch.setattr(hub_module, "etag", lambda repo, filename, commit: None)  # a server without ETags
+    result = run_cli("vector", "id:5", "--full", "--json")
+    assert result.exit_code == 0, result.stderr
+    row = json.loads(result.stdout)["items"][0]["vector"]
+    np.testing.assert_array_equal(np.float32(row), tiny.wte[5])
+    assert list(caches["cache"].rglob("*.partial")) == []
