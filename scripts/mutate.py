@@ -100,7 +100,11 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         "tests/test_pinned_tokens.py",
     ],
     # ---- store/ (group A)
-    "build.py": [],
+    "build.py": [
+        *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),
+        *("tests/test_resume.py", "tests/commands/test_cache.py", "tests/test_whole_checks.py"),
+        *("tests/test_bpe.py", "tests/test_pinned_build.py"),
+    ],
     "entries.py": [
         *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),
         *("tests/test_cache_env.py", "tests/test_damaged_files.py", "tests/test_damaged_cache_fuzz.py"),
@@ -110,13 +114,16 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         # types.npy and norm.npy, which only some families have
         "tests/test_family_roberta.py::test_input_is_transformers_own_embedding_output",
     ],
-    "hub.py": [],
+    "hub.py": [
+        *("tests/test_store.py", "tests/test_redirect.py", "tests/test_revision.py", "tests/test_resume.py"),
+        *("tests/test_damaged_files.py", "tests/test_process_state.py", "tests/test_pinned_hub.py"),
+    ],
     "manage.py": [
         *("tests/test_store.py", "tests/commands/test_cache.py", "tests/test_revision.py"),
         *("tests/test_windows_cache.py", "tests/test_resume.py", "tests/test_records.py"),
         "tests/test_pinned_manage.py",
     ],
-    "partial.py": [],
+    "partial.py": ["tests/test_resume.py", "tests/test_store.py", "tests/test_pinned_partial.py"],
     "revisions.py": [
         *("tests/test_revision.py", "tests/test_records.py", "tests/test_store.py", "tests/test_redirect.py"),
         *("tests/test_damaged_cache_fuzz.py", "tests/commands/test_cache.py"),
