@@ -27,7 +27,7 @@ from gpt2emb.store import hub as hub_module
 from gpt2emb.store.hub import ReadRange
 from test_checkpoint import FIX, folder_of, refused, serve, shard_name, sharded, st_file
 
-from conftest import COMMIT
+from conftest import COMMIT, run_cli
 from fakehub import FakeHub
 from tinymodel import Tiny, safetensors_bytes, torch_bin, vocab_and_merges
 
@@ -753,3 +753,73 @@ def test_a_tokenizer_without_ids_names_every_kind_that_has_them(tiny: Tiny, tmp_
         f"{folder}/tokenizer.json holds a Unigram tokenizer; gpt2emb reads BPE, WordPiece and WordLevel "
         "tokenizers, whose vocabulary maps each piece to its id: use a model with one of those"
     )
+
+
+# ---------------------------------------------------------------- found loose by the seed-13 run (issue 43)
+
+
+def test_a_pickle_that_cannot_be_read_gives_the_systems_reason(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = {"wte.weight": tiny.wte, "wpe.weight": tiny.wpe}
+    folder = folder_of(tiny, tmp_path / "pickle", {"pytorch_model.bin": torch_bin(state)})
+    path = folder / "pytorch_model.bin"
+    real = Path.open
+
+    def refused(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self == path:  # as a file this user may not read
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refused)
+    with pytest.raises(BadModel) as e:
+        checkpoint.read_info(registry.resolve(str(folder)), "local")
+    assert e.value.message == f"cannot read {path}: Permission denied"
+
+
+def test_a_record_this_version_wrote_is_read_without_the_network(hub: FakeHub) -> None:
+    """info/<commit>.json of format 3 (what this version writes): read as it is, never fetched again, so that
+    a cache this gpt2emb filled keeps working offline; a later format would be one bump away from it."""
+    from gpt2emb.store import entries, revisions
+
+    ref = registry.resolve("gpt2")
+    first = revisions.checkpoint_info(ref)
+    record = entries.repo_dir(ref) / entries.RECORDS / f"{COMMIT}.json"
+    raw = json.loads(record.read_bytes())
+    raw["format"] = 3
+    raw[entries.SELF_CHECK] = entries.record_digest(raw)
+    record.write_text(json.dumps(raw))
+    hub.requests.clear()
+    hub.fault = lambda method, path: "drop"
+    assert revisions.checkpoint_info(ref, COMMIT) == first
+    assert hub.requests == [] and json.loads(record.read_bytes())["format"] == 3
+
+
+def test_an_interrupted_first_use_online_keeps_what_arrived(hub: FakeHub, caches: dict[str, Path]) -> None:
+    """Online, a Hub model's tables are fetched into a partial file beside its entries (store/partial.py), so
+    that the next run resumes where this one broke off, as the message says."""
+    gets = [0]
+
+    def cut_the_tables(method: str, path: str) -> Any:
+        if method == "GET" and path.split("?")[0].endswith("model.safetensors"):
+            gets[0] += 1
+            return "cut" if gets[0] == 3 else None  # after the two reads of the header
+        return None
+
+    hub.fault = cut_the_tables
+    result = run_cli("vector", "cat", "--json")
+    assert result.exit_code == 5 and "the next run resumes the download" in result.stderr
+    assert [p.name.split(".")[0] for p in caches["cache"].rglob("*.partial")] == [COMMIT]
+
+
+def test_a_checkpoint_the_hub_gives_no_etag_is_fetched_without_keeping(
+    hub: FakeHub, caches: dict[str, Path], tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partial file is named by the file's ETag (another ETag: other bytes); where the server gives none,
+    nothing is kept, and the first use goes on as any download."""
+    monkeypatch.setattr(hub_module, "etag", lambda repo, filename, commit: None)  # a server without ETags
+    result = run_cli("vector", "id:5", "--full", "--json")
+    assert result.exit_code == 0, result.stderr
+    row = json.loads(result.stdout)["items"][0]["vector"]
+    np.testing.assert_array_equal(np.float32(row), tiny.wte[5])
+    assert list(caches["cache"].rglob("*.partial")) == []
