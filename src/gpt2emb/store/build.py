@@ -183,10 +183,11 @@ def build_entry(
     stop, tables = threading.Event(), None
     try:
         with _unchanged(ref, info.commit):
-            # the tables are fetched and summed first, then written while the tokenizer is read and
-            # checked: the fetch, the sums and the tokenizer's checks run Python, or many short calls into
-            # numpy (each waiting for the GIL while another thread runs Python), one at a time; writing
-            # and hashing the tables are a few long calls that free the GIL, beside the tokenizer's work
+            # the tables are fetched and summed first, then the tokenizer is checked: the fetch, the sums
+            # and the tokenizer's checks run Python, or many short calls into numpy (each waiting for the
+            # GIL while another thread runs Python), one at a time; writing and hashing the tables (wte's
+            # from the fetch's end on) and keeping the download are a few long calls that free the GIL,
+            # beside them
             read = tokenizer_files.read(ref, info.commit)  # before the fetch thread starts (read's doc)
             summed = threading.Event()
             tables = _Background(
