@@ -183,10 +183,11 @@ def build_entry(
     stop, tables = threading.Event(), None
     try:
         with _unchanged(ref, info.commit):
-            # the tables are fetched and summed first, then written while the tokenizer is read and
-            # checked: the fetch, the sums and the tokenizer's checks run Python, or many short calls into
-            # numpy (each waiting for the GIL while another thread runs Python), one at a time; writing
-            # and hashing the tables are a few long calls that free the GIL, beside the tokenizer's work
+            # the tables are fetched and summed first, then the tokenizer is checked: the fetch, the sums
+            # and the tokenizer's checks run Python, or many short calls into numpy (each waiting for the
+            # GIL while another thread runs Python), one at a time; writing and hashing the tables (wte's
+            # from the fetch's end on) and keeping the download are a few long calls that free the GIL,
+            # beside them
             read = tokenizer_files.read(ref, info.commit)  # before the fetch thread starts (read's doc)
             summed = threading.Event()
             tables = _Background(
@@ -248,25 +249,30 @@ def _table_files(
 
     tables = checkpoint.embeddings(ref, info, reporter, keep)
     wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (tables.wte, tables.wpe))
-    extra = {
-        f"{k}.npy": np.ascontiguousarray(a, dtype=np.float32)
-        for k in EXTRA
-        if (a := getattr(tables, k)) is not None
-    }
-    contents: dict[str, np.ndarray] = {
-        "wte.npy": wte,
-        "wpe.npy": wpe,
-        "wte_norm.npy": row_norms(wte),
-        "wte_crc.npy": _row_crcs(wte),
-        "wpe_crc.npy": _row_crcs(wpe),
-        **extra,
-    }
-    summed.set()
-    with reporter.progress(f"{BUILDING} of {ref.name}", sum(c.nbytes for c in contents.values())) as step:
-        sha256 = {}
-        for f, content in contents.items():
-            sha256[f] = _write(tmp / f, content)
-            step.advance(content.nbytes)
+    # wte's file is written and hashed (a few long calls that free the GIL) beside the sums
+    wte_file = _Background(lambda: _write(tmp / "wte.npy", wte), "gpt2emb-write")
+    try:
+        extra = {
+            f"{k}.npy": np.ascontiguousarray(a, dtype=np.float32)
+            for k in EXTRA
+            if (a := getattr(tables, k)) is not None
+        }
+        contents: dict[str, np.ndarray] = {
+            "wte.npy": wte,
+            "wpe.npy": wpe,
+            "wte_norm.npy": row_norms(wte),
+            "wte_crc.npy": _row_crcs(wte),
+            "wpe_crc.npy": _row_crcs(wpe),
+            **extra,
+        }
+        summed.set()
+        with reporter.progress(f"{BUILDING} of {ref.name}", sum(c.nbytes for c in contents.values())) as step:
+            sha256 = {}
+            for f, content in contents.items():
+                sha256[f] = wte_file.result() if f == "wte.npy" else _write(tmp / f, content)
+                step.advance(content.nbytes)
+    finally:
+        wte_file.wait(None)  # a write under way ends before tmp goes
     return sha256
 
 
@@ -301,7 +307,7 @@ class _Stoppable:
 class _Background:
     """A function run in a daemon thread (an interrupted run ends at once, never waiting for a download)."""
 
-    def __init__(self, work: Callable[[], Any]) -> None:
+    def __init__(self, work: Callable[[], Any], name: str = "gpt2emb-fetch") -> None:
         import threading
 
         self._done = threading.Event()
@@ -316,9 +322,9 @@ class _Background:
             finally:
                 self._done.set()
 
-        threading.Thread(target=run, name="gpt2emb-fetch", daemon=True).start()
+        threading.Thread(target=run, name=name, daemon=True).start()
 
-    def wait(self, timeout: float) -> None:
+    def wait(self, timeout: float | None) -> None:
         self._done.wait(timeout)
 
     def wait_for(self, event: threading.Event) -> None:
