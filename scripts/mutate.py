@@ -61,7 +61,7 @@ _CHECKPOINT_TESTS = [
     *("tests/commands/test_sizes.py", "tests/test_verify.py", "tests/test_revision.py"),
     "tests/test_redirect.py",
     *("tests/test_config_shapes.py", "tests/test_damaged_model_files.py"),  # configs and tokenizers refused
-    "tests/test_pinned_checkpoint.py",
+    *("tests/test_pinned_checkpoint.py", "tests/test_pinned_tokenizer_files.py"),
 ]
 # the files that hold what was tests/test_cli.py: the commands' own files, the app's, what a run imports
 _COMMAND_TESTS = [
