@@ -142,7 +142,11 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "forms.py": [],
     "handle.py": [],
     "heavy.py": [],
-    "limits.py": [],
+    "limits.py": [
+        *("tests/test_word_lists.py", "tests/test_endless_stdin.py", "tests/test_damaged_files.py"),
+        *("tests/test_correlation.py", "tests/test_cache_env.py", "tests/test_vocab_roundtrip.py"),
+        "tests/test_pinned_limits.py",
+    ],
     "piece_lines.py": [],
     "registry.py": [],
     "report.py": [],
