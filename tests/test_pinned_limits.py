@@ -1,6 +1,6 @@
 """limits.py pinned where a mutation run (scripts/mutate.py) found it loose: the sizes named in the docs (a
 word list of at most 64 MB, a text on stdin of at most 16 MB), a word list that cannot be opened, and a file
-name holding bytes that are not UTF-8 read under a UTF-8 locale."""
+name holding bytes that are not UTF-8 kept under a UTF-8 locale and under the C locale."""
 
 from __future__ import annotations
 
@@ -58,3 +58,15 @@ def test_a_file_name_of_bytes_that_are_not_utf8_is_read_under_a_utf8_locale(tmp_
     with open(name, "wb") as f:
         f.write(b"cat\ndog\n")
     assert limits.read(os.fsdecode(name), "w.txt", "a word list") == b"cat\ndog\n"
+
+
+def test_under_the_c_locale_a_name_read_from_the_file_system_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # under LC_ALL=C, Python names a file whose name has bytes past ASCII with stand-ins (os.listdir gives
+    # "w\udce9.txt" for b"w\xe9.txt"), and opens it by those bytes again: such a path (the handle's
+    # similarity_eval takes one) is kept; a name typed as text the locale lacks is refused
+    monkeypatch.setattr(sys, "getfilesystemencoding", lambda: "ascii")
+    assert limits.user_path("w\udce9.txt") == Path("w\udce9.txt")
+    with pytest.raises(
+        UsageError, match=r"^the path 'wé\.txt' holds characters that this locale's encoding \(ascii\)"
+    ):
+        limits.user_path("wé.txt")
