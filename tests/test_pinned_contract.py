@@ -23,11 +23,11 @@ def m(hub: FakeHub) -> handle.Embeddings:
 
 def test_a_wrong_value_is_quoted_to_60_characters(m: handle.Embeddings) -> None:
     with pytest.raises(WrongType) as refused:
-        m.neighbors("cat", k="x" * 100)
+        m.neighbors("cat", k="x" * 100)  # type: ignore[arg-type]
     # repr("xx...") is a quote and 100 x's and a quote: its first 60 characters, then ...
     assert str(refused.value) == "k must be a whole number (an int), not '" + "x" * 59 + "..."
     with pytest.raises(WrongType) as refused:
-        m.neighbors("cat", k="x" * 58)  # a repr of 60 characters is shown whole
+        m.neighbors("cat", k="x" * 58)  # type: ignore[arg-type]  # a repr of 60 characters: shown whole
     assert str(refused.value) == "k must be a whole number (an int), not '" + "x" * 58 + "'"
 
 
