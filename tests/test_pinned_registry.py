@@ -10,7 +10,8 @@ import gpt2emb
 from gpt2emb import registry
 from gpt2emb.errors import UnknownModel
 
-from conftest import run_process
+from conftest import run_cli, run_process
+from fakehub import FakeHub
 
 # name, aliases: (vocab_size, n_embd, n_positions, n_layer, n_head) of config.json, the family, the row of
 # position 0 (RoBERTa's position ids start at padding_idx + 1 = 2)
@@ -62,3 +63,32 @@ def test_a_path_too_long_for_the_system_is_no_such_folder() -> None:
     name = "./" + "x" * 5000
     with pytest.raises(UnknownModel, match=r"^no such folder: \./x{5000}; give the folder that holds"):
         gpt2emb.open(name)
+
+
+def test_a_name_that_is_no_model_is_shown_whole_up_to_100_characters() -> None:
+    with pytest.raises(
+        UnknownModel, match=r"^gpt3 is not a model I know; did you mean gpt2\? \(a Hub repo is"
+    ):
+        registry.resolve("gpt3")
+    with pytest.raises(UnknownModel, match=r"^q{100} is not a model I know; known models: gpt2, gpt2-medium"):
+        registry.resolve("q" * 100)
+    with pytest.raises(UnknownModel, match=r"^q{100}\.\.\. is not a model I know; known models: gpt2,"):
+        registry.resolve("q" * 101)
+
+
+def test_a_name_shaped_as_a_repo_the_hub_refuses_is_shown_up_to_120_characters() -> None:
+    with pytest.raises(
+        UnknownModel, match=r"^a--b/c is not a Hub repo id: the Hub names a repo owner/name, each"
+    ):
+        registry.resolve("a--b/c")
+    long = "a--b/" + "c" * 115  # 120 characters: shown whole
+    with pytest.raises(UnknownModel, match=rf"^{long} is not a Hub repo id: "):
+        registry.resolve(long)
+    with pytest.raises(UnknownModel, match=rf"^{long}\.\.\. is not a Hub repo id: "):
+        registry.resolve(long + "c")
+
+
+def test_a_model_named_twice_is_answered_once_with_a_note(hub: FakeHub) -> None:
+    result = run_cli("neighbors", "cat", "-m", "gpt2", "-m", "small", "-k", "3", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert "small is gpt2 again: each model is answered once" in " ".join(result.stderr.split())
