@@ -45,6 +45,21 @@ def test_a_bug_exits_1_and_an_interrupt_130(raised: str, code: int, kind: str | 
         assert "internal error: RuntimeError: planted (please report it)" in done.stderr
 
 
+def test_an_interrupt_before_the_command_starts_exits_130() -> None:
+    # while the arguments are read, before click runs the command (which has its own way to 130)
+    program = (
+        "import sys\n"
+        "from gpt2emb.cli import root\n"
+        "def planted(argv):\n"
+        "    raise KeyboardInterrupt()\n"
+        "root._check_utf8 = planted\n"
+        "sys.argv = ['gpt2emb', 'models', '--json']\n"
+        "root.main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, done.stderr
+
+
 def test_an_unknown_model_exits_3(tmp_path: Path) -> None:
     done = run_process("vector", "cat", "-m", str(tmp_path / "no-such-folder"), "--json")
     assert error_of(done) == (3, "unknown_model")
