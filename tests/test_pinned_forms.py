@@ -20,6 +20,9 @@ def test_a_token_of_spaces_is_a_row_of_its_own() -> None:
     assert len({forms.labels[0], forms.labels[1], forms.labels[3]}) == 3
     assert forms.members(forms.labels[1]) == [1]
     assert forms.members(forms.labels[0]) == [0, 2]
+    for texts in ([" cat", " "], [" cat", " dog", ""], [" cat", " dog", " cats", "   "]):
+        forms = Forms(texts)
+        assert forms.members(forms.labels[-1]) == [len(texts) - 1]  # with no word's row
 
 
 def crowded(k: int) -> tuple[Folded, list[int]]:
