@@ -4,6 +4,7 @@ on the file system."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -79,3 +80,20 @@ def test_a_stem_may_declare_only_a_check_the_contract_has(monkeypatch: pytest.Mo
     finally:
         monkeypatch.undo()
         contract._declared_checks.cache_clear()
+
+
+def test_a_path_the_platform_refuses_outright_is_quoted_to_60_characters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(path: str) -> None:
+        raise ValueError("stat: path too long for Windows")  # as Windows' Python says it
+
+    monkeypatch.setattr(os, "stat", refused)
+    with pytest.raises(UsageError) as caught:
+        contract.path("out", "y" * 100)
+    assert str(caught.value) == 'out "' + "y" * 60 + '"... is not a path this system can use'
+
+
+def test_sizes_of_an_empty_list_of_models_is_refused(hub: FakeHub) -> None:
+    with pytest.raises(UsageError, match=r"^models is None or at least one model, not an empty list$"):
+        gpt2emb.sizes(models=[])
