@@ -355,3 +355,20 @@ def test_a_wordpiece_word_start_is_refused_with_exact(tmp_path: Path) -> None:
         'ask for a piece by its id (id:N); "play" is how this vocabulary writes the token " play": ask for '
         "it by its id (id:5) or as play"
     )
+
+
+def test_an_empty_word_names_the_option_that_looks_up_whitespace(hub: Any) -> None:
+    # (seed 13) the advice names the option turned on, in the caller's words: exact=True from Python, --exact
+    # on the command line
+    with pytest.raises(UsageError) as refused:
+        check_word("  ", exact=False)
+    assert str(refused.value) == (
+        "an empty word has no token; type a word, or use exact=True to look up whitespace itself"
+    )
+    from conftest import run_cli
+
+    result = run_cli("vector", " ")
+    assert result.exit_code == 2
+    assert "an empty word has no token; type a word, or use --exact to look up whitespace itself" in " ".join(
+        result.stderr.split()
+    )
