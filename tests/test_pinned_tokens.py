@@ -372,3 +372,18 @@ def test_an_empty_word_names_the_option_that_looks_up_whitespace(hub: Any) -> No
     assert "an empty word has no token; type a word, or use --exact to look up whitespace itself" in " ".join(
         result.stderr.split()
     )
+
+
+def test_a_library_fault_on_a_long_text_quotes_its_first_40_characters(tmp_path: Path) -> None:
+    # (seed 13) as test_a_library_fault_while_encoding_is_a_damaged_model, on a text of 41 characters
+    vocab, _ = byte_level_entry(tmp_path / "entry")
+
+    class Failing:
+        def encode(self, text: str, add_special_tokens: bool) -> Any:
+            raise ValueError("a damaged merge")
+
+    vocab.__dict__["_tokenizer"] = Failing()
+    text = "a b" + "c" * 38  # 41 characters
+    with pytest.raises(BadModel) as refused:
+        vocab.tokenize(text)
+    assert str(refused.value).startswith(f'the tokenizers library fails on "{text[:40]}"... with this model')
