@@ -254,17 +254,52 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     ],
     # ---- end of group C
     # ---- top-level words, contract, errors, registry (group D)
-    "bpe.py": [],
-    "choices.py": [],
-    "contract.py": [],
-    "errors.py": [],
-    "forms.py": [],
-    "handle.py": [],
-    "heavy.py": [],
-    "limits.py": [],
-    "piece_lines.py": [],
-    "registry.py": [],
-    "report.py": [],
+    "bpe.py": [
+        *("tests/test_bpe.py", "tests/test_tokens.py"),
+        *("tests/test_family_bert.py", "tests/test_family_rotary.py"),
+        "tests/test_pinned_bpe.py",
+    ],
+    "choices.py": ["tests/commands/test_analogy.py", "tests/test_evaluate.py"],  # no mutants: enums only
+    "contract.py": [
+        *("tests/test_handle_contract.py", "tests/test_handle_commands.py", "tests/commands/test_analogy.py"),
+        "tests/test_batch.py",
+        "tests/test_pinned_contract.py",
+    ],
+    "errors.py": [
+        *("tests/test_handle_contract.py", "tests/test_batch.py", "tests/test_output_streams.py"),
+        *("tests/test_app.py", "tests/test_registry.py", "tests/test_config_shapes.py"),
+        *("tests/commands/test_analogy.py", "tests/commands/test_neighbors.py"),
+        "tests/test_revision.py",  # cache refresh: the exit code of the first repo that failed (error_for)
+        "tests/test_pinned_errors.py",
+    ],
+    "forms.py": ["tests/commands/test_neighbors.py", "tests/test_pinned_forms.py"],
+    "handle.py": [
+        *("tests/test_handle_contract.py", "tests/test_handle_commands.py", "tests/commands/test_analogy.py"),
+        *("tests/test_batch.py", "tests/test_notebook.py", "tests/commands/test_tying.py"),
+        "tests/test_pinned_handle.py",
+    ],
+    "heavy.py": [
+        *("tests/commands/test_tying.py", "tests/commands/test_text.py", "tests/test_process_state.py"),
+        *("tests/test_config_shapes.py", "tests/test_damaged_model_files.py"),
+        *("tests/test_changed_while_read.py", "tests/test_family_gpt_neo.py"),
+        *("tests/test_family_rotary.py", "tests/test_checkpoint.py"),
+        "tests/test_pinned_heavy.py",
+    ],
+    "limits.py": [
+        *("tests/test_word_lists.py", "tests/test_endless_stdin.py", "tests/test_damaged_files.py"),
+        *("tests/test_correlation.py", "tests/test_cache_env.py", "tests/test_vocab_roundtrip.py"),
+        "tests/test_pinned_limits.py",
+    ],
+    "piece_lines.py": [
+        *("tests/test_vocab_roundtrip.py", "tests/test_tokens.py", "tests/test_exact_families.py"),
+        "tests/test_pinned_piece_lines.py",
+    ],
+    "registry.py": [
+        *("tests/test_registry.py", "tests/commands/test_sizes.py", "tests/test_revision.py"),
+        *("tests/test_special_tokens.py", "tests/test_once_per_run.py"),
+        "tests/test_pinned_registry.py",
+    ],
+    "report.py": ["tests/test_process_state.py", "tests/test_pinned_report.py"],
     # ---- end of group D
 }
 

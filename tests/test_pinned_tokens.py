@@ -355,3 +355,35 @@ def test_a_wordpiece_word_start_is_refused_with_exact(tmp_path: Path) -> None:
         'ask for a piece by its id (id:N); "play" is how this vocabulary writes the token " play": ask for '
         "it by its id (id:5) or as play"
     )
+
+
+def test_an_empty_word_names_the_option_that_looks_up_whitespace(hub: Any) -> None:
+    # (seed 13) the advice names the option turned on, in the caller's words: exact=True from Python, --exact
+    # on the command line
+    with pytest.raises(UsageError) as refused:
+        check_word("  ", exact=False)
+    assert str(refused.value) == (
+        "an empty word has no token; type a word, or use exact=True to look up whitespace itself"
+    )
+    from conftest import run_cli
+
+    result = run_cli("vector", " ")
+    assert result.exit_code == 2
+    assert "an empty word has no token; type a word, or use --exact to look up whitespace itself" in " ".join(
+        result.stderr.split()
+    )
+
+
+def test_a_library_fault_on_a_long_text_quotes_its_first_40_characters(tmp_path: Path) -> None:
+    # (seed 13) as test_a_library_fault_while_encoding_is_a_damaged_model, on a text of 41 characters
+    vocab, _ = byte_level_entry(tmp_path / "entry")
+
+    class Failing:
+        def encode(self, text: str, add_special_tokens: bool) -> Any:
+            raise ValueError("a damaged merge")
+
+    vocab.__dict__["_tokenizer"] = Failing()
+    text = "a b" + "c" * 38  # 41 characters
+    with pytest.raises(BadModel) as refused:
+        vocab.tokenize(text)
+    assert str(refused.value).startswith(f'the tokenizers library fails on "{text[:40]}"... with this model')
