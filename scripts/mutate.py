@@ -173,6 +173,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/commands/test_text.py", "tests/test_family_roberta.py", "tests/test_family_bert.py"),
         "tests/commands/test_lab.py::test_each_part_is_its_own_command_s_document",  # RankOptions' defaults
         "tests/test_family_rotary.py::test_a_long_text_has_no_position_wall",  # finite(None): no wpe
+        "tests/test_family_rotary.py::test_input_is_the_token_rows_alone",  # no_position_table's words
         "tests/test_pinned_open.py",
     ],
     "positions.py": [

@@ -61,3 +61,24 @@ def test_a_tokenizer_that_adds_one_token_before_a_text_leaves_one_position_fewer
     doc = run_json("input", text, "--truncate", "-m", str(folder))
     assert len(doc["tokens"]) == 1023
     assert len(run_json("input", " king" * 1023, "-m", str(folder))["tokens"]) == 1023
+
+
+class Recording:
+    """A reporter that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+
+    def progress(self, label: str, total: int) -> object:
+        return QuietReporter().progress(label, total)
+
+
+def test_the_handle_reports_through_the_reporter_it_was_given(hub: FakeHub, tiny: Tiny) -> None:
+    """What a later call of the handle reports (context's and tying's notes and bars) goes to the reporter
+    gpt2emb.open was given, not to a quiet one; without one, to a quiet one."""
+    mine = Recording()
+    assert gpt2emb.open("gpt2", reporter=mine).reporter is mine
+    assert isinstance(gpt2emb.open("gpt2").reporter, QuietReporter)

@@ -100,9 +100,7 @@ def open_checked(
     """open_ref for a command: what can be checked before the model is opened is checked first (its words,
     -k), so bad input never fetches or caches anything; -k's bound once the model's size is known (before
     opening for a model the registry names, else once it is open). words None: they come later, from
-    stdin."""
-    if words is not None and not words:
-        raise UsageError("give at least one word")
+    stdin; never an empty list: the command line asks for one word at least)."""
     specials, rows = known_facts(ref)
     for w in words or ():
         check_word(w, exact, specials)
