@@ -327,8 +327,10 @@ def test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated(
     folder = save_local(tiny, tmp_path / "model")
     built = build.open_model(registry.resolve(str(folder))).path
     real = store_entries.folder_fingerprint
+    asked: list[Path] = []
 
     def unreadable(path: Path) -> str:
+        asked.append(path)
         if path == folder:
             raise PermissionError(13, "Permission denied", str(path))
         return real(path)
@@ -337,9 +339,11 @@ def test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated(
         monkeypatch.context() as patched
     ):  # a folder this user may no longer read: whether it changed is unknown
         patched.setattr(store_entries, "folder_fingerprint", unreadable)
+        patched.setattr(manage, "folder_fingerprint", unreadable)  # manage.py's own name for it
         assert [(e.path, e.outdated) for e in manage.entries()] == [(built, False)]
         assert manage.clear(None, outdated=True) == ([], []) and built.is_dir()
         assert [v.ok for v in verify.verify(None)] == [True]
+    assert folder in asked  # the folder was asked about, and could not be read
     # an entry of a gpt2emb from before manifests named their folder: never opened again, so outdated
     manifest = json.loads((built / "manifest.json").read_text())
     del manifest["folder"]
