@@ -153,7 +153,6 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
             "tests/commands/test_analogy.py",
             "tests/test_handle_commands.py",
         ),
-        "tests/test_pinned_compare.py",
     ],
     "lab.py": [
         "tests/commands/test_lab.py",
@@ -207,7 +206,6 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/test_batch.py",
         "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
-        "tests/test_pinned_vector.py",
     ],
     "whole.py": [
         *("tests/commands/test_text.py", "tests/commands/test_tying.py", "tests/test_family_roberta.py"),
@@ -247,7 +245,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     ],
     "tables.py": [
         *("tests/commands/test_geometry.py", "tests/commands/test_text.py", "tests/test_correlation.py"),
-        *("tests/test_pinned_ops.py", "tests/test_pinned_tables.py"),
+        "tests/test_pinned_ops.py",
     ],
     "targets.py": [
         *("tests/test_write_targets.py", "tests/commands/test_export.py", "tests/test_figures.py"),

@@ -4,13 +4,14 @@ bound known once the model is open) and in the handle (the bound known at once).
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
 import gpt2emb
 from gpt2emb.errors import UsageError
-from gpt2emb.report import QuietReporter
+from gpt2emb.report import QuietReporter, Task
 
 from conftest import run_cli, run_json
 from fakehub import FakeHub
@@ -72,7 +73,7 @@ class Recording:
     def note(self, message: str) -> None:
         self.notes.append(message)
 
-    def progress(self, label: str, total: int) -> object:
+    def progress(self, label: str, total: int) -> AbstractContextManager[Task]:
         return QuietReporter().progress(label, total)
 
 
