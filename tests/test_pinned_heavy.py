@@ -6,12 +6,14 @@
 - a .bin the weights-only loader refuses is named unsafe, one cut short is named damaged, one that holds no
   dict is "not a state dict", one with a storage record but no tensor is missing its table;
 - a long error is quoted on one line, cut at 1,000 characters with "...";
-- a safetensors file that fails for want of memory says so, not "save the model again".
+- a safetensors file that fails for want of memory says so, not "save the model again";
+- a load without a label names config.json by its path; a pickle transformers refuses is named unsafe.
 """
 
 from __future__ import annotations
 
 import fractions
+import json
 import os
 import subprocess
 import sys
@@ -130,3 +132,35 @@ def test_a_bin_that_holds_no_tensor_says_so(tmp_path: Path) -> None:
         str(caught.value)
         == "m's checkpoint has no wte.weight tensor: it is not a checkpoint of its model type"
     )
+
+
+GPT2_CLASSES = ("GPT2Config", "GPT2Model", "GPT2LMHeadModel")
+
+
+def test_a_load_without_a_label_names_the_config_file_by_its_path(tiny: Tiny, tmp_path: Path) -> None:
+    folder = save_local(tiny, tmp_path / "F")
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "activation_function": "wiggle"}))
+    with pytest.raises(BadModel) as caught:
+        heavy.hidden_states(folder, GPT2_CLASSES, [(1, 2)])
+    assert str(caught.value).startswith(f"{folder / 'config.json'} says activation_function = ")
+
+
+def test_a_bin_transformers_refuses_as_a_pickle_is_unsafe(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The weights-only loader inside transformers refusing the pickle (after gpt2emb's own look passed)."""
+    import pickle
+
+    import transformers
+
+    folder = save_local(tiny, tmp_path / "F", weights="bin")
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise pickle.UnpicklingError("Weights only load failed")
+
+    monkeypatch.setattr(transformers.GPT2Model, "from_pretrained", refused)
+    with pytest.raises(BadModel) as caught:
+        heavy.hidden_states(folder, GPT2_CLASSES, [(1, 2)], label="L")
+    bin_ = folder / "pytorch_model.bin"
+    assert str(caught.value) == f"{bin_} {heavy.UNSAFE} (UnpicklingError); {heavy.SAVE_SAFELY}"
