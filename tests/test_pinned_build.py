@@ -1,0 +1,138 @@
+"""store/build.py, pinned where a mutation run (scripts/mutate.py, seed 13) found its tests loose: the ids a
+tokenizer puts around a text (RoBERTa's <s> and </s>), and a build that fails before its fetch thread starts
+(a tokenizer the library cannot read) telling that failure, not another; the build's bars reaching their
+end; a failed build waiting for wte's write under way before it removes its temporary folder; the temporary
+entry of a cache that cannot be written removed when the process ends; an entry that cannot be read for want
+of permission told, not rebuilt."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpt2emb
+from gpt2emb.report import BUILDING
+from gpt2emb.store import build, entries
+from tiny_roberta import train_tokenizer
+
+from conftest import run_cli
+from fakehub import FakeHub
+from tinymodel import Tiny, save_local
+
+
+def test_the_ids_around_a_text_are_roberta_s_s_and_end() -> None:
+    tok = train_tokenizer()
+    assert tok.token_to_id("<s>") == 0 and tok.token_to_id("</s>") == 2  # RobertaProcessing's ids
+    assert build._wraps(tok.to_str()) == [[0], [2]]
+
+
+def test_a_tokenizer_the_library_cannot_read_is_told_and_builds_nothing(tiny: Tiny, tmp_path: Path) -> None:
+    folder = save_local(tiny, tmp_path / "F")
+    (folder / "tokenizer.json").write_text('{"model": {"type": "BPE"}}')  # JSON, but no tokenizer
+    result = run_cli("vector", "cat", "-m", str(folder))
+    assert result.exit_code == 6 and result.stdout == "", result.output
+    said = result.stderr
+    assert said.startswith(
+        f"gpt2emb: {folder / 'tokenizer.json'} is damaged: the tokenizers library cannot read it ("
+    )
+    assert said.endswith("); save the checkpoint again or use another model\n") and said.count("\n") == 1
+
+
+class Bars:
+    """A reporter that keeps each bar's label, its total and how far it was advanced."""
+
+    def __init__(self) -> None:
+        self.bars: list[tuple[str, int]] = []
+        self.done: list[int] = []
+
+    def note(self, message: str) -> None:
+        pass
+
+    @contextlib.contextmanager
+    def progress(self, label: str, total: int) -> Iterator[Bars]:
+        self.bars.append((label, total))
+        self.done.append(0)
+        yield self
+
+    def advance(self, n: int) -> None:
+        self.done[-1] += n
+
+
+def test_the_fetch_s_and_the_build_s_bars_reach_their_end(hub: FakeHub, tiny: Tiny) -> None:
+    bars = Bars()
+    gpt2emb.open("gpt2", reporter=bars)
+    assert [label for label, _ in bars.bars] == ["fetching gpt2 embeddings", f"{BUILDING} of gpt2"]
+    assert [total for _, total in bars.bars] == bars.done, (bars.bars, bars.done)
+    assert bars.bars[0][1] > tiny.wte.nbytes and bars.bars[1][1] > tiny.wte.nbytes
+
+
+def test_a_failed_build_waits_for_the_write_under_way_before_removing_its_folder(
+    hub: FakeHub, tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write, seen, ended = build._write, [], threading.Event()
+
+    def fails(rows: np.ndarray) -> np.ndarray:
+        raise MemoryError  # while wte's file is being written beside
+
+    def slow(path: Path, content: bytes | np.ndarray) -> str:
+        if path.name == "wte.npy":
+            time.sleep(0.5)  # still writing when the sums fail
+            seen.append(path.parent.is_dir())
+            ended.set()
+        return write(path, content)
+
+    monkeypatch.setattr(build, "_write", slow)
+    monkeypatch.setattr(build, "_row_crcs", fails)
+    result = run_cli("vector", "cat")
+    assert result.exit_code != 0 and result.stdout == ""
+    assert ended.is_set() and seen and all(seen)  # before the command returned, in the folder still there
+
+
+def test_the_temporary_entry_of_a_cache_that_cannot_be_written_is_gone_when_the_process_ends(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unwritable = str(Path(os.devnull) / "cache")
+    monkeypatch.setenv("GPT2EMB_CACHE_DIR", unwritable)
+    assert (
+        run_cli("neighbors", "cat", "-k", "1").exit_code == 0
+    )  # in this process too: a mutation run traces it
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    done = subprocess.run(
+        [sys.executable, "-m", "gpt2emb", "neighbors", "cat", "-k", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0 and '" cats"' in done.stdout, done.stderr
+    assert "working without it" in done.stderr
+    assert list(temp.iterdir()) == []
+
+
+def test_an_entry_that_cannot_be_read_for_want_of_permission_is_told_not_rebuilt(
+    hub: FakeHub, tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpt2emb.open("gpt2")  # the entry is built
+    served, opened, calls = len(hub.requests), entries.open_entry, []
+
+    def refused(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        if len(calls) == 1:  # (root reads any file: the refusal is made here)
+            raise PermissionError(13, "Permission denied")
+        return opened(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "open_entry", refused)
+    with pytest.raises(PermissionError):
+        gpt2emb.open("gpt2")
+    assert len(calls) == 1 and len(hub.requests) == served  # no second build, nothing fetched
