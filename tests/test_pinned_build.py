@@ -3,12 +3,14 @@ tokenizer puts around a text (RoBERTa's <s> and </s>), and a build that fails be
 (a tokenizer the library cannot read) telling that failure, not another; the build's bars reaching their
 end; a failed build waiting for wte's write under way before it removes its temporary folder; the temporary
 entry of a cache that cannot be written removed when the process ends; an entry that cannot be read for want
-of permission told, not rebuilt."""
+of permission told, not rebuilt; a link named as a killed build's leftover, neither followed nor in the way; a
+warm open that leaves the sweep of replaced copies to later while another process holds the lock."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -136,3 +138,71 @@ def test_an_entry_that_cannot_be_read_for_want_of_permission_is_told_not_rebuilt
     with pytest.raises(PermissionError):
         gpt2emb.open("gpt2")
     assert len(calls) == 1 and len(hub.requests) == served  # no second build, nothing fetched
+
+
+def test_a_link_named_as_a_killed_build_s_leftover_neither_stops_a_build_nor_loses_what_it_points_at(
+    hub: FakeHub, caches: dict[str, Path], tmp_path: Path
+) -> None:
+    gpt2emb.open("gpt2")
+    [manifest] = caches["cache"].rglob("manifest.json")
+    entry = manifest.parent
+    shutil.rmtree(entry)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notes.txt").write_text("mine")
+    (entry.parent / f".{entry.name}.tmp-old").symlink_to(elsewhere)  # not a folder of ours to remove
+    result = run_cli("vector", "cat", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert (entry / "manifest.json").is_file() and (elsewhere / "notes.txt").read_text() == "mine"
+
+
+def test_a_warm_open_does_not_wait_for_another_process_s_lock_to_sweep_replaced_copies(
+    hub: FakeHub, caches: dict[str, Path]
+) -> None:
+    gpt2emb.open("gpt2")
+    [manifest] = caches["cache"].rglob("manifest.json")
+    entry = manifest.parent
+    os.replace(entry, entry.with_name(f"{entry.name}+1"))  # the live one now, as after a rebuild on Windows
+    shutil.copytree(entry.with_name(f"{entry.name}+1"), entry)  # the replaced copy, in use then
+    holder = subprocess.Popen(  # another process holds the commit's lock (it may be building)
+        [sys.executable, "-c", HOLD, str(entry.with_name(f"{entry.name}.lock"))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        opened = _Opening()
+        assert opened.done.wait(60), "the open waited for the lock"
+        assert opened.error is None and entry.is_dir()  # answered; the sweep was skipped, not waited for
+    finally:
+        holder.communicate("")  # lets it go
+    gpt2emb.open("gpt2")
+    assert not entry.exists() and entry.with_name(f"{entry.name}+1").is_dir()  # swept once the lock is free
+
+
+HOLD = """
+import sys
+from filelock import FileLock
+with FileLock(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+class _Opening:
+    """gpt2emb.open("gpt2") in a thread of its own: done is set once it returns or fails."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+        def run() -> None:
+            try:
+                gpt2emb.open("gpt2")
+            except BaseException as e:  # told in the test, not lost in the thread
+                self.error = e
+            finally:
+                self.done.set()
+
+        threading.Thread(target=run, daemon=True).start()

@@ -1,7 +1,8 @@
 """store/partial.py, pinned where a mutation run (scripts/mutate.py, seed 13) found its tests loose: a
 download kept whole (the build stopped after every byte arrived) is not asked of the Hub again, not even for
 no bytes; a kept file of other ranges is started anew, and none of its old blocks is read back; a download cut
-twice resumes after both runs' blocks; the kept file is closed whatever descriptor it got."""
+twice resumes after both runs' blocks; the kept file is closed whatever descriptor it got; a disk that fails
+while a block is kept has the file closed, and the download goes on."""
 
 from __future__ import annotations
 
@@ -123,3 +124,30 @@ else:
 """
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "closed\n"), done.stderr
+
+
+def test_a_disk_that_fails_while_keeping_closes_the_kept_file_and_the_download_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    from gpt2emb.store import partial
+
+    monkeypatch.setattr(partial, "BLOCK", 4096)
+    source = np.random.default_rng(5).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
+    failed, closed, close = [], [], os.close
+
+    def full(fd: int, data: object) -> None:
+        failed.append(fd)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def closing(fd: int) -> None:
+        closed.append(fd)
+        close(fd)
+
+    monkeypatch.setattr(partial, "_write_all", full)
+    monkeypatch.setattr(os, "close", closing)
+    got = partial.fetch(_counting_fill(source, [0]), [(0, 40_000)], tmp_path / "c0ffee.etag.partial", None)
+    assert bytes(got) == source  # the download is whole all the same
+    assert len(failed) == 1 and closed.count(failed[0]) == 1  # the keeping stopped, its file closed once
