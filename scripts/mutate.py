@@ -118,6 +118,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/test_store.py", "tests/test_redirect.py", "tests/test_revision.py", "tests/test_resume.py"),
         *("tests/test_damaged_files.py", "tests/test_process_state.py", "tests/test_pinned_hub.py"),
     ],
+    "landing.py": ["tests/test_landing.py", "tests/test_resume.py", "tests/test_checkpoint.py"],
     "manage.py": [
         *("tests/test_store.py", "tests/commands/test_cache.py", "tests/test_revision.py"),
         *("tests/test_windows_cache.py", "tests/test_resume.py", "tests/test_records.py"),

@@ -36,7 +36,7 @@ elif when == "before load":
     heavy._state = lambda p: (cut(), state(p))[1]
 else:  # between the safetensors header (read) and its rows
     embeddings = checkpoint.embeddings
-    checkpoint.embeddings = lambda *a: (cut(), embeddings(*a))[1]
+    checkpoint.embeddings = lambda *a, **k: (cut(), embeddings(*a, **k))[1]
 sys.argv = ["gpt2emb", "vector", "cat", "-m", str(path.parent)]
 from gpt2emb.cli.root import main
 main()

@@ -80,19 +80,19 @@ def test_the_fetch_s_and_the_build_s_bars_reach_their_end(hub: FakeHub, tiny: Ti
 def test_a_failed_build_waits_for_the_write_under_way_before_removing_its_folder(
     hub: FakeHub, tiny: Tiny, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write, seen, ended = build._write, [], threading.Event()
+    hashed, seen, ended = build._hashed, [], threading.Event()
 
     def fails(rows: np.ndarray) -> np.ndarray:
-        raise MemoryError  # while wte's file is being written beside
+        raise MemoryError  # while wte's file is being hashed beside (written, where it did not land)
 
-    def slow(path: Path, content: bytes | np.ndarray) -> str:
+    def slow(path: Path, array: np.ndarray) -> str:
         if path.name == "wte.npy":
-            time.sleep(0.5)  # still writing when the sums fail
+            time.sleep(0.5)  # still hashing when the sums fail
             seen.append(path.parent.is_dir())
             ended.set()
-        return write(path, content)
+        return hashed(path, array)
 
-    monkeypatch.setattr(build, "_write", slow)
+    monkeypatch.setattr(build, "_hashed", slow)
     monkeypatch.setattr(build, "_row_crcs", fails)
     result = run_cli("vector", "cat")
     assert result.exit_code != 0 and result.stdout == ""

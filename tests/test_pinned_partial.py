@@ -2,7 +2,8 @@
 download kept whole (the build stopped after every byte arrived) is not asked of the Hub again, not even for
 no bytes; a kept file of other ranges is started anew, and none of its old blocks is read back; a download cut
 twice resumes after both runs' blocks; the kept file is closed whatever descriptor it got; a disk that fails
-while a block is kept has the file closed, and the download goes on."""
+while a block is kept has the file closed, and the download goes on; a download whole within KEEP_AFTER is
+not kept, one cut short within it keeps all that landed."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ CHECKPOINT = "model.safetensors"
 def test_a_download_kept_whole_is_not_fetched_again(
     hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from gpt2emb.store import partial
+
+    monkeypatch.setattr(partial, "KEEP_AFTER", 0.0)  # kept from its start, as a download that takes a while
+
     def stopped(*args: object) -> None:
         raise KeyboardInterrupt  # Ctrl-C once every byte arrived, before the entry went in place
 
@@ -135,6 +140,7 @@ def test_a_disk_that_fails_while_keeping_closes_the_kept_file_and_the_download_g
     from gpt2emb.store import partial
 
     monkeypatch.setattr(partial, "BLOCK", 4096)
+    monkeypatch.setattr(partial, "KEEP_AFTER", 0.0)  # kept from its start, as a download that takes a while
     source = np.random.default_rng(5).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
     failed, closed, close = [], [], os.close
 
@@ -151,3 +157,22 @@ def test_a_disk_that_fails_while_keeping_closes_the_kept_file_and_the_download_g
     got = partial.fetch(_counting_fill(source, [0]), [(0, 40_000)], tmp_path / "c0ffee.etag.partial", None)
     assert bytes(got) == source  # the download is whole all the same
     assert len(failed) == 1 and closed.count(failed[0]) == 1  # the keeping stopped, its file closed once
+
+
+def test_a_download_whole_within_its_first_second_is_not_kept_and_one_cut_keeps_what_landed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpt2emb.store import partial
+
+    monkeypatch.setattr(partial, "BLOCK", 4096)
+    monkeypatch.setattr(partial, "KEEP_AFTER", 60.0)
+    source = np.random.default_rng(6).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
+    spans, path = [(0, 40_000)], tmp_path / "c0ffee.etag.partial"
+    assert bytes(partial.fetch(_counting_fill(source, [0]), spans, path, None)) == source
+    assert path.stat().st_size == partial._HEAD.size  # its header alone: no block kept
+    with pytest.raises(ConnectionError):
+        partial.fetch(_counting_fill(source, [0], 21_000), spans, path, None)
+    assert path.stat().st_size == partial._HEAD.size + 5 * (4096 + partial._CRC.size)  # all that landed
+    sent = [0]
+    assert bytes(partial.fetch(_counting_fill(source, sent), spans, path, None)) == source
+    assert sent[0] == 40_000 - 5 * 4096

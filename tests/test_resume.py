@@ -75,6 +75,7 @@ def test_an_interrupted_first_use_resumes_with_the_missing_bytes_only(
     [kept] = partials(caches["cache"])
     assert kept.name.startswith(f"{hub.repos['openai-community/gpt2'].commit}.")
     interrupted = hub.file_bytes[CHECKPOINT]
+    blocks = (kept.stat().st_size - partial._HEAD.size) // (4096 + partial._CRC.size)  # each with its CRC-32
 
     hub.fault = None
     hub.file_bytes.clear()
@@ -82,7 +83,7 @@ def test_an_interrupted_first_use_resumes_with_the_missing_bytes_only(
     resumed = hub.file_bytes[CHECKPOINT]
     print(f"checkpoint bytes: one first use {once:,}; interrupted {interrupted:,} + resumed {resumed:,}")
     assert interrupted + resumed <= 1.15 * once
-    assert resumed < once - 8 * 4096  # what was kept was not fetched again
+    assert blocks >= 4 and resumed <= once - blocks * 4096  # what was kept was not fetched again
     assert partials(caches["cache"]) == [] and len(entries(caches["cache"])) == 1
 
 

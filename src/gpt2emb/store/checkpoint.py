@@ -318,10 +318,17 @@ def check_shape(where: str, name: str, key: str, got: tuple[int, ...], shape: Sh
 # ---------------------------------------------------------------- building an entry
 
 
-def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter, keep: Path | None = None) -> Tables:
+def embeddings(
+    ref: ModelRef,
+    info: CheckpointInfo,
+    reporter: Reporter,
+    keep: Path | None = None,
+    land: Path | None = None,
+) -> Tables:
     """The embedding tables widened to float32: only their byte ranges are read, from whichever shard holds
     each; wpe from the row of position 0 on. keep: the folder where a download from the Hub is kept as it
-    arrives (partial.py), so that an interrupted one resumes."""
+    arrives (partial.py), so that an interrupted one resumes. land: where a float32 wte fetched from the Hub
+    goes as wte.npy (landing.py): the wte given is then that file, mapped."""
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
     keys = wanted(family)
@@ -342,7 +349,7 @@ def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter, keep: Pa
             for file in sorted({t.file for t in tensors.values()}):
                 mine = {n: t for n, t in tensors.items() if t.file == file}
                 if ref.repo is not None and _local(ref, info.commit, file) is None and not hub.offline():
-                    arrays.update(_fetched(ref.repo, info.commit, file, mine, keep, task))
+                    arrays.update(_fetched(ref.repo, info.commit, file, mine, keep, task, land))
                 else:
                     arrays.update(
                         (n, read_tensor(_reader(ref, info.commit, file), t, task)) for n, t in mine.items()
@@ -354,15 +361,40 @@ def embeddings(ref: ModelRef, info: CheckpointInfo, reporter: Reporter, keep: Pa
 
 
 def _fetched(
-    repo: str, commit: str, file: str, tensors: dict[str, TensorInfo], keep: Path | None, task: Task
+    repo: str,
+    commit: str,
+    file: str,
+    tensors: dict[str, TensorInfo],
+    keep: Path | None,
+    task: Task,
+    land: Path | None = None,
 ) -> dict[str, np.ndarray]:
-    """Tensors of one file fetched from the Hub by their byte ranges, kept as they arrive where keep says."""
-    from gpt2emb.store import partial
+    """Tensors of one file fetched from the Hub by their byte ranges, kept as they arrive where keep says;
+    a float32 wte landed in the file at land (embeddings' doc)."""
+    from gpt2emb.store import landing, partial
 
     spans = sorted({(t.start, t.end - t.start) for t in tensors.values()})
     tag = hub.etag(repo, file, commit) if keep is not None else None
     path = keep / partial.name_of(commit, tag) if keep is not None and tag else None
-    data = partial.fetch(hub.range_filler(repo, file, commit), spans, path, task)
+    fill = hub.range_filler(repo, file, commit)
+    wte = tensors.get("wte")
+    if land is None or wte is None or wte.dtype != "F32":
+        return _rows_of(partial.fetch(fill, spans, path, task), spans, tensors)
+    first = (wte.start, wte.end - wte.start)  # wte's bytes right after the header, the others behind them
+    spans = [first, *(s for s in spans if s != first)]
+    with landing.landed(land, wte.shape, sum(length for _, length in spans)) as into:
+        others = {
+            n: a.copy()
+            for n, a in _rows_of(partial.fetch(fill, spans, path, task, into), spans, tensors).items()
+            if n != "wte"
+        }
+    return {**others, "wte": np.load(land, mmap_mode="r")}
+
+
+def _rows_of(
+    data: memoryview, spans: list[tuple[int, int]], tensors: dict[str, TensorInfo]
+) -> dict[str, np.ndarray]:
+    """Each tensor's rows, from the bytes of the spans fetched one after another."""
     base, at = 0, {}
     for start, length in spans:
         at[start], base = base, base + length

@@ -1,7 +1,8 @@
 """A download kept while it arrives, so that an interrupted first use resumes where it broke off.
 
 The byte ranges a build fetches of one checkpoint file go, as they land, into a partial file beside the
-model's cache entries, named by the commit and the file's ETag: `<commit>.<etag>.partial`. Nothing partial is
+model's cache entries, named by the commit and the file's ETag: `<commit>.<etag>.partial` (from the download's
+first second on, and all that landed of one cut short sooner: KEEP_AFTER). Nothing partial is
 ever used as it stands: the file is a header (what ranges it keeps) and blocks of 1 MiB, each followed by
 its CRC-32; the next first use of the same commit and ETag takes the blocks that are whole and match their
 CRC-32, fetches only the bytes after them, and checks each range's length as any download's. A partial file
@@ -17,6 +18,7 @@ import re
 import shutil
 import stat
 import struct
+import time
 import zlib
 from pathlib import Path
 
@@ -26,6 +28,10 @@ from gpt2emb.store.hub import FillRange
 SUFFIX = ".partial"
 MAGIC = b"gpt2emb-partial1"
 BLOCK = 1 << 20
+# a download is kept from its first second on: one that comes whole sooner is fetched again sooner than its
+# partial file is written (as many pages as the download's, and memory touched for the first time can be slow
+# to come by: landing.py); one cut short within it keeps all that landed
+KEEP_AFTER = 1.0
 _HEAD = struct.Struct("<16sIQ")  # magic, CRC-32 of the ranges it keeps, their length in all
 _CRC = struct.Struct("<I")
 
@@ -62,20 +68,27 @@ def remove_all(parent: Path, commit: str | None = None) -> None:
             remove(path)
 
 
-def fetch(fill: FillRange, spans: list[tuple[int, int]], path: Path | None, task: Task | None) -> memoryview:
+def fetch(
+    fill: FillRange,
+    spans: list[tuple[int, int]],
+    path: Path | None,
+    task: Task | None,
+    into: memoryview | None = None,
+) -> memoryview:
     """The bytes of the ranges (start, length) one after another, those already kept in the partial file at
-    path taken from it (path None: nothing kept, as where the cache cannot be written)."""
+    path taken from it (path None: nothing kept, as where the cache cannot be written); in `into` where it
+    is given (as many bytes: a file's, landing.py), in memory of their own otherwise."""
     total = sum(length for _, length in spans)
     # numpy's memory, not a bytearray's: numpy asks the system for large pages for a large array, which
     # the download then fills in a fifth of the time (memory touched the first time is slow to come by)
     import numpy as np
 
-    data = np.empty(total, np.uint8).data
+    data = np.empty(total, np.uint8).data if into is None else into
     keeper = _Keeper.opened(path, spans, data) if path is not None else None
     have = keeper.have if keeper else 0
     if task and have:
         task.advance(have)
-    base = 0
+    base, whole = 0, False
     try:
         for start, length in spans:
             if have < base + length:
@@ -91,9 +104,10 @@ def fetch(fill: FillRange, spans: list[tuple[int, int]], path: Path | None, task
 
                 fill(start + skip, data[base + skip : base + length], landed)
             base += length
+        whole = True
     finally:
         if keeper:
-            keeper.close()  # what landed is kept, even of a download cut short
+            keeper.close(whole)  # what landed is kept, even of a download cut short
     return data
 
 
@@ -107,6 +121,7 @@ class _Keeper:
         import threading
 
         self.fd, self.data, self.have, self.written = fd, data, have, have
+        self._later: float | None = time.monotonic() + KEEP_AFTER
         self._blocks: queue.SimpleQueue[tuple[int, int] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._keep, name="gpt2emb-keep", daemon=True)
         self._thread.start()
@@ -148,16 +163,24 @@ class _Keeper:
         return cls(fd, data, have)
 
     def kept(self, have: int) -> None:
-        """Hand the blocks that are whole now to the keeping thread."""
+        """Hand the blocks that are whole now to the keeping thread, from KEEP_AFTER into the download on."""
         self.have = have
+        if self._later is None or time.monotonic() >= self._later:
+            self._later = None
+            self._hand_over()
+
+    def _hand_over(self) -> None:
         total = len(self.data)
         while self.have - self.written >= BLOCK or (self.have == total > self.written):
             end = min(self.written + BLOCK, total)
             self._blocks.put((self.written, end))
             self.written = end
 
-    def close(self) -> None:
-        """Once every block handed over is written: the file closed."""
+    def close(self, whole: bool) -> None:
+        """Once every block handed over is written: the file closed. A download cut short hands over what
+        landed of it first; one that came whole within KEEP_AFTER is not kept."""
+        if not whole:
+            self._hand_over()
         self._blocks.put(None)
         self._thread.join()
 

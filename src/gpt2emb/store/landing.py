@@ -1,0 +1,66 @@
+"""wte's bytes fetched straight into the entry's wte.npy: a first use writes its largest table once, where it
+stays, instead of receiving it into memory and writing it out after.
+
+Memory a process touches for the first time can be slow to come by: on a virtual machine that hands freed
+memory back to its host, 154 MB of it take 0.3-0.45 s, as long as the download itself (docs/performance.md).
+A first use touched gpt2's wte twice (the download's buffer, then wte.npy's pages as it was written); landed,
+once. The file is laid out as np.save writes it: the header np.save writes for a C-ordered float32 table of
+that shape, then the rows; the ranges fetched after wte's (wpe, ...) land behind them, are copied out, and the
+file is cut to wte's end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import mmap
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+
+def header(shape: tuple[int, ...]) -> bytes:
+    """The header np.save writes before a C-ordered little-endian float32 array of this shape (format 1.0,
+    which any shape of ours fits)."""
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, {"descr": "<f4", "fortran_order": False, "shape": shape})
+    return f.getvalue()
+
+
+@contextmanager
+def landed(path: Path, shape: tuple[int, ...], total: int) -> Iterator[memoryview]:
+    """A new file at path, np.save's header for wte's shape, then room for `total` bytes: the buffer of a
+    download whose first range is wte's. Once the block ends without an error the file holds wte.npy alone,
+    the bytes after wte cut off: whatever the block copied of them must be copied out before it ends, and
+    nothing may still use the buffer."""
+    head = header(shape)
+    rows = int(np.prod(shape)) * 4
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        os.ftruncate(fd, len(head) + total)
+        mapped = mmap.mmap(fd, len(head) + total)
+        mapped[: len(head)] = head
+        whole = memoryview(mapped)
+        into = whole[len(head) :]
+        try:
+            yield into
+        except BaseException:
+            # a failed download's frames may still hold views of the buffer: the mapping then goes with
+            # them, and the file with the build's temporary folder
+            with contextlib.suppress(BufferError):
+                _close(mapped, whole, into)
+            raise
+        _close(mapped, whole, into)
+        os.ftruncate(fd, len(head) + rows)
+    finally:
+        os.close(fd)
+
+
+def _close(mapped: mmap.mmap, *views: memoryview) -> None:
+    for view in reversed(views):
+        view.release()
+    mapped.close()
