@@ -13,7 +13,10 @@ the other on a fresh cache each:
 - gpt2emb: `gpt2emb neighbors king -m MODEL --json` with an empty HF cache and an empty gpt2emb cache.
 
 The rounds are interleaved (a slow spell of the shared machine hits both alike) and paired: each round's
-ratio is gpt2emb's time over that round's plain fetch. It reports the ratio's median and range, each way's
+ratio is gpt2emb's time over that round's plain fetch. Which of the two runs first alternates from round to
+round: on a virtual machine that hands memory freed for a while back to its host (as this one does, a couple
+of seconds after), memory touched anew costs 2-3 ms per MB, and whichever ran right after the previous round's
+cleanup found the memory it freed still at hand. It reports the ratio's median and range, each way's
 median time and peak RSS (GNU time), the bytes each fetched (counted by the fake Hub), and from one profiled
 run of gpt2emb (cProfile) where the time goes. The profile's parts overlap where one holds another (an import
 made while building the tokenizer counts in both); the profiler itself slows the run.
@@ -134,12 +137,17 @@ def paired(hub: FakeHub, work: Path, name: str, folder: Path, runs: int, base_en
         fresh = Path(tempfile.mkdtemp(dir=work, prefix="round-"))
         (fresh / "plain").mkdir()
         env = {**base_env, "HF_HUB_CACHE": str(fresh / "hf"), "GPT2EMB_CACHE_DIR": str(fresh / "cache")}
-        hub.bytes_served = 0
-        p = timed(["sh", str(script), str(fresh / "plain"), url, wte, wpe], env)
-        plain_bytes = hub.bytes_served
-        hub.bytes_served = 0
-        o = timed([gpt2emb, "neighbors", "king", "-m", MODEL[name], "--json"], env)
-        ours_bytes = hub.bytes_served
+        cmds = {
+            "plain": ["sh", str(script), str(fresh / "plain"), url, wte, wpe],
+            "ours": [gpt2emb, "neighbors", "king", "-m", MODEL[name], "--json"],
+        }
+        done, served = {}, {}
+        for way in ("plain", "ours") if r % 2 else ("ours", "plain"):  # each goes first every other round
+            hub.bytes_served = 0
+            done[way] = timed(cmds[way], env)
+            served[way] = hub.bytes_served
+        p, o = done["plain"], done["ours"]
+        plain_bytes, ours_bytes = served["plain"], served["ours"]
         shutil.rmtree(fresh, ignore_errors=True)
         if r == 0:
             continue
