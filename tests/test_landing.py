@@ -1,13 +1,16 @@
 """store/landing.py: a first use fetches a float32 wte straight into the entry's wte.npy, which is then the
-file np.save would write of it, byte for byte; the ranges fetched behind it are copied out before the file is
-cut to wte's end; a download that fails inside says its own error; a file in the way is not written
-through."""
+file np.save would write of it, byte for byte, made as the entry's other files are; the ranges fetched behind
+it are copied out before the file is cut to wte's end, once it is no longer mapped (Windows refuses to cut a
+mapped file), and neither mapping nor descriptor is left; a download that fails inside says its own error, the
+mapping closed at once where no view of it is left; a file in the way is not written through."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -42,12 +45,22 @@ def test_a_first_use_s_wte_npy_is_np_save_s_file_of_the_table(
     gpt2emb.open("gpt2")
     [manifest] = caches["cache"].rglob("manifest.json")
     written = (manifest.parent / "wte.npy").read_bytes()
+    modes = {f: (manifest.parent / f).stat().st_mode for f in ("wte.npy", "wpe.npy")}
+    assert modes["wte.npy"] == modes["wpe.npy"]  # made as open() makes a file, as the entry's others are
     assert written == saved(np.ascontiguousarray(tiny.wte, np.float32))  # landed, then cut to wte's end
     assert json.loads(manifest.read_text())["sha256"]["wte.npy"] == hashlib.sha256(written).hexdigest()
     np.testing.assert_array_equal(  # wpe came behind wte in the landing file, and was copied out whole
         np.load(manifest.parent / "wpe.npy"), np.ascontiguousarray(tiny.wpe, np.float32)
     )
     assert run_cli("cache", "verify").exit_code == 0
+
+
+def open_files() -> set[str]:
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed since
+            found.add(os.readlink(f"/proc/self/fd/{fd}"))
+    return found
 
 
 def test_the_bytes_behind_wte_are_cut_off_and_the_buffer_released(tmp_path: Path) -> None:
@@ -62,6 +75,8 @@ def test_the_bytes_behind_wte_are_cut_off_and_the_buffer_released(tmp_path: Path
         into[0]
     np.testing.assert_array_equal(np.load(path), rows)
     assert path.read_bytes() == saved(rows)
+    if Path("/proc/self/maps").exists():  # Linux: neither mapped nor open any more
+        assert str(path) not in Path("/proc/self/maps").read_text() and str(path) not in open_files()
 
 
 def test_a_failure_inside_is_raised_as_it_is_while_views_of_the_buffer_live(tmp_path: Path) -> None:
@@ -82,3 +97,26 @@ def test_a_file_in_the_way_is_not_written_through(tmp_path: Path) -> None:
     with pytest.raises(FileExistsError), landing.landed(tmp_path / "wte.npy", (3, 4), 48):
         pass
     assert target.read_bytes() == b"mine"
+
+
+def test_a_failure_inside_with_no_view_left_closes_the_mapping_at_once(tmp_path: Path) -> None:
+    """(On Windows a mapped file cannot be removed: the build's temporary folder goes right after.)"""
+    with pytest.raises(ConnectionError), landing.landed(tmp_path / "wte.npy", (3, 4), 48) as into:
+        raise ConnectionError("the connection dropped")
+    with pytest.raises(ValueError, match="released"):
+        into[0]
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
+def test_the_file_is_cut_only_once_no_longer_mapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(Windows refuses to cut a file that is mapped.)"""
+    path, cuts, ftruncate = tmp_path / "wte.npy", [], os.ftruncate
+
+    def cut(fd: int, length: int) -> None:
+        cuts.append((length, str(path) in Path("/proc/self/maps").read_text()))
+        ftruncate(fd, length)
+
+    monkeypatch.setattr(os, "ftruncate", cut)
+    with landing.landed(path, (3, 4), 48 + 8) as into:
+        into[:] = bytes(range(56))
+    assert cuts[-1] == (len(landing.header((3, 4))) + 48, False)  # to wte's end, unmapped by then

@@ -38,8 +38,9 @@ def landed(path: Path, shape: tuple[int, ...], total: int) -> Iterator[memoryvie
     nothing may still use the buffer."""
     head = header(shape)
     rows = int(np.prod(shape)) * 4
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags, 0o644)
+    # a new file (O_EXCL: whatever is at path, a link too, is refused), made as open() makes one (0o666
+    # less the umask)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         os.ftruncate(fd, len(head) + total)
         mapped = mmap.mmap(fd, len(head) + total)
