@@ -7,6 +7,7 @@ mapping closed at once where no view of it is left; a file in the way is not wri
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
@@ -120,3 +121,74 @@ def test_the_file_is_cut_only_once_no_longer_mapped(tmp_path: Path, monkeypatch:
     with landing.landed(path, (3, 4), 48 + 8) as into:
         into[:] = bytes(range(56))
     assert cuts[-1] == (len(landing.header((3, 4))) + 48, False)  # to wte's end, unmapped by then
+
+
+class _Header(io.BytesIO):
+    """A file that keeps np.save's first write (the header) and refuses the rows after it."""
+
+    def write(self, data: object) -> int:
+        if self.tell():
+            raise EOFError
+        return super().write(data)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("shape", [(50257, 768), (50257, 1600), (151936, 8192), (1, 1)])
+def test_the_header_of_real_shapes_is_np_save_s(shape: tuple[int, int]) -> None:
+    f = _Header()
+    with pytest.raises(EOFError):  # the rows of a table no test need hold: one float32 broadcast
+        np.save(f, np.broadcast_to(np.float32(0), shape), allow_pickle=False)
+    assert f.getvalue() == landing.header(shape)
+
+
+def test_an_f32_wte_from_the_hub_lands_and_is_never_written(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpt2emb.store import build
+
+    written, write = [], build._write
+
+    def spy(path: Path, content: bytes | np.ndarray) -> str:
+        written.append(path.name)
+        return write(path, content)
+
+    monkeypatch.setattr(build, "_write", spy)
+    gpt2emb.open("gpt2")
+    assert "wpe.npy" in written and "wte.npy" not in written
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_fallocate"), reason="macOS: nothing lands")
+def test_a_disk_too_full_for_the_landing_file_costs_the_cache_not_the_answer(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its room is reserved before it is mapped: a full disk is ENOSPC there, never SIGBUS in the download."""
+    reserve, calls = os.posix_fallocate, []
+
+    def full(fd: int, offset: int, length: int) -> None:
+        calls.append(length)
+        if len(calls) == 1:  # the cache's disk is full; the temporary folder's is not
+            raise OSError(errno.ENOSPC, "No space left on device")
+        reserve(fd, offset, length)
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    result = run_cli("neighbors", "cat", "-k", "1", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["items"][0]["neighbors"][0]["token"] == " cats"
+    assert "No space left on device" in result.stderr and "working without it" in result.stderr
+    assert len(calls) == 2 and list(caches["cache"].rglob("manifest.json")) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
+def test_a_download_cut_inside_releases_the_buffer_at_once(tmp_path: Path) -> None:
+    """partial.fetch hands each range's part to the fill in a block that releases it, even as the fill fails:
+    the failure's frames hold no view, and the mapping is closed at once."""
+    from gpt2emb.store import partial
+
+    def cut(start: int, part: memoryview, landed: object) -> None:
+        part[:8] = b"arrived!"
+        raise ConnectionError("the connection dropped")
+
+    path = tmp_path / "wte.npy"
+    with pytest.raises(ConnectionError) as failed, landing.landed(path, (3, 4), 48) as into:
+        partial.fetch(cut, [(0, 48)], None, None, into)
+    assert failed.value.__traceback__ is not None  # its frames are still at hand
+    assert str(path) not in Path("/proc/self/maps").read_text()

@@ -4,7 +4,10 @@ tokenizer puts around a text (RoBERTa's <s> and </s>), and a build that fails be
 end; a failed build waiting for wte's write under way before it removes its temporary folder; the temporary
 entry of a cache that cannot be written removed when the process ends; an entry that cannot be read for want
 of permission told, not rebuilt; a link named as a killed build's leftover, neither followed nor in the way; a
-warm open that leaves the sweep of replaced copies to later while another process holds the lock."""
+warm open that leaves the sweep of replaced copies to later while another process holds the lock, and sweeps
+nothing where there is nothing to sweep; a note made during the fetch reaches the reporter; a fetch thread
+that never keeps an interrupted run waiting; no mapping of a landed wte left when a failed build's folder
+goes; the temporary entry removed at the end quietly, even where it is gone already."""
 
 from __future__ import annotations
 
@@ -151,9 +154,13 @@ def test_a_link_named_as_a_killed_build_s_leftover_neither_stops_a_build_nor_los
     elsewhere.mkdir()
     (elsewhere / "notes.txt").write_text("mine")
     (entry.parent / f".{entry.name}.tmp-old").symlink_to(elsewhere)  # not a folder of ours to remove
+    killed = entry.parent / f".{entry.name}.tmp-killed"  # a build killed half-way: removed
+    killed.mkdir()
+    (killed / "wte.npy").write_bytes(b"half")
     result = run_cli("vector", "cat", "--json")
     assert result.exit_code == 0, result.stderr
     assert (entry / "manifest.json").is_file() and (elsewhere / "notes.txt").read_text() == "mine"
+    assert not killed.exists()
 
 
 def test_a_warm_open_does_not_wait_for_another_process_s_lock_to_sweep_replaced_copies(
@@ -206,3 +213,90 @@ class _Opening:
                 self.done.set()
 
         threading.Thread(target=run, daemon=True).start()
+
+
+def test_a_note_made_during_the_fetch_reaches_the_reporter() -> None:
+    class Noted(Bars):
+        def __init__(self) -> None:
+            super().__init__()
+            self.notes: list[str] = []
+
+        def note(self, message: str) -> None:
+            self.notes.append(message)
+
+    reporter = Noted()
+    build._Stoppable(reporter, threading.Event()).note("resuming")
+    assert reporter.notes == ["resuming"]
+
+
+def test_the_fetch_thread_never_keeps_an_interrupted_run_waiting() -> None:
+    """A daemon thread: the interpreter ends without waiting for a download under way."""
+    release = threading.Event()
+    build._Background(release.wait, "gpt2emb-test-fetch")
+    try:
+        [thread] = [t for t in threading.enumerate() if t.name == "gpt2emb-test-fetch"]
+        assert thread.daemon
+    finally:
+        release.set()
+
+
+def test_a_warm_open_of_one_entry_folder_sweeps_nothing(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpt2emb.open("gpt2")
+    swept: list[object] = []
+    monkeypatch.setattr(build, "_sweep", lambda *args: swept.append(args))
+    gpt2emb.open("gpt2")
+    assert swept == []  # no lock taken on a warm open: there is no replaced copy to remove
+
+
+def test_a_failed_build_leaves_no_mapping_of_its_landed_wte_when_its_folder_goes(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(Windows removes no mapped file: the temporary folder would stay, holding wte.npy.)"""
+    if not Path("/proc/self/maps").exists():
+        pytest.skip("reads Linux's /proc/self/maps")
+    removed, rmtree = [], shutil.rmtree
+
+    def fails(rows: np.ndarray) -> np.ndarray:
+        raise MemoryError  # after wte landed, its mapping held by the failed frames
+
+    def remove(path: Path, ignore_errors: bool = False) -> None:
+        if Path(path).name.startswith("."):  # the build's temporary folder
+            mapped = str(path) in Path("/proc/self/maps").read_text()
+            removed.append((Path(path / "wte.npy").exists(), mapped))
+        rmtree(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(build, "_row_crcs", fails)
+    monkeypatch.setattr(shutil, "rmtree", remove)
+    with pytest.raises(MemoryError):
+        gpt2emb.open("gpt2")
+    assert removed == [(True, False)]  # wte had landed; nothing of the folder was mapped any more
+
+
+FOLDER_GONE_FIRST = """
+import shutil, sys, types
+from gpt2emb.store import build
+
+def register(fn, *args):
+    build_register(fn, *args)
+    build_register(shutil.rmtree, args[0])  # run first (last in, first out): the folder is gone before
+
+import atexit
+build_register = atexit.register
+build.atexit = types.SimpleNamespace(register=register)
+sys.argv = ["gpt2emb", "neighbors", "cat", "-k", "1"]
+from gpt2emb.cli.root import main
+main()
+"""
+
+
+def test_the_temporary_entry_gone_before_the_process_ends_is_no_error_at_its_end(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPT2EMB_CACHE_DIR", str(Path(os.devnull) / "cache"))  # cannot be written
+    done = subprocess.run(
+        [sys.executable, "-c", FOLDER_GONE_FIRST], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and '" cats"' in done.stdout, done.stderr
+    assert "working without it" in done.stderr and "Exception" not in done.stderr, done.stderr

@@ -378,7 +378,7 @@ def _fetched(
     path = keep / partial.name_of(commit, tag) if keep is not None and tag else None
     fill = hub.range_filler(repo, file, commit)
     wte = tensors.get("wte")
-    if land is None or wte is None or wte.dtype != "F32":
+    if land is None or wte is None or wte.dtype != "F32" or not landing.possible():
         return _rows_of(partial.fetch(fill, spans, path, task), spans, tensors)
     first = (wte.start, wte.end - wte.start)  # wte's bytes right after the header, the others behind them
     spans = [first, *(s for s in spans if s != first)]

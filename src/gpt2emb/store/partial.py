@@ -30,7 +30,7 @@ MAGIC = b"gpt2emb-partial1"
 BLOCK = 1 << 20
 # a download is kept from its first second on: one that comes whole sooner is fetched again sooner than its
 # partial file is written (as many pages as the download's, and memory touched for the first time can be slow
-# to come by: landing.py); one cut short within it keeps all that landed
+# to come by: landing.py); one cut short within it keeps all that landed (one killed keeps nothing of it)
 KEEP_AFTER = 1.0
 _HEAD = struct.Struct("<16sIQ")  # magic, CRC-32 of the ranges it keeps, their length in all
 _CRC = struct.Struct("<I")
@@ -102,7 +102,8 @@ def fetch(
                     if task:
                         task.advance(n)
 
-                fill(start + skip, data[base + skip : base + length], landed)
+                with data[base + skip : base + length] as part:  # released even as a fill fails
+                    fill(start + skip, part, landed)
             base += length
         whole = True
     finally:
@@ -116,11 +117,11 @@ class _Keeper:
     by a thread of its own. Its CRC-32 and its write free the GIL: they run beside the download, which runs
     Python for each chunk (written in the download's thread, they took a third of its time)."""
 
-    def __init__(self, fd: int, data: memoryview, have: int) -> None:
+    def __init__(self, fd: int, data: memoryview, have: int, path: Path) -> None:
         import queue
         import threading
 
-        self.fd, self.data, self.have, self.written = fd, data, have, have
+        self.fd, self.data, self.have, self.written, self.path = fd, data, have, have, path
         self._later: float | None = time.monotonic() + KEEP_AFTER
         self._blocks: queue.SimpleQueue[tuple[int, int] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._keep, name="gpt2emb-keep", daemon=True)
@@ -160,7 +161,7 @@ class _Keeper:
         except OSError:
             os.close(fd)
             return None
-        return cls(fd, data, have)
+        return cls(fd, data, have, path)
 
     def kept(self, have: int) -> None:
         """Hand the blocks that are whole now to the keeping thread, from KEEP_AFTER into the download on."""
@@ -178,11 +179,14 @@ class _Keeper:
 
     def close(self, whole: bool) -> None:
         """Once every block handed over is written: the file closed. A download cut short hands over what
-        landed of it first; one that came whole within KEEP_AFTER is not kept."""
+        landed of it first; one that came whole within KEEP_AFTER is not kept, and its file, which keeps
+        nothing, goes."""
         if not whole:
             self._hand_over()
         self._blocks.put(None)
         self._thread.join()
+        if self.written == 0:
+            remove(self.path)
 
     def _keep(self) -> None:
         """The keeping thread: each block with its CRC-32, in order (a failing disk stops the keeping, not
