@@ -1,6 +1,6 @@
 """A first use against the plain fetch of the same bytes: the download floor, on a loopback Hub.
 
-    python bench/first_use.py [--runs 5] [--models gpt2,gpt2-xl] [--out docs/performance.md]
+    python bench/first_use.py [--runs 6] [--models gpt2,gpt2-xl] [--out docs/performance.md]
 
 bench/run.py calls it for its "First use" section; alone, it prints that section (and writes it with --out).
 It builds gpt2- and gpt2-xl-shaped checkpoints as bench/run.py does (real shapes, GPT-2's real tokenizer,
@@ -16,10 +16,11 @@ The rounds are interleaved (a slow spell of the shared machine hits both alike) 
 ratio is gpt2emb's time over that round's plain fetch. Which of the two runs first alternates from round to
 round: on a virtual machine that hands memory freed for a while back to its host (as this one does, a couple
 of seconds after), memory touched anew costs 2-3 ms per MB, and whichever ran right after the previous round's
-cleanup found the memory it freed still at hand. It reports the ratio's median and range, each way's
-median time and peak RSS (GNU time), the bytes each fetched (counted by the fake Hub), and from one profiled
-run of gpt2emb (cProfile) where the time goes. The profile's parts overlap where one holds another (an import
-made while building the tokenizer counts in both); the profiler itself slows the run.
+cleanup found the memory it freed still at hand (an even number of rounds gives each order as often). It
+reports the ratio's median and range, each way's median time and peak RSS (GNU time), the bytes each fetched
+(counted by the fake Hub), and from one profiled run of gpt2emb (cProfile) where the time goes. The
+profile's parts overlap where one holds another (an import made while building the tokenizer counts in
+both); the profiler itself slows the run.
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--runs", type=int, default=5, help="paired rounds per model")
+    parser.add_argument("--runs", type=int, default=6, help="paired rounds (even: each order as often)")
     parser.add_argument("--models", default="gpt2,gpt2-xl", help="which shapes (comma-separated)")
     parser.add_argument("--out", type=Path, default=None, help="the page whose section to write")
     args = parser.parse_args()
