@@ -192,3 +192,28 @@ def test_a_download_cut_inside_releases_the_buffer_at_once(tmp_path: Path) -> No
         partial.fetch(cut, [(0, 48)], None, None, into)
     assert failed.value.__traceback__ is not None  # its frames are still at hand
     assert str(path) not in Path("/proc/self/maps").read_text()
+
+
+def test_where_no_room_can_be_reserved_nothing_lands_and_a_file_that_grows_serves_windows(
+    hub: FakeHub, caches: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without posix_fallocate on a system other than Windows (macOS), a mapped page that finds the disk full
+    would kill the process: wte is received into memory and written, as before. On Windows (simulated: the
+    file grows to its size, its room the file system's) landing works as everywhere."""
+    from gpt2emb.store import build
+
+    monkeypatch.delattr(os, "posix_fallocate", raising=False)
+    assert not landing.possible()
+    written, write = [], build._write
+
+    def spy(path: Path, content: bytes | np.ndarray) -> str:
+        written.append(path.name)
+        return write(path, content)
+
+    monkeypatch.setattr(build, "_write", spy)
+    gpt2emb.open("gpt2")
+    assert "wte.npy" in written
+    rows = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with landing.landed(tmp_path / "wte.npy", (3, 4), rows.nbytes + 8) as into:
+        into[: rows.nbytes] = rows.tobytes()
+    assert (tmp_path / "wte.npy").read_bytes() == saved(rows)
