@@ -103,7 +103,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "build.py": [
         *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),
         *("tests/test_resume.py", "tests/commands/test_cache.py", "tests/test_whole_checks.py"),
-        *("tests/test_bpe.py", "tests/test_pinned_build.py"),
+        *("tests/test_bpe.py", "tests/test_landing.py", "tests/test_pinned_build.py"),
     ],
     "entries.py": [
         *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),

@@ -7,7 +7,9 @@ of permission told, not rebuilt; a link named as a killed build's leftover, neit
 warm open that leaves the sweep of replaced copies to later while another process holds the lock, and sweeps
 nothing where there is nothing to sweep; a note made during the fetch reaches the reporter; a fetch thread
 that never keeps an interrupted run waiting; no mapping of a landed wte left when a failed build's folder
-goes; the temporary entry removed at the end quietly, even where it is gone already."""
+goes; the temporary entry removed at the end quietly, even where it is gone already; a failed build stopping
+the fetch at its next chunk; a model's file that cannot be read told as such, not as a cache that cannot be
+written."""
 
 from __future__ import annotations
 
@@ -300,3 +302,29 @@ def test_the_temporary_entry_gone_before_the_process_ends_is_no_error_at_its_end
     )
     assert done.returncode == 0 and '" cats"' in done.stdout, done.stderr
     assert "working without it" in done.stderr and "Exception" not in done.stderr, done.stderr
+
+
+def test_a_build_that_fails_stops_the_fetch_at_its_next_chunk() -> None:
+    stop, bars = threading.Event(), Bars()
+    with build._Stoppable(bars, stop).progress("fetching", 10) as task:
+        task.advance(4)
+        stop.set()  # the build failed meanwhile (a tokenizer found wrong while the tables arrive)
+        with pytest.raises(build._Stopped):
+            task.advance(4)
+    assert bars.done == [4]
+
+
+def test_a_model_file_that_cannot_be_read_is_told_as_such_not_as_a_cache_that_cannot_be_written(
+    tiny: Tiny, tmp_path: Path, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpt2emb.store import tokenizer_files
+
+    folder = save_local(tiny, tmp_path / "F")
+
+    def refused(*args: object) -> object:
+        raise PermissionError(13, "Permission denied", str(folder / "tokenizer.json"))
+
+    monkeypatch.setattr(tokenizer_files, "read", refused)
+    result = run_cli("vector", "cat", "-m", str(folder))
+    assert result.exit_code != 0 and result.stdout == ""
+    assert str(folder / "tokenizer.json") in result.stderr and "working without it" not in result.stderr
