@@ -7,6 +7,7 @@ not kept, one cut short within it keeps all that landed."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +177,86 @@ def test_a_download_whole_within_its_first_second_is_not_kept_and_one_cut_keeps_
     sent = [0]
     assert bytes(partial.fetch(_counting_fill(source, sent), spans, path, None)) == source
     assert sent[0] == 40_000 - 5 * 4096
+
+
+def test_a_download_cut_at_a_block_s_end_keeps_that_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpt2emb.store import partial
+
+    monkeypatch.setattr(partial, "BLOCK", 4096)
+    source = np.random.default_rng(7).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
+    path = tmp_path / "c0ffee.etag.partial"
+
+    def blockwise(start: int, into: memoryview, landed: Any) -> None:  # chunks of a block each
+        for at in range(0, len(into), 4096):
+            if start + at >= 5 * 4096:
+                raise ConnectionError("the connection dropped")
+            n = min(4096, len(into) - at)
+            into[at : at + n] = source[start + at : start + at + n]
+            landed(n)
+
+    for keep_after in (0.0, 60.0):  # kept as they land, or all at the cut
+        monkeypatch.setattr(partial, "KEEP_AFTER", keep_after)
+        partial.remove(path)
+        with pytest.raises(ConnectionError):
+            partial.fetch(blockwise, [(0, 40_000)], path, None)
+        assert path.stat().st_size == partial._HEAD.size + 5 * (4096 + partial._CRC.size), keep_after
+
+
+class Advanced:
+    """A progress task that counts what it is told arrived."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def advance(self, n: int) -> None:
+        self.n += n
+
+
+def test_the_bar_counts_every_byte_kept_before_and_fetched_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpt2emb.store import partial
+
+    monkeypatch.setattr(partial, "BLOCK", 4096)
+    source = np.random.default_rng(8).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
+    path, spans = tmp_path / "c0ffee.etag.partial", [(0, 40_000)]
+    with pytest.raises(ConnectionError):
+        partial.fetch(_counting_fill(source, [0], 21_000), spans, path, None)  # 5 blocks kept
+    task = Advanced()
+    assert bytes(partial.fetch(_counting_fill(source, [0]), spans, path, task)) == source
+    assert task.n == 40_000  # the kept bytes at once, then each chunk as it lands
+
+
+def test_the_partial_file_is_made_as_open_makes_a_file(tmp_path: Path) -> None:
+    from gpt2emb.store import partial
+
+    path, beside = tmp_path / "c0ffee.etag.partial", tmp_path / "beside"
+    beside.write_bytes(b"")
+    with pytest.raises(ConnectionError):
+        partial.fetch(_counting_fill(bytes(3 << 20), [0], 2 << 20), [(0, 3 << 20)], path, None)
+    assert path.stat().st_mode == beside.stat().st_mode  # 0o666 less the umask
+
+
+def test_a_build_without_keeping_leaves_another_commit_s_partial_file_alone(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the Hub gives no ETag nothing is kept, and no partial file is opened (which would replace any
+    other): the entry once built removes its own commit's partial files only."""
+    from gpt2emb.store import hub as hub_module
+    from gpt2emb.store import partial
+
+    monkeypatch.setattr(hub_module, "etag", lambda repo, filename, commit: None)
+    gpt2emb_cache = caches["cache"]
+    gpt2emb_cache.mkdir(parents=True, exist_ok=True)
+    build.open_model(registry.resolve("gpt2"))
+    [manifest] = gpt2emb_cache.rglob("manifest.json")
+    entry = manifest.parent
+    other = entry.parent / f"{'f' * 40}.abc{partial.SUFFIX}"
+    mine = entry.parent / f"{entry.name}.abc{partial.SUFFIX}"
+    other.write_bytes(b"kept")
+    mine.write_bytes(b"kept")
+    shutil.rmtree(entry)
+    build.open_model(registry.resolve("gpt2"))
+    assert other.exists() and not mine.exists()

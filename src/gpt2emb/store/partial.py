@@ -145,8 +145,7 @@ class _Keeper:
             remove(path)  # a link (never followed), a folder, a FIFO: not a partial file of ours
         flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, flags, 0o644)
+            fd = os.open(path, flags, 0o666)  # as open() makes a file: 0o666 less the umask
         except OSError:
             return None
         try:
@@ -203,7 +202,6 @@ class _Keeper:
                 self.fd = -1
         if self.fd >= 0:
             os.close(self.fd)
-            self.fd = -1
 
 
 def _offset(have: int) -> int:
@@ -213,8 +211,7 @@ def _offset(have: int) -> int:
 
 def _good(fd: int, head: bytes, data: memoryview) -> int:
     """How many bytes of the kept blocks are good: read into data, each whole and matching its CRC-32, after
-    a header that names the same ranges; 0 for anything else."""
-    os.lseek(fd, 0, os.SEEK_SET)
+    a header that names the same ranges; 0 for anything else. fd: just opened, read from its start."""
     if _read(fd, len(head)) != head:
         return 0
     have, total = 0, len(data)
