@@ -54,6 +54,7 @@ def test_a_kept_file_of_other_ranges_is_never_read_past_what_this_download_wrote
     from gpt2emb.store import partial
 
     monkeypatch.setattr(partial, "BLOCK", 4096)
+    monkeypatch.setattr(partial, "KEEP_AFTER", 0.0)  # the earlier download, whole, is kept
     source = np.random.default_rng(3).integers(0, 256, 64 * 1024, dtype=np.uint8).tobytes()
     path = tmp_path / "c0ffee.etag.partial"
 
