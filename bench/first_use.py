@@ -180,8 +180,8 @@ def lines(results: dict[str, dict[str, object]], runs: int) -> list[str]:
         "`gpt2emb neighbors king -m MODEL --json` on an empty cache against a plain fetch of the same",
         "bytes (curl for config.json, tokenizer.json, the checkpoint's header and wte's and wpe's byte",
         "ranges, then sha256sum once), from the loopback fake Hub; `python bench/first_use.py` (see its",
-        f"docstring). {runs} interleaved paired rounds after a warm-up round, each on a fresh cache: the",
-        "median (range).",
+        f"docstring). {runs} interleaved paired rounds after a warm-up round, each on a fresh cache, which",
+        "of the two runs first alternating from round to round: the median (range).",
         "",
         "| model | gpt2emb ÷ plain | plain fetch (s) | first use (s) | plain fetched | gpt2emb fetched "
         "| plain peak RSS (MiB) | first use peak RSS (MiB) | plain CPU (s) | first use CPU (s) |",
