@@ -241,6 +241,25 @@ def every_command() -> list[tuple[list[str], Any]]:
     return found(typer.main.get_command(app), [])
 
 
+def told_changed_while_read(script: str, folder: Path, *args: str) -> str:
+    """Run a script that cuts a model's file short while gpt2emb reads it (in a process of its own: a mapped
+    row cut off would be a signal): exit 6, one line saying the folder's files changed while being read,
+    which it returns."""
+    import textwrap
+
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 6, (done.returncode, done.stderr)  # not -7 (SIGBUS)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"the files of {folder} changed while being read" in lines[0], lines
+    return lines[0]
+
+
 def run_cli(*args: str) -> Any:
     """Run a command in-process through the app's own error boundary, bounded by `hang_guard`. CliRunner
     makes the app's root group on every invoke; its commands are made once per process (cli/root.py)."""

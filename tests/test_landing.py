@@ -140,9 +140,8 @@ def test_the_header_of_real_shapes_is_np_save_s(shape: tuple[int, int]) -> None:
     assert f.getvalue() == landing.header(shape)
 
 
-def test_an_f32_wte_from_the_hub_lands_and_is_never_written(
-    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def written_files(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files a build writes from now on (store/build.py's _write), as they are written."""
     from gpt2emb.store import build
 
     written, write = [], build._write
@@ -152,6 +151,13 @@ def test_an_f32_wte_from_the_hub_lands_and_is_never_written(
         return write(path, content)
 
     monkeypatch.setattr(build, "_write", spy)
+    return written
+
+
+def test_an_f32_wte_from_the_hub_lands_and_is_never_written(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written = written_files(monkeypatch)
     gpt2emb.open("gpt2")
     assert "wpe.npy" in written and "wte.npy" not in written
 
@@ -200,17 +206,9 @@ def test_where_no_room_can_be_reserved_nothing_lands_and_a_file_that_grows_serve
     """Without posix_fallocate on a system other than Windows (macOS), a mapped page that finds the disk full
     would kill the process: wte is received into memory and written, as before. On Windows (simulated: the
     file grows to its size, its room the file system's) landing works as everywhere."""
-    from gpt2emb.store import build
-
     monkeypatch.delattr(os, "posix_fallocate", raising=False)
     assert not landing.possible()
-    written, write = [], build._write
-
-    def spy(path: Path, content: bytes | np.ndarray) -> str:
-        written.append(path.name)
-        return write(path, content)
-
-    monkeypatch.setattr(build, "_write", spy)
+    written = written_files(monkeypatch)
     gpt2emb.open("gpt2")
     assert "wte.npy" in written
     rows = np.arange(12, dtype=np.float32).reshape(3, 4)

@@ -15,9 +15,6 @@ from __future__ import annotations
 import fractions
 import json
 import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,7 @@ import pytest
 from gpt2emb import heavy
 from gpt2emb.errors import BadModel
 
+from conftest import told_changed_while_read
 from tinymodel import Tiny, save_local
 
 SCRIPT = """
@@ -52,16 +50,7 @@ def test_a_bin_cut_short_after_its_storages_are_located_is_exit_6_not_a_signal(
     tiny: Tiny, tmp_path: Path
 ) -> None:
     folder = save_local(tiny, tmp_path / "F", weights="bin")
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SCRIPT), str(folder / "pytorch_model.bin")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ),
-    )
-    assert done.returncode == 6, (done.returncode, done.stderr)  # not -7 (SIGBUS)
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and f"the files of {folder} changed while being read" in lines[0], lines
+    told_changed_while_read(SCRIPT, folder, str(folder / "pytorch_model.bin"))
 
 
 def test_a_bin_the_weights_only_loader_refuses_is_unsafe(tmp_path: Path) -> None:

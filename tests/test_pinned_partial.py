@@ -53,9 +53,8 @@ def test_a_kept_file_of_other_ranges_is_never_read_past_what_this_download_wrote
     read back after the blocks that this download wrote before it too was cut."""
     from gpt2emb.store import partial
 
-    monkeypatch.setattr(partial, "BLOCK", 4096)
+    source = _blocks_of_4k(monkeypatch, 3, 64 * 1024)
     monkeypatch.setattr(partial, "KEEP_AFTER", 0.0)  # the earlier download, whole, is kept
-    source = np.random.default_rng(3).integers(0, 256, 64 * 1024, dtype=np.uint8).tobytes()
     path = tmp_path / "c0ffee.etag.partial"
 
     def fill_from(data: bytes, cut_after: int | None = None) -> Any:
@@ -78,12 +77,20 @@ def test_a_kept_file_of_other_ranges_is_never_read_past_what_this_download_wrote
     assert bytes(got) == source[100:20_100] + source[30_000:50_000]
 
 
-def _counting_fill(data: bytes, sent: list[int], cut_after: int | None = None) -> Any:
+def _blocks_of_4k(monkeypatch: pytest.MonkeyPatch, seed: int, n: int = 40_000) -> bytes:
+    """Blocks of 4 KiB; n random bytes to fetch."""
+    from gpt2emb.store import partial
+
+    monkeypatch.setattr(partial, "BLOCK", 4096)
+    return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
+
+
+def _counting_fill(data: bytes, sent: list[int], cut_after: int | None = None, chunk: int = 1000) -> Any:
     def fill(start: int, into: memoryview, landed: Any) -> None:
-        for at in range(0, len(into), 1000):
+        for at in range(0, len(into), chunk):
             if cut_after is not None and start + at >= cut_after:
                 raise ConnectionError("the connection dropped")
-            n = min(1000, len(into) - at)
+            n = min(chunk, len(into) - at)
             into[at : at + n] = data[start + at : start + at + n]
             sent[0] += n
             landed(n)
@@ -96,8 +103,7 @@ def test_a_download_cut_twice_resumes_after_all_that_both_runs_kept(
 ) -> None:
     from gpt2emb.store import partial
 
-    monkeypatch.setattr(partial, "BLOCK", 4096)
-    source = np.random.default_rng(4).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
+    source = _blocks_of_4k(monkeypatch, 4)
     path, spans = tmp_path / "c0ffee.etag.partial", [(0, 40_000)]
     for cut in (9_000, 21_000):  # blocks 0-1 kept, then 2-4 as well
         with pytest.raises(ConnectionError):
@@ -141,9 +147,8 @@ def test_a_disk_that_fails_while_keeping_closes_the_kept_file_and_the_download_g
 
     from gpt2emb.store import partial
 
-    monkeypatch.setattr(partial, "BLOCK", 4096)
+    source = _blocks_of_4k(monkeypatch, 5)
     monkeypatch.setattr(partial, "KEEP_AFTER", 0.0)  # kept from its start, as a download that takes a while
-    source = np.random.default_rng(5).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
     failed, closed, close = [], [], os.close
 
     def full(fd: int, data: object) -> None:
@@ -166,9 +171,8 @@ def test_a_download_whole_within_its_first_second_is_not_kept_and_one_cut_keeps_
 ) -> None:
     from gpt2emb.store import partial
 
-    monkeypatch.setattr(partial, "BLOCK", 4096)
+    source = _blocks_of_4k(monkeypatch, 6)
     monkeypatch.setattr(partial, "KEEP_AFTER", 60.0)
-    source = np.random.default_rng(6).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
     spans, path = [(0, 40_000)], tmp_path / "c0ffee.etag.partial"
     assert bytes(partial.fetch(_counting_fill(source, [0]), spans, path, None)) == source
     assert not path.exists()  # nothing kept, and no file that keeps nothing
@@ -185,23 +189,14 @@ def test_a_download_cut_at_a_block_s_end_keeps_that_block(
 ) -> None:
     from gpt2emb.store import partial
 
-    monkeypatch.setattr(partial, "BLOCK", 4096)
-    source = np.random.default_rng(7).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
+    source = _blocks_of_4k(monkeypatch, 7)
     path = tmp_path / "c0ffee.etag.partial"
-
-    def blockwise(start: int, into: memoryview, landed: Any) -> None:  # chunks of a block each
-        for at in range(0, len(into), 4096):
-            if start + at >= 5 * 4096:
-                raise ConnectionError("the connection dropped")
-            n = min(4096, len(into) - at)
-            into[at : at + n] = source[start + at : start + at + n]
-            landed(n)
 
     for keep_after in (0.0, 60.0):  # kept as they land, or all at the cut
         monkeypatch.setattr(partial, "KEEP_AFTER", keep_after)
         partial.remove(path)
         with pytest.raises(ConnectionError):
-            partial.fetch(blockwise, [(0, 40_000)], path, None)
+            partial.fetch(_counting_fill(source, [0], 5 * 4096, chunk=4096), [(0, 40_000)], path, None)
         assert path.stat().st_size == partial._HEAD.size + 5 * (4096 + partial._CRC.size), keep_after
 
 
@@ -220,8 +215,7 @@ def test_the_bar_counts_every_byte_kept_before_and_fetched_now(
 ) -> None:
     from gpt2emb.store import partial
 
-    monkeypatch.setattr(partial, "BLOCK", 4096)
-    source = np.random.default_rng(8).integers(0, 256, 40_000, dtype=np.uint8).tobytes()
+    source = _blocks_of_4k(monkeypatch, 8)
     path, spans = tmp_path / "c0ffee.etag.partial", [(0, 40_000)]
     with pytest.raises(ConnectionError):
         partial.fetch(_counting_fill(source, [0], 21_000), spans, path, None)  # 5 blocks kept
