@@ -43,7 +43,7 @@ def test_the_cache_is_where_the_docs_say_on_windows(monkeypatch: pytest.MonkeyPa
     from platformdirs import windows
 
     monkeypatch.setattr(platformdirs, "PlatformDirs", windows.Windows)
-    monkeypatch.setattr(windows, "_RESOLVE_WIN_FOLDER", windows.get_win_folder_from_env_vars)
+    monkeypatch.setattr(windows, "get_win_folder", windows.get_win_folder_from_env_vars)  # 4.0.0 on
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "Local"))
     assert cache_path(monkeypatch, tmp_path) == str(tmp_path / "Local" / "gpt2emb" / "Cache")
 
