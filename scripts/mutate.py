@@ -73,7 +73,7 @@ _OPS_TESTS = [
     *("tests/test_ops.py", "tests/test_invariance.py", *_COMMAND_TESTS, "tests/test_batch.py"),
     *("tests/commands/test_text.py", "tests/commands/test_geometry.py"),  # what was test_chapter_input.py
     *("tests/test_correlation.py", "tests/test_candidates.py"),
-    "tests/test_pinned_ops.py",
+    *("tests/test_pinned_ops.py", "tests/test_sums.py"),
 ]
 _EVALUATE_TESTS = ["tests/test_evaluate.py", "tests/test_correlation.py", "tests/test_pinned_evaluate.py"]
 DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
@@ -84,6 +84,13 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     # ops.py, and measures.py, which holds what was ops.py from cosine_matrix on
     "ops.py": _OPS_TESTS,
     "measures.py": _OPS_TESTS,
+    # sums.py: the analogy's math that was ops.py's (issue 49)
+    "sums.py": [
+        "tests/test_sums.py",
+        "tests/commands/test_analogy.py",
+        "tests/test_ops.py",
+        "tests/test_extreme_rows.py",
+    ],
     # what was evaluate.py: core/evaluate_files.py (the files read) and core/evaluate_scoring.py (the scores)
     "evaluate_files.py": _EVALUATE_TESTS,
     "evaluate_scoring.py": _EVALUATE_TESTS,
@@ -143,6 +150,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         "tests/test_candidates.py",
         "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
         "tests/test_pinned_analogy.py",
+        "tests/test_sums.py",
     ],
     "cache.py": [
         *("tests/commands/test_cache.py", "tests/test_verify.py", "tests/test_handle_commands.py"),

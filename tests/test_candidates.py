@@ -38,7 +38,7 @@ def test_top_and_rank_among_allowed_rows_are_those_of_the_allowed_rows_alone(see
         assert ranking.top(k, tuple(exclude), allowed) == by_hand(scores, k, exclude, allowed)
     for i in rng.choice(n, 20).tolist():
         place = 1 + int((scores[allowed] > scores[i]).sum())
-        assert ranking.rank(i, allowed) == (place, scores[i])
+        assert ranking.ranks([i], allowed) == [(place, scores[i])]
     assert ranking.top(n, (), None) == by_hand(scores, n, set(), np.ones(n, dtype=bool))
 
 
@@ -48,7 +48,7 @@ def test_fewer_rows_than_k_give_fewer_answers_never_padding() -> None:
     allowed = np.array([True, False, True, False, True])
     assert ranking.top(10, (2,), allowed) == [(4, 0.3), (0, 0.1)]
     assert ranking.top(10, (0, 2, 4), allowed) == []
-    assert ranking.rank(1, allowed) == (1, 0.9)  # an outsider: where it would stand among the allowed
+    assert ranking.ranks([1], allowed) == [(1, 0.9)]  # an outsider: where it would stand among the allowed
 
 
 def test_restrict_sinks_the_columns_outside_the_mask_of_a_block() -> None:

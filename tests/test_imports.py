@@ -98,6 +98,7 @@ WARM_OWN = {  # views.words: what the views of neighbors and analogy share
     "analogy": {
         "cli.analogy",
         "core.analogy",
+        "sums",
         "results.analogy",
         "output.views.analogy",
         "output.views.words",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from gpt2emb import measures, ops
+from gpt2emb import measures, ops, sums
 from gpt2emb.choices import Method, Pool
 from gpt2emb.tokens import Query
 
@@ -32,7 +32,7 @@ def test_top_k_breaks_ties_by_id_and_never_returns_excluded(slack: float) -> Non
     ranking = exact_ranking(scores, slack)
     assert [i for i, _ in ranking.top(3)] == [1, 2, 4]
     assert ranking.top(10, exclude=(1, 4)) == [(2, 0.9), (0, 0.5), (3, 0.1)]
-    assert ranking.rank(4) == (3, 0.7) and ranking.rank(2) == (1, 0.9) and ranking.rank(3) == (5, 0.1)
+    assert ranking.ranks([4, 2, 3]) == [(3, 0.7), (1, 0.9), (5, 0.1)]
 
 
 def test_only_rows_that_could_place_are_scored_exactly() -> None:
@@ -130,9 +130,7 @@ def test_the_fast_bounds_hold_the_exact_scores_for_hard_rows() -> None:
     assert [i for i, _ in small.top(3)] == sorted(range(10), key=lambda i: (-exact_small[i], i))[:3]
     a, b = base[100], base[101]
     abq = [(1, a), (-1, b), (1, q)]
-    cosmul = ops.analogy_of(
-        ops.cosine_rankings(base, norms, ops.analogy_vectors(abq, Method.cosmul)), abq, Method.cosmul
-    )
+    (cosmul,) = sums.cosmul_rankings(base, [abq])
     lo, hi = cosmul.lo, cosmul.hi
     exact = cosmul.scores(np.arange(len(base)))
     finite = np.isfinite(exact)
@@ -151,7 +149,7 @@ def test_a_broken_row_never_hides_the_others() -> None:
     assert best == [(0, 1.0)]  # not emptied by the rows whose fast score is NaN
     ids = [i for i, _ in ranking.top(6)]
     assert ids[:4] == [0, 3, 1, 2] and sorted(ids[4:]) == [4, 5]  # broken rows last, scored NaN
-    assert ranking.rank(3)[0] == 2
+    assert ranking.ranks([3])[0][0] == 2
 
 
 @pytest.mark.parametrize(("broken", "columns"), [(False, 512), (False, 4096), (True, 4096)])

@@ -12,7 +12,7 @@ class Pool(StrEnum):
 
 
 class Method(StrEnum):
-    """How an analogy is scored (see ops.analogy_scores)."""
+    """How an analogy is scored (see sums.py)."""
 
     add = "add"
     cosadd = "3cosadd"

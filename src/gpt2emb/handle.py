@@ -10,7 +10,7 @@ from pathlib import Path
 from gpt2emb import batch, contract, registry
 from gpt2emb.candidates import Restriction
 from gpt2emb.choices import Format, Method, Pool, Rule, Table
-from gpt2emb.core.analogy import analogy_in, each_analogy_in
+from gpt2emb.core.analogy import analogy_in, each_analogy_in, handed
 from gpt2emb.core.export import export_in
 from gpt2emb.core.neighbors import each_neighbors_in, neighbors_in
 from gpt2emb.core.open import Opened, RankOptions, check_top, open_ref
@@ -21,7 +21,7 @@ from gpt2emb.core.vector import each_vector_in, vector_in
 from gpt2emb.core.words import restriction_of
 from gpt2emb.errors import UsageError, WrongType, option
 from gpt2emb.report import Reporter
-from gpt2emb.results.analogy import AnalogyResult, Term
+from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.cache import CacheResult, RefreshResult, VerifyResult
 from gpt2emb.results.compare import SideBySideResult
 from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult
@@ -121,7 +121,7 @@ class Embeddings(Opened):
         tokens (of the candidates, as for neighbors), and where each input itself ranks."""
         signed = contract.signed_words(a, b, c, positive, negative)
         options, restriction = self._ranked(k, exact, pool, keep_inputs, among, restrict, whole_words)
-        return analogy_in(self, [Term(s, w) for s, w in signed], options, Method(method), restriction)
+        return analogy_in(self, handed(signed), options, Method(method), restriction)
 
     def similarity(
         self, words: Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean

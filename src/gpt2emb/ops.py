@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from gpt2emb.choices import Method, Pool
+from gpt2emb.choices import Pool
 from gpt2emb.tokens import Query
 
 
@@ -73,13 +73,38 @@ def cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
     return _cosines(rows, v64, np.sqrt(np.add.reduce(v64 * v64, axis=1)))
 
 
-def _cosines(rows: np.ndarray, v64: np.ndarray, v_norms: np.ndarray) -> np.ndarray:
+def column_cosines(
+    rows: np.ndarray, vectors: Sequence[np.ndarray], row_norms: np.ndarray | None = None
+) -> np.ndarray:
+    """`cosines` of the rows with each vector, a column per vector: each figure the one `cosines` gives (the
+    rows' norms given or not: given, they are the ones `cosines` computes, as `row_norms` gives them)."""
+    rows64 = np.atleast_2d(np.asarray(rows, dtype=np.float64))  # a copy only where the dtype differs
+    if row_norms is None:
+        row_norms = norms_of(rows64)
+    result = np.empty((len(rows64), len(vectors)))
+    for j, v in enumerate(vectors):
+        v64 = np.array(v, dtype=np.float64, ndmin=2)
+        result[:, j] = _cosines(rows64, v64, norms_of(v64), row_norms)
+    return result
+
+
+def norms_of(rows64: np.ndarray) -> np.ndarray:
+    """Each row's norm in float64, as `cosines` computes it: numpy's pairwise sum along the row."""
+    result: np.ndarray = np.sqrt(np.add.reduce(rows64 * rows64, axis=1))
+    return result
+
+
+def _cosines(
+    rows: np.ndarray, v64: np.ndarray, v_norms: np.ndarray, row_norms: np.ndarray | None = None
+) -> np.ndarray:
     """`cosines` of each row with one vector (v64 of one row) or each with its own (a row of v64 each), in
     float64, given the vectors' norms. Every figure comes from its row and its vector alone: numpy sums each
     row of a product on its own, however many rows there are."""
-    rows64 = np.array(rows, dtype=np.float64, ndmin=2)
+    rows64 = np.atleast_2d(np.asarray(rows, dtype=np.float64))  # a copy only where the dtype differs
+    if row_norms is None:
+        row_norms = norms_of(rows64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        denom = np.sqrt(np.add.reduce(rows64 * rows64, axis=1)) * v_norms
+        denom = row_norms * v_norms
         result: np.ndarray = np.where(denom > 0, np.add.reduce(rows64 * v64, axis=1) / denom, 0.0)
         result[~np.isfinite(denom)] = np.nan
     return within_one(result)
@@ -113,40 +138,50 @@ class Ranking(NamedTuple):
         appear, nor rows outside `allowed` (a boolean mask over the rows; None: every row), and fewer than k
         come back when fewer rows remain. Every row that could belong is scored exactly, so the answer is that
         of the exact scores, the same as scoring only the allowed rows."""
-        out = sorted(set(exclude))
-        lo, hi = self.lo, self.hi
-        if allowed is not None:
-            lo, hi = lo.copy(), hi.copy()
-            sink_outside(lo, hi, allowed)
-        rows = len(lo) if allowed is None else int(allowed.sum())
-        k = min(k, rows - (len(out) if allowed is None else int(allowed[out].sum())))
+        keep = np.ones(len(self.lo), dtype=bool) if allowed is None else allowed.copy()
+        keep[list(exclude)] = False
+        k = min(k, int(keep.sum()))
         if k <= 0:
             return []
-        # the (k + excluded)-th largest lower bound is at most the k-th largest among the rows left: every row
-        # that can make the top k is a candidate (maybe a few more), and lo needs no copy to say so
+        lo, hi = self.lo.copy(), self.hi.copy()
+        sink_outside(lo, hi, keep)
+        # the k-th largest lower bound among the rows left: every row that can make the top k reaches it
         n = len(lo)
-        kth = np.partition(lo, n - k - len(out))[n - k - len(out)]
-        candidates = np.flatnonzero(hi >= kth)
+        kth = np.partition(lo, n - k)[n - k]
         # a row without a bound (lo = -inf) can make kth -inf, and every outsider reach it: the mask decides
-        for i in out:
-            candidates = candidates[candidates != i]
-        if allowed is not None:
-            candidates = candidates[allowed[candidates]]
+        candidates = np.flatnonzero((hi >= kth) & keep)
         exact = self.scores(candidates)
         order = np.lexsort((candidates, -np.nan_to_num(exact, nan=-np.inf)))[:k]
         return [(int(candidates[i]), float(exact[i])) for i in order]
 
-    def rank(self, i: int, allowed: np.ndarray | None = None) -> tuple[int, float]:
-        """Row i's exact score and 1-based place among all rows (those scoring strictly higher come first), or
-        among the allowed rows only (a boolean mask: where row i would stand among them, allowed or not)."""
-        score = float(self.scores(np.array([i]))[0])
+    def ranks(self, ids: Sequence[int], allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Each row's 1-based place among all rows (those scoring strictly higher come first), or among the
+        allowed rows only (a boolean mask: where the row would stand among them, allowed or not), with its
+        exact score: one pass for all the rows asked about, each row scored once however often asked."""
+        unique, back = np.unique(np.asarray(ids, dtype=np.int64), return_inverse=True)
+        scores = self.scores(unique)
         lo, hi = self.lo, self.hi
         if allowed is not None:
             lo, hi = lo.copy(), hi.copy()
             sink_outside(lo, hi, allowed)
-        surely_above = int((lo > score).sum())
-        unsure = np.flatnonzero((lo <= score) & (hi > score))
-        return surely_above + int((self.scores(unsure) > score).sum()) + 1, score
+        asked = np.sort(scores[~np.isnan(scores)])  # a NaN score (a broken row) has nothing above it
+        # a row is in doubt when its interval [lo, hi) holds an asked score; any other row stands above
+        # every asked score its lo exceeds, and below the rest
+        at = np.searchsorted(asked, lo)
+        doubt = np.flatnonzero(at < len(asked))
+        doubt = doubt[asked[at[doubt]] < hi[doubt]]
+        sure = np.ones(len(lo), dtype=bool)
+        sure[doubt] = False
+        sure_lo = np.sort(lo[sure])
+        known = np.isin(doubt, unique)  # the asked rows are in doubt of their own score: scored already
+        exact = np.empty(len(doubt))
+        exact[known] = scores[np.searchsorted(unique, doubt[known])]
+        exact[~known] = self.scores(doubt[~known])
+        exact = np.sort(exact[~np.isnan(exact)])  # a broken row counts above nothing
+        # numpy sorts NaN last: a NaN score has no row above it, and so is placed first
+        above = len(sure_lo) - np.searchsorted(sure_lo, scores, "right")
+        above += len(exact) - np.searchsorted(exact, scores, "right")
+        return [(int(above[j]) + 1, float(scores[j])) for j in back.ravel()]
 
 
 def sink_outside(lo: np.ndarray, hi: np.ndarray, allowed: np.ndarray) -> None:
@@ -330,81 +365,4 @@ def widen_nan_bounds(lo: np.ndarray, hi: np.ndarray) -> None:
 def _safe(norms: np.ndarray) -> np.ndarray:
     """Norms whose rows the fast float32 pass scores within slack (zero rows too: they score 0 exactly)."""
     result: np.ndarray = (norms == 0) | ((norms >= SAFE[0]) & (norms <= SAFE[1]))
-    return result
-
-
-Signed = tuple[int, np.ndarray]  # a term of an analogy's sum: its sign (1 or -1) and its word's vector
-
-
-def in_order(terms: Sequence[Signed]) -> list[Signed]:
-    """The terms in an order of their own, whatever the order written: the positive ones first, each sign's
-    by the bytes of their vectors. Sums and products are taken in this order, so that the same terms in any
-    order give the same vector to the last bit (floating-point addition is not associative)."""
-    return sorted(terms, key=lambda t: (t[0] < 0, np.asarray(t[1], dtype=np.float32).tobytes()))
-
-
-def analogy_vectors(terms: Sequence[Signed], method: Method) -> list[np.ndarray]:
-    """The vectors whose cosine rankings make an analogy's ranking (`analogy_of`): many questions' vectors
-    go through one matrix pass together. The ranking scores each row as the answer to the signed sum of the
-    terms, "A is to B as C is to ?" for A - B + C (higher is better):
-
-    add      the lab's arithmetic: cosine with the sum of the signed raw rows, v(A) - v(B) + v(C);
-    3cosadd  cosine with the sum of the signed unit vectors, unit(A) - unit(B) + unit(C) (gensim's
-             most_similar(positive=[A, C], negative=[B]));
-    3cosmul  Levy and Goldberg's product of cos'(x, P) over the positive terms P, divided by the product of
-             cos'(x, N) over the negative ones N, plus 1e-6, with cos' = (1 + cos) / 2 (gensim's
-             most_similar_cosmul): cos'(x, A) cos'(x, C) / (cos'(x, B) + 1e-6).
-    """
-    ordered = in_order(terms)
-    if method is Method.cosmul:
-        return [v for _, v in ordered]
-    # in float64: a sum of rows near float32's largest numbers (or the norm of one) is past float32
-    vectors = [np.asarray(v, dtype=np.float64) for _, v in ordered]
-    if method is Method.cosadd:
-        vectors = [v / n if (n := norm(v)) > 0 else v for v in vectors]
-    total = np.zeros_like(vectors[0])
-    for (sign, _), v in zip(ordered, vectors, strict=True):
-        total = total + v if sign > 0 else total - v
-    return [_in_float32(total)]
-
-
-def _in_float32(v: np.ndarray) -> np.ndarray:
-    """v as float32, scaled by a power of two when its norm is outside SAFE: a cosine does not change with
-    the length of v, and then v fits in float32 and its fast scores have a bound."""
-    n = norm(v)
-    if n > 0 and not SAFE[0] <= n <= SAFE[1]:
-        v = np.ldexp(v, -int(np.frexp(n)[1]))  # exact: only the exponents change
-    return v.astype(np.float32)
-
-
-def analogy_of(rankings: list[Ranking], terms: Sequence[Signed], method: Method) -> Ranking:
-    """An analogy's ranking from the cosine rankings of the `analogy_vectors` of its terms."""
-    if method is not Method.cosmul:
-        (ranking,) = rankings
-        return ranking
-    signs = [sign for sign, _ in in_order(terms)]  # the order of the rankings: analogy_vectors'
-    above = [r for r, sign in zip(rankings, signs, strict=True) if sign > 0]
-    below = [r for r, sign in zip(rankings, signs, strict=True) if sign < 0]
-
-    def shifted(x: np.ndarray) -> np.ndarray:
-        return np.clip((1 + x) / 2, 0.0, 1.0)
-
-    def cosmul(tops: list[np.ndarray], bottoms: list[np.ndarray]) -> np.ndarray:
-        # each product in the terms' order, as gensim's prod(axis=0): 1 for no terms
-        return np.asarray(_product(tops) / (_product(bottoms) + 1e-6))
-
-    lo = cosmul([shifted(r.lo) for r in above], [shifted(r.hi) for r in below])
-    hi = cosmul([shifted(r.hi) for r in above], [shifted(r.lo) for r in below])
-    widen_nan_bounds(lo, hi)
-
-    def exact(ids: np.ndarray) -> np.ndarray:
-        return cosmul([(1 + r.exact(ids)) / 2 for r in above], [(1 + r.exact(ids)) / 2 for r in below])
-
-    return Ranking(lo, hi, exact)
-
-
-def _product(factors: list[np.ndarray]) -> np.ndarray | float:
-    result: np.ndarray | float = 1.0
-    for f in factors:
-        result = np.multiply(result, f)
     return result

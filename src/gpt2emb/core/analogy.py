@@ -4,12 +4,11 @@ blocks of a matrix pass."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-import numpy as np
-
-from gpt2emb import candidates, ops
+from gpt2emb import candidates, ops, sums
 from gpt2emb.choices import Method, Pool
 from gpt2emb.core.open import Opened, RankOptions, check_candidates, open_checked
 from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, rankings_of
@@ -90,33 +89,36 @@ def sum_of(items: Sequence[str]) -> tuple[Term, ...]:
     return tuple(terms)
 
 
+def handed(signed: Sequence[tuple[str, str]]) -> tuple[Term, ...]:
+    """The handle's signed words as the terms of a sum, each a word the command line reads back as one term
+    (so the expression shown for them reads back as the same sum): a word that is a sign, or holds one
+    between spaces, is refused."""
+    for _, word in signed:
+        if any(item in SIGNS for item in _items(word)):
+            what = "is a sign" if _items(word) == [word.strip().translate(DASHES)] else "holds a sign"
+            raise UsageError(
+                f"the word {quote(word, 80)} {what}, and a sum's words hold none: give each term as a word "
+                "of its own in positive or negative (positive=['king', 'woman'], negative=['man']), and a "
+                "token that is a sign by its id (id:N, which `gpt2emb input` shows)"
+            )
+    return tuple(Term(sign, word) for sign, word in signed)
+
+
 def written(terms: Sequence[Term]) -> str:
     """The sum as the chapter writes it: king - man + woman."""
     return " ".join([terms[0].word, *(f"{t.sign} {t.word}" for t in terms[1:])])
 
 
-def question_of(o: Opened, terms: Sequence[Term], exact: bool, pool: Pool) -> Question:
+def question_of(o: Opened, terms: Sequence[Term], exact: bool, pool: Pool, method: Method) -> Question:
     aimed = tuple(aimed_of(o, t.word, exact, pool) for t in terms)
-    if _cancels([(SIGNS[t.sign], v) for t, (_, v) in zip(terms, aimed, strict=True)]):
+    if sums.cancels([(SIGNS[t.sign], v) for t, (_, v) in zip(terms, aimed, strict=True)], method):
+        sum_of = "raw rows" if method is Method.add else "unit vectors"
         raise UsageError(
-            f"the terms of {quote(written(terms), 80)} cancel: their sum is the zero vector, to which every "
-            "token is as near as any other; leave out the terms that cancel"
+            f"the terms of {quote(written(terms), 80)} cancel: the sum of their {sum_of}, which "
+            f"{method.value} ranks by, is the zero vector, to which every token is as near as any other; "
+            "leave out the terms that cancel"
         )
     return tuple(terms), aimed
-
-
-def _cancels(signed: Sequence[ops.Signed]) -> bool:
-    """Whether a sum of raw rows or of unit rows is nothing but rounding (king - king, cat + dog - cat - dog):
-    ranked, such noise would look like a direction, the more so once scaled into float32's range."""
-    ordered = ops.in_order(signed)
-    raw = [np.asarray(v, dtype=np.float64) for _, v in ordered]
-    for vectors in (raw, [v / n if (n := float(np.linalg.norm(v))) > 0 else v for v in raw]):
-        total = np.zeros_like(vectors[0])
-        for (sign, _), v in zip(ordered, vectors, strict=True):
-            total = total + v if sign > 0 else total - v
-        if np.linalg.norm(total) <= 1e-6 * sum(float(np.linalg.norm(v)) for v in vectors):
-            return True
-    return False
 
 
 def analogy_in(
@@ -128,7 +130,7 @@ def analogy_in(
 ) -> AnalogyResult:
     k, exact, pool, keep_inputs = options.k, options.exact, options.pool, options.keep_inputs
     allowed = allowed_rows(o, restriction, exact, pool)
-    (result,) = analogies(o, [question_of(o, terms, exact, pool)], k, keep_inputs, method, allowed)
+    (result,) = analogies(o, [question_of(o, terms, exact, pool, method)], k, keep_inputs, method, allowed)
     return result
 
 
@@ -141,23 +143,28 @@ def analogies(
     allowed: candidates.Allowed,
 ) -> list[AnalogyResult]:
     signed = [[(SIGNS[t.sign], v) for t, (_, v) in zip(*question, strict=True)] for question in questions]
-    vectors = [ops.analogy_vectors(terms, method) for terms in signed]
-    rankings = rankings_of(o, [v for vs in vectors for v in vs])
+    rankings = _rankings(o, signed, method)
     vocab, results, mask = o.vocab, [], allowed.mask
-    for (terms, aimed), signs, vs in zip(questions, signed, vectors, strict=True):
-        ranking = ops.analogy_of([next(rankings) for _ in vs], signs, method)
+    shown = _shown if method is Method.cosmul else _as_is
+    for (terms, aimed), ranking in zip(questions, rankings, strict=True):
         queries = [q for q, _ in aimed]
         input_ids = tuple(dict.fromkeys(i for q in queries for i in q.ids))
         best = ranking.top(k, () if keep_inputs else input_ids, mask)
-        ranked = tuple(Ranked(r, i, vocab.token(i), s, i in input_ids) for r, (i, s) in enumerate(best, 1))
+        ranked = tuple(
+            Ranked(r, i, vocab.token(i), *shown(s), input=i in input_ids) for r, (i, s) in enumerate(best, 1)
+        )
+        asked = [(q.word, i) for q in queries for i in q.ids]
+        places = ranking.ranks([i for _, i in asked], mask)
         inputs = tuple(
-            AnalogyInput(q.word, i, vocab.token(i), *ranking.rank(i, mask)) for q in queries for i in q.ids
+            AnalogyInput(word, i, vocab.token(i), rank, *shown(s))
+            for (word, i), (rank, s) in zip(asked, places, strict=True)
         )
         expression = written(terms)
         notes = (
             *dict.fromkeys(q.note for q in queries if q.note),
             *allowed.notes,
-            *fewer_notes(k, [(expression, len(ranked))], False),
+            *fewer_notes(k, [(quote(expression, 80), len(ranked))], False),
+            *_below_range([*ranked, *inputs]),
         )
         results.append(
             AnalogyResult(
@@ -166,6 +173,39 @@ def analogies(
         )
     o.model.check_rows(i for r in results for i in (*(x.id for x in r.inputs), *(x.id for x in r.results)))
     return results
+
+
+def _rankings(o: Opened, signed: list[list[sums.Signed]], method: Method) -> Iterator[ops.Ranking]:
+    """Each question's ranking: add and 3cosadd rank by one vector each, many questions per matrix pass;
+    3cosmul by its terms in log space, a group of questions per pass (two bounds per row each)."""
+    if method is not Method.cosmul:
+        yield from rankings_of(o, [sums.analogy_vector(terms, method) for terms in signed])
+        return
+    for start in range(0, len(signed), _COSMUL_GROUP):
+        yield from sums.cosmul_rankings(o.model.wte, signed[start : start + _COSMUL_GROUP])
+
+
+_COSMUL_GROUP = 64  # 3cosmul's questions ranked per pass: 64 x 50257 x 16 bytes of bounds, 51 MB
+
+
+def _as_is(score: float) -> tuple[float, float | None]:
+    return score, None
+
+
+def _shown(log_score: float) -> tuple[float, float | None]:
+    """3cosmul's score as gensim gives it, the product, and its logarithm, by which it is ranked."""
+    return math.exp(log_score) if not math.isnan(log_score) else log_score, log_score
+
+
+def _below_range(scored: Sequence[Ranked | AnalogyInput]) -> list[str]:
+    """A note where a product is below float64's range and shown as 0 though its logarithm is a number."""
+    lost = sum(1 for x in scored if x.score == 0 and x.log_score is not None and math.isfinite(x.log_score))
+    if not lost:
+        return []
+    return [
+        f"{lost} 3cosmul score{'s are' if lost > 1 else ' is'} below float64's range (1e-308) and shown as "
+        "0: log_score in --json keeps them apart, and the ranks are by it"
+    ]
 
 
 def analogy(
@@ -204,7 +244,7 @@ def each_analogy_in(
             f"{quote(text, 80)} is not three words A B C, as in: king man woman (or a sum, as in: king - man "
             "+ woman)"
         )
-        return question_of(o, terms_of(text.split(), refusal), exact, pool)
+        return question_of(o, terms_of(text.split(), refusal), exact, pool, method)
 
     answers = batch.each(blocks, question, lambda qs: analogies(o, qs, k, keep_inputs, method, allowed))
     return batch.Answers(answers, lambda items: AnalogyBatch(o.name, items), lambda item, _: item)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpt2emb import measures, ops
+from gpt2emb import measures, ops, sums
 from gpt2emb.choices import Method, Pool
 from gpt2emb.plot.canvas import new_figure
 from gpt2emb.results.analogy import AnalogyResult
@@ -33,7 +33,7 @@ def rows_of(result: AnalogyResult, o: Opened, pool: Pool | str) -> tuple[list[st
     answers = [np.asarray(wte[r.id], dtype=np.float64) for r in result.results]
     unit = Method(result.method) is not Method.add
     signed = [(1 if t.sign == "+" else -1, vector[t.word]) for t in result.terms]
-    point = ops.analogy_vectors(signed, Method.cosadd if unit else Method.add)[0]
+    point = sums.analogy_vector(signed, Method.cosadd if unit else Method.add)
     rows = np.vstack([*(vector[w] for w in words), point, *answers]).astype(np.float64)
     if unit:
         lengths = np.linalg.norm(rows, axis=1, keepdims=True)

@@ -19,7 +19,8 @@ class Ranked(Document):
     rank: int
     id: int
     token: str
-    score: float
+    score: float  # 3cosmul's: the product, as gensim gives it (0 once below float64's range)
+    log_score: float | None  # 3cosmul's: the product's logarithm, by which it ranks; None for add and 3cosadd
     input: bool
 
 
@@ -30,6 +31,7 @@ class AnalogyInput(Document):
     token: str
     rank: int  # place in the full ranking, inputs included
     score: float
+    log_score: float | None  # as Ranked's
 
 
 @dataclass(frozen=True)
