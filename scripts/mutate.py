@@ -117,6 +117,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "hub.py": [
         *("tests/test_store.py", "tests/test_redirect.py", "tests/test_revision.py", "tests/test_resume.py"),
         *("tests/test_damaged_files.py", "tests/test_process_state.py", "tests/test_pinned_hub.py"),
+        "tests/test_unreachable_hub.py",
     ],
     "landing.py": ["tests/test_landing.py", "tests/test_resume.py", "tests/test_checkpoint.py"],
     "manage.py": [
