@@ -44,7 +44,7 @@ def refuse_dashed_word(command: Command, name: str, args: list[str]) -> None:
     """A word typed with a dash glued to it (king -man), which click would read as options (-m an, even
     beside another -m, since -m repeats; -w, which does not exist), is refused saying so and how to type it.
     A short option given its value glued on stays one where the value makes sense (-mxl)."""
-    options = {
+    options: dict[str, Any] = {  # click's Options, each under each of its names
         o: p for p in command.params if p.param_type_name == "option" for o in [*p.opts, *p.secondary_opts]
     }
     words: list[str] = []  # the command's words, and the options typed with them (each with its value)
