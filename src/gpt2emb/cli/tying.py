@@ -44,7 +44,7 @@ def joined_text(args: list[str], flag: str) -> list[str]:
 @app.command(
     cls=GradText,
     epilog="Examples:\n\n  gpt2emb tying\n\n  gpt2emb tying -m xl --json\n\n  gpt2emb tying --load\n\n"
-    '  gpt2emb tying --grad "The cat sat on the mat"\n\n  gpt2emb tying -m EleutherAI/pythia-70m --compare'
+    '  gpt2emb tying --grad "The cat sat on the mat"\n\n  gpt2emb tying -m EleutherAI/pythia-70m --compare',
 )
 def tying(
     model: Model = DEFAULT_MODEL,
