@@ -184,7 +184,7 @@ def not_cached(repo: str, reason: str = "") -> str:
 # agents (utils/_detect_agent.py, unless HF_HUB_DISABLE_TELEMETRY is set); a connection, TLS included,
 # takes well under a second, and the Hub answers a HEAD in about as long. HF_HUB_ETAG_TIMEOUT, when set,
 # is the read's, as it is hf_hub_download's.
-PROBE_CONNECT, PROBE_READ = 1.5, 7.0
+PROBE_CONNECT, PROBE_READ = 1.5, 6.0
 PROBE_REMEMBERED = 60.0  # seconds a Hub that answered is not asked again (one probe for a run's many files)
 _ANSWERED: dict[str, float] = {}  # endpoint -> when it last answered the probe (time.monotonic)
 
