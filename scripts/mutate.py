@@ -62,6 +62,7 @@ _CHECKPOINT_TESTS = [
     "tests/test_redirect.py",
     *("tests/test_config_shapes.py", "tests/test_damaged_model_files.py"),  # configs and tokenizers refused
     *("tests/test_pinned_checkpoint.py", "tests/test_pinned_tokenizer_files.py"),
+    "tests/test_unreachable_hub.py",  # the whole weights' probe (absent_weights)
 ]
 # the files that hold what was tests/test_cli.py: the commands' own files, the app's, what a run imports
 _COMMAND_TESTS = [
@@ -124,6 +125,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
     "hub.py": [
         *("tests/test_store.py", "tests/test_redirect.py", "tests/test_revision.py", "tests/test_resume.py"),
         *("tests/test_damaged_files.py", "tests/test_process_state.py", "tests/test_pinned_hub.py"),
+        "tests/test_unreachable_hub.py",
     ],
     "landing.py": ["tests/test_landing.py", "tests/test_resume.py", "tests/test_checkpoint.py"],
     "manage.py": [
@@ -209,6 +211,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/commands/test_tying.py", "tests/test_family_rotary.py", "tests/test_family_bert.py"),
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/test_pinned_tying.py",
+        "tests/test_unreachable_hub.py",  # --load's weights probed before the meta model
     ],
     "vector.py": [
         "tests/commands/test_vector.py",

@@ -343,7 +343,10 @@ def test_rows_are_read_by_ranges_block_by_block(
 
 
 def not_cached_offline(repo: str) -> str:
-    return f"{repo} is not cached and HF_HUB_OFFLINE is set: run once with the network to fetch it"
+    return (
+        f"{repo} is not cached and HF_HUB_OFFLINE is set: run once with the network to fetch it, "
+        "or try the tiny example model (python docs/examples/tiny_gpt2.py, then -m ./tiny-gpt2)"
+    )
 
 
 class Counted:

@@ -152,7 +152,8 @@ def test_offline_a_revision_not_cached_is_exit_4(
         result = run_cli("neighbors", "cat", "--revision", revision)
         assert result.exit_code == 4, result.output
         assert result.stderr.strip() == (
-            f"gpt2emb: {said} is not cached and HF_HUB_OFFLINE is set: run once with the network to fetch it"
+            f"gpt2emb: {said} is not cached and HF_HUB_OFFLINE is set: run once with the network to fetch "
+            "it, or try the tiny example model (python docs/examples/tiny_gpt2.py, then -m ./tiny-gpt2)"
         )
     assert hub.requests == []
 

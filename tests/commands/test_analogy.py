@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from gensim.models import KeyedVectors
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import gpt2emb
@@ -426,3 +426,52 @@ def test_the_expression_of_a_handle_call_reads_back_as_the_same_sum(
         return
     again = run_json("analogy", result.expression, "--method", method)
     assert again["terms"] == result.to_dict()["terms"] and again["results"] == result.to_dict()["results"]
+
+
+# ---------------------------------------------------------------- a sign glued to its word (issue 54)
+
+
+@pytest.mark.parametrize(
+    ("args", "told"),
+    [
+        (["king", "-man", "+woman"], "-man is read as the option -m an"),
+        (["king", "-man", "+woman", "-m", "gpt2"], "-man is read as the option -m an"),  # -m repeats
+        (["-m", "gpt2", "king", "+woman", "-man"], "-man is read as the option -m an"),
+        (["king", "-kitten"], "-kitten is read as the option -k itten"),
+        (["king", "-woman", "+man"], "-woman is read as options"),  # -w is no option
+    ],
+)
+def test_a_sign_glued_to_its_word_is_told_where_to_put_the_space(
+    hub: FakeHub, args: list[str], told: str
+) -> None:
+    """Was: `an is not a model I know` (exit 3), or click's `No such option: -w`."""
+    result = run_cli("analogy", *args)
+    assert result.exit_code == 2 and result.stdout == ""
+    terms = [a for a in args if a not in ("-m", "gpt2")]
+    spaced = " ".join(f"{t[0]} {t[1:]}" if t[0] in "+-" else t for t in terms)
+    assert result.stderr == f"gpt2emb: {told}: put a space after the sign ({spaced})\n"
+    assert hub.requests == []  # told before anything was fetched
+
+
+def test_a_model_glued_to_m_stays_a_model(hub: FakeHub) -> None:
+    assert run_json("analogy", "king", "man", "woman", "-mgpt2", "-k", "1") == run_json(
+        "analogy", "king", "man", "woman", "-k", "1"
+    )
+    glued = run_cli("analogy", "king", "man", "woman", "-msmall", "-k", "1")  # an alias of gpt2
+    assert glued.exit_code == 0, glued.stderr
+
+
+@FUZZ
+@given(word=st.text(st.characters(categories=["Lu", "Ll"]), min_size=2, max_size=8))
+def test_any_word_with_a_dash_glued_is_refused_before_any_fetch(served: None, word: str) -> None:
+    from gpt2emb import registry
+
+    from conftest import HUB
+
+    assume(not (word[0] == "m" and registry.find(word[1:])))  # -mxl: the model xl, glued to -m
+    HUB.requests.clear()
+    result = run_cli("analogy", "king", f"-{word}")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"gpt2emb: -{word} is read as "), result.stderr
+    assert result.stderr.endswith(f": put a space after the sign (king - {word})\n"), result.stderr
+    assert HUB.requests == []

@@ -237,3 +237,24 @@ def test_models_side_by_side(hub: FakeHub, tiny: Tiny) -> None:
     table = run_cli("analogy", "king", "man", "woman", "-m", "gpt2", "-m", "someone/other", "-k", "3")
     assert table.exit_code == 0 and "side by side" in table.stdout and "share" in table.stdout
     assert run_cli("analogy", "--eval", "x.txt", "-m", "gpt2", "-m", "xl").exit_code == 2
+
+
+def test_a_word_of_single_characters_and_bytes_is_told_its_neighbours_say_little(
+    hub: FakeHub, tiny: Tiny
+) -> None:
+    """Was: `neighbors café` averaged 6 pieces of one character or less, and said only that it split
+    (issue 54)."""
+    (cafe,) = run_json("neighbors", "café", "-k", "2")["items"]
+    pieces = [t["token"] for t in cafe["tokens"]]
+    assert len(pieces) > 2 and all(len(p) <= 1 or p.startswith("\\x") for p in pieces), pieces
+    assert cafe["note"].endswith(
+        "; no piece is longer than one character, so their rows say little about the word, and what is "
+        "nearest to them is mostly noise"
+    )
+    said = run_cli("neighbors", "café", "-k", "2")
+    assert "is mostly noise" in " ".join((said.stderr + said.stdout).split())  # wrapped at 80 columns
+    (split,) = run_json("neighbors", "gato", "-k", "2")["items"]  # a piece of two characters or more
+    assert any(len(t["token"]) > 1 and not t["token"].startswith("\\x") for t in split["tokens"])
+    assert "mean" in split["note"] and "noise" not in split["note"]
+    assert "noise" not in run_json("vector", "cat")["items"][0]["note"]
+    assert "mostly noise" in run_json("similarity", "café", "cat")["items"][0]["note"]

@@ -145,3 +145,14 @@ def test_grad_of_a_model_whose_loss_is_flat_says_so(hub: FakeHub, tiny: Tiny) ->
     assert g["table_rows"] == tiny.wte.shape[0] and g["notes"][0].startswith("the gradient is all zeros")
     out = " ".join(run_cli("tying", "-m", "someone/flat", "--grad", "hello king and queen").stdout.split())
     assert f"0 of {tiny.wte.shape[0]}" in out and "the last position predicts nothing" not in out
+
+
+def test_grad_takes_its_words_unquoted_as_input_does(hub: FakeHub) -> None:
+    """Was: Got unexpected extra argument(s) (cat sat on the mat) (issue 54)."""
+    quoted = run_json("tying", "--grad", "The cat sat on the mat")
+    assert run_json("tying", "--grad", "The", "cat", "sat", "on", "the", "mat") == quoted
+    assert run_json("tying", "--grad=The", "cat", "sat", "on", "the", "mat") == quoted
+    assert run_json("tying", "--grad", "The", "cat", "sat", "on", "the", "mat", "-m", "gpt2") == quoted
+    assert quoted["gradient"]["text"] == "The cat sat on the mat"
+    after_a_flag = run_cli("tying", "--grad", "The", "cat", "--load", "yes")  # words after an option: not its
+    assert after_a_flag.exit_code == 2 and "--load is a flag and takes no value (yes)" in after_a_flag.stderr

@@ -13,7 +13,6 @@ from gpt2emb import output
 from gpt2emb.choices import Method, Pool, Rule
 from gpt2emb.cli.options import (
     Among,
-    Command,
     EvalFile,
     Exact,
     Figure,
@@ -26,6 +25,7 @@ from gpt2emb.cli.options import (
     Revision,
     RuleOpt,
     Strict,
+    SumCommand,
     Top,
     WholeWords,
     figure_of,
@@ -39,7 +39,7 @@ app = typer.Typer()
 
 
 @app.command(
-    cls=Command,
+    cls=SumCommand,
     epilog="Examples:\n\n  gpt2emb analogy king man woman\n\n  gpt2emb analogy king - man + woman\n\n  "
     "gpt2emb analogy king - man + woman - boy + girl --method 3cosadd\n\n  "
     'gpt2emb analogy "Paris - France + Italy" -k 5\n\n  '

@@ -11,12 +11,15 @@ from typer.core import TyperCommand
 
 from gpt2emb.choices import Pool, Rule
 from gpt2emb.errors import UsageError
-from gpt2emb.registry import MODELS
+from gpt2emb.registry import MODELS, find
 
 
 class Command(TyperCommand):
-    """A command whose usage line marks an argument of many values with "...", as click does: Typer 0.27 and
-    0.28 leave it out where the argument has a metavar (`{WORD}` for `{WORD}...`). Given by cls=Command."""
+    """A command of words. Its usage line marks an argument of many values with "...", as click does: Typer
+    0.27 and 0.28 leave it out where the argument has a metavar (`{WORD}` for `{WORD}...`). A word typed with
+    a dash before it is told so before click reads it as options. Given by cls=Command."""
+
+    signs = False  # its words are a sum whose signs may be typed (analogy: king - man + woman)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -26,6 +29,60 @@ class Command(TyperCommand):
                 shown = [p if p.endswith("...") else f"{p}..." for p in shown]
             pieces.extend(shown)
         return pieces
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:  # completion reads what is typed so far, and refuses nothing
+            refuse_dashed_word(self, ctx.info_name or "", args)
+        return super().parse_args(ctx, args)
+
+
+class SumCommand(Command):
+    signs = True
+
+
+def refuse_dashed_word(command: Command, name: str, args: list[str]) -> None:
+    """A word typed with a dash glued to it (king -man), which click would read as options (-m an, even
+    beside another -m, since -m repeats; -w, which does not exist), is refused saying so and how to type it.
+    A short option given its value glued on stays one where the value makes sense (-mxl)."""
+    options: dict[str, Any] = {  # click's Options, each under each of its names
+        o: p for p in command.params if p.param_type_name == "option" for o in [*p.opts, *p.secondary_opts]
+    }
+    words: list[str] = []  # the command's words, and the options typed with them (each with its value)
+    typed: list[str] = []
+    dashed: tuple[str, Any] | None = None
+    i = 0
+    while i < len(args):
+        arg, i = args[i], i + 1
+        if arg == "--":
+            words += args[i:]
+            break
+        option = options.get(arg.split("=", 1)[0] if arg.startswith("--") else arg)
+        if option is not None:
+            taken = 0 if option.is_flag or "=" in arg else option.nargs
+            typed += args[i - 1 : i + taken]
+            i += taken
+            continue
+        short = options.get(arg[:2])
+        glued = short is not None and not short.is_flag and "-m" in short.opts and find(arg[2:])
+        if re.fullmatch(r"-[^\W\d_]{2,}", arg) and not glued:
+            dashed = dashed or (arg, short)
+            words.append(arg)
+        elif not arg.startswith("-") or arg == "-":
+            words.append(arg)
+        else:
+            typed.append(arg)
+    if dashed is None:
+        return
+    arg, short = dashed
+    read = f"the option {arg[:2]} {arg[2:]}" if short is not None and not short.is_flag else "options"
+    if command.signs:
+        spaced = " ".join(f"{w[0]} {w[1:]}" if w[0] in "+-" and len(w) > 1 else w for w in words)
+        raise UsageError(f"{arg} is read as {read}: put a space after the sign ({spaced})")
+    shown = [a if a.isprintable() and a and " " not in a else repr(a) for a in [*typed, "--", *words]]
+    raise UsageError(
+        f"{arg} is read as {read}: to give a word that starts with a dash, put -- before the words "
+        f"({' '.join(['gpt2emb', name, *shown])})"
+    )
 
 
 def whole(minimum: int | None = None) -> Callable[[Any], int]:

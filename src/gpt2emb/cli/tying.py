@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from gpt2emb import output
 from gpt2emb.cli.options import Json, Model, Revision
@@ -13,9 +14,37 @@ from gpt2emb.registry import DEFAULT_MODEL
 app = typer.Typer()
 
 
+class GradText(TyperCommand):
+    """tying's command: --grad takes its text's words unquoted, as input takes its TEXT (tying has no other
+    words): the words after its value, up to the next option, are joined to it by single spaces."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, joined_text(args, "--grad"))
+
+
+def joined_text(args: list[str], flag: str) -> list[str]:
+    joined: list[str] = []
+    i = 0
+    while i < len(args):
+        arg, i = args[i], i + 1
+        if arg == "--":
+            return [*joined, *args[i - 1 :]]
+        if arg.startswith(flag + "=") or (arg == flag and i < len(args)):
+            words = [arg.split("=", 1)[1]] if "=" in arg else [args[i]]
+            i += 0 if "=" in arg else 1
+            while i < len(args) and not (args[i].startswith("-") and args[i] != "-"):
+                words.append(args[i])
+                i += 1
+            joined += [flag, " ".join(words)]
+        else:
+            joined.append(arg)
+    return joined
+
+
 @app.command(
+    cls=GradText,
     epilog="Examples:\n\n  gpt2emb tying\n\n  gpt2emb tying -m xl --json\n\n  gpt2emb tying --load\n\n"
-    '  gpt2emb tying --grad "The cat sat on the mat"\n\n  gpt2emb tying -m EleutherAI/pythia-70m --compare'
+    '  gpt2emb tying --grad "The cat sat on the mat"\n\n  gpt2emb tying -m EleutherAI/pythia-70m --compare',
 )
 def tying(
     model: Model = DEFAULT_MODEL,
@@ -31,7 +60,7 @@ def tying(
             "--grad",
             help="Exercise 4: one forward and backward pass of the language-model loss on TEXT, with the "
             "gradient reaching wte by the input lookup and by the output layer shown apart (downloads all "
-            "weights).",
+            "weights). Its words may come unquoted, joined by single spaces as input joins them.",
             metavar="TEXT",
             show_default=False,
         ),

@@ -51,6 +51,8 @@ def tying_of(
 
     reporter = reporter or QuietReporter()
     info = revisions.checkpoint_info(ref)
+    if load_model:  # where its weights cannot be fetched, told now, not after torch built the meta model
+        checkpoint.absent_weights(ref, info)
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
     tie = family.tied(info.config)

@@ -38,8 +38,20 @@ RANKED = 128
 Aimed = tuple[Query, np.ndarray]  # a word's query and its vector, checked to have a direction
 
 
+# said of a word split into pieces of one character or less each (café in a vocabulary that lacks it: " " +
+# "c" + "a" + "f" + two bytes of "é"): those rows are shared by every word that holds the letters
+LETTERS = (
+    "; no piece is longer than one character, so their rows say little about the word, and what is "
+    "nearest to them is mostly noise"
+)
+
+
 def query_of(o: Opened, word: str, exact: bool, pool: Pool) -> Query:
-    return o.vocab.query(word, exact, pool)
+    q = o.vocab.query(word, exact, pool)
+    vocab = o.vocab
+    if len(q.ids) > 1 and all(len(vocab.token(i)) <= 1 or not vocab.holds_a_character(i) for i in q.ids):
+        return Query(q.word, q.ids, q.pool, q.note + LETTERS)
+    return q
 
 
 def aimed_of(o: Opened, word: str, exact: bool, pool: Pool) -> Aimed:

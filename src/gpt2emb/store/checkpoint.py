@@ -456,21 +456,27 @@ def weight_files(info: CheckpointInfo) -> list[str]:
     return [info.weights_file]
 
 
-def missing_weights(ref: ModelRef, info: CheckpointInfo) -> dict[str, int]:
-    """The weight files not on this machine yet, with their sizes: what running the whole model fetches.
+def absent_weights(ref: ModelRef, info: CheckpointInfo) -> list[str]:
+    """The weight files not on this machine yet. Offline, any is NotCached (gpt2emb's own cache holds only wte
+    and wpe); online, the Hub is probed for them (hub.probe), which a command may ask before slow work."""
+    if ref.folder is None and ref.repo is not None:
+        missing = [f for f in weight_files(info) if hub.cached(ref.repo, f, info.commit) is None]
+        if missing and hub.offline():
+            raise NotCached(
+                f"this runs the whole of {ref.name}, and its weights ({', '.join(missing)}) are not in the "
+                "Hugging Face cache while HF_HUB_OFFLINE is set: run once with the network to fetch them"
+            )
+        if missing:  # told as what a first use of the whole model lacks, where the Hub cannot be reached
+            hub.probe(ref.repo, missing[0], info.commit, f"the whole of {ref.name} ({', '.join(missing)})")
+        return missing
+    return []
 
-    Offline, a missing file is NotCached: gpt2emb's own cache holds only wte and wpe."""
-    if ref.folder is not None:
-        return {}
-    assert ref.repo is not None
-    missing = [f for f in weight_files(info) if hub.cached(ref.repo, f, info.commit) is None]
-    if missing and hub.offline():
-        raise NotCached(
-            f"this runs the whole of {ref.name}, and its weights ({', '.join(missing)}) are not in the "
-            "Hugging Face cache while HF_HUB_OFFLINE is set: run once with the network to fetch them"
-        )
+
+def missing_weights(ref: ModelRef, info: CheckpointInfo) -> dict[str, int]:
+    """The weight files not on this machine yet, with their sizes: what running the whole model fetches."""
     sizes = {}
-    for f in missing:
+    for f in absent_weights(ref, info):
+        assert ref.repo is not None
         size = hub.size(ref.repo, f, info.commit)
         if size is None:
             raise _gone(ref, info.commit, f)

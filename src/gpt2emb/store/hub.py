@@ -34,6 +34,7 @@ def range_filler(repo: str, filename: str, commit: str) -> FillRange:
     from huggingface_hub import constants, hf_hub_url
     from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status  # type: ignore[attr-defined]
 
+    probe(repo, filename, commit)
     url = hf_hub_url(repo, filename, revision=commit)
     headers = build_hf_headers()
 
@@ -75,6 +76,7 @@ def etag(repo: str, filename: str, commit: str) -> str | None:
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
 
     if (repo, filename, commit) not in _ETAGS:
+        probe(repo, filename, commit)
         with errors_of(repo):
             _ETAGS[repo, filename, commit] = get_hf_file_metadata(
                 hf_hub_url(repo, filename, revision=commit)
@@ -159,10 +161,75 @@ def fetch_failed(repo: str, reason: str) -> str:
     )
 
 
-def not_cached(repo: str) -> str:
+# the two ways on for a model never fetched, as every "not cached" message gives them
+WAYS_ON = (
+    "run once with the network to fetch it, or try the tiny example model "
+    "(python docs/examples/tiny_gpt2.py, then -m ./tiny-gpt2)"
+)
+
+
+def not_cached(repo: str, reason: str = "") -> str:
     if offline():
-        return f"{repo} is not cached and HF_HUB_OFFLINE is set: run once with the network to fetch it"
-    return f"{repo} is not cached and the Hub cannot be reached: run once with the network to fetch it"
+        return f"{repo} is not cached and HF_HUB_OFFLINE is set: {WAYS_ON}"
+    because = f" ({reason})" if reason else ""
+    return (
+        f"{repo} is not cached and the Hub cannot be reached{because}: {WAYS_ON}; "
+        "HF_HUB_OFFLINE=1 gives this answer at once"
+    )
+
+
+# The probe's timeouts, in seconds: (connect, read, write, pool), the 4-tuple httpx documents for `timeout`.
+# A first use must say within 5 s that it cannot connect, and within 15 s that a Hub that connected does
+# not answer. huggingface_hub's first request of a day may spend 3 s of those looking up its list of coding
+# agents (utils/_detect_agent.py, unless HF_HUB_DISABLE_TELEMETRY is set); a connection, TLS included,
+# takes well under a second, and the Hub answers a HEAD in about as long. HF_HUB_ETAG_TIMEOUT, when set,
+# is the read's, as it is hf_hub_download's.
+PROBE_CONNECT, PROBE_READ = 1.5, 6.0
+PROBE_REMEMBERED = 60.0  # seconds a Hub that answered is not asked again (one probe for a run's many files)
+_ANSWERED: dict[str, float] = {}  # endpoint -> when it last answered the probe (time.monotonic)
+
+
+def probe(repo: str, filename: str, revision: str, what: str | None = None) -> None:
+    """Before a first use fetches anything, one metadata request that does not retry: NotCached at once when
+    the Hub cannot be reached, where huggingface_hub's own download would retry for some 24 s (refused) or
+    minutes (a host that connects and never answers). Any answer, even an error worth retrying (429, 5xx),
+    lets the download go on with huggingface_hub's retries. what: what the message says is not cached."""
+    import time
+
+    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
+
+    endpoint, answered = constants.ENDPOINT, _ANSWERED.get(constants.ENDPOINT)
+    if offline() or (answered is not None and time.monotonic() - answered < PROBE_REMEMBERED):
+        return
+    _quiet_logging()
+    read = PROBE_READ
+    if constants.HF_HUB_ETAG_TIMEOUT != constants.DEFAULT_ETAG_TIMEOUT:  # the user's own, as hf_hub_download
+        read = float(constants.HF_HUB_ETAG_TIMEOUT)
+    timeout = (PROBE_CONNECT, read, read, read)
+    try:
+        get_hf_file_metadata(hf_hub_url(repo, filename, revision=revision), timeout=timeout)  # type: ignore[arg-type]
+    except Exception as e:
+        reason = _unreachable(e, read)
+        if reason is not None:
+            raise NotCached(not_cached(what or labelled(repo, revision), reason)) from None
+        # an answer (an HTTP error included) or a failure of another kind: the download itself says more
+    _ANSWERED[endpoint] = time.monotonic()
+
+
+def _unreachable(e: Exception, read: float) -> str | None:
+    """Why the Hub cannot be reached, in a few words; None when the failure is not that (an HTTP answer, a
+    connection broken in the middle of an answer). Named by class, as in errors_of: httpx or httpx2."""
+    if type(e).__module__.split(".")[0] not in ("httpx", "httpx2"):
+        return None
+    name = type(e).__name__
+    if name == "ConnectTimeout":
+        return f"no connection within {PROBE_CONNECT:g} s"
+    if name in ("ConnectError", "ProxyError"):
+        detail = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        return f"cannot connect: {detail}" if detail else "cannot connect"
+    if name in ("ReadTimeout", "WriteTimeout", "PoolTimeout"):
+        return f"it connected, then sent no answer within {read:g} s"
+    return None
 
 
 def offline() -> bool:
@@ -178,6 +245,8 @@ def file(repo: str, filename: str, revision: str, bar: bool = False) -> Path | N
     # a bar for a few kilobytes is noise; a whole pickle checkpoint keeps huggingface_hub's own bar where the
     # run shows bars (tqdm_class: the download's own switch, where disable_progress_bars is the process's)
     silent = None if bar and HUB_BARS.get() else _silent_bar()
+    if cached(repo, filename, revision) is None:
+        probe(repo, filename, revision)
     with errors_of(repo, revision):
         try:
             return Path(hf_hub_download(repo, filename, revision=revision, tqdm_class=silent))
@@ -204,6 +273,7 @@ def size(repo: str, filename: str, commit: str) -> int | None:
     """A file's size as the Hub reports it (a large file's own, behind a redirect); None if absent."""
     from huggingface_hub import errors, get_hf_file_metadata, hf_hub_url
 
+    probe(repo, filename, commit)
     with errors_of(repo):
         try:
             metadata = get_hf_file_metadata(hf_hub_url(repo, filename, revision=commit))
