@@ -3,6 +3,7 @@ stdin that is not a question is named by its first 80 characters, then ...."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from conftest import run_cli
@@ -18,3 +19,22 @@ def test_a_long_line_that_is_no_question_is_named_by_its_first_80_characters(
     bad = run_cli("analogy", "-")
     assert bad.exit_code == 7
     assert f'line 1: "{line[:80]}"... is not three words A B C' in bad.stderr
+
+
+def test_the_note_of_products_below_float64s_range_counts_them() -> None:
+    """Only a 0 whose logarithm is a number is lost to the range: a product of exactly 0 (a cosine of -1,
+    its log -inf) is 0 indeed, and add's scores have no logarithm."""
+    from gpt2emb.core.analogy import _below_range
+    from gpt2emb.results.analogy import Ranked
+
+    def ranked(score: float, log: float | None) -> Ranked:
+        return Ranked(1, 7, "x", score, log, False)
+
+    assert _below_range([ranked(0.0, -800.0)]) == [
+        "1 3cosmul score is below float64's range (1e-308) and shown as 0: log_score in --json keeps them "
+        "apart, and the ranks are by it"
+    ]
+    assert _below_range([ranked(0.0, -800.0), ranked(0.0, -900.0), ranked(0.0, -math.inf)])[0].startswith(
+        "2 3cosmul scores are below"
+    )
+    assert _below_range([ranked(0.0, -math.inf), ranked(1e-300, -690.8), ranked(0.0, None)]) == []
