@@ -292,3 +292,23 @@ def test_the_inputs_of_a_long_3cosmul_sum_rank_where_numpy_puts_them(count: int)
     ranks_against_oracle(wte, signs, ids, Method.cosmul)
     ranking = ranking_of(wte, [(s, wte[i]) for s, i in zip(signs, ids, strict=True)], Method.cosmul)
     assert len({rank for rank, _ in ranking.ranks(sorted(set(ids)))}) > 10
+
+
+@pytest.mark.parametrize("scale", [2.0**-70, 1e-3, 3.0, 2.0**50])
+def test_add_s_vector_is_the_sum_itself_where_float32_holds_it_and_scaled_by_two_elsewhere(
+    scale: float,
+) -> None:
+    """A sum whose norm float32's fast pass bounds is handed on as it is (the figure draws it); a sum of a
+    norm outside SAFE is scaled by a power of two into it, its direction to the bit."""
+    rng = np.random.default_rng(47)
+    a, b, c = (rng.standard_normal(8) * scale for _ in range(3))
+    a32, b32, c32 = (x.astype(np.float32) for x in (a, b, c))
+    v = sums.analogy_vector([(1, a32), (-1, b32), (1, c32)], Method.add)
+    total = a32.astype(np.float64) - b32 + c32
+    size = np.linalg.norm(total)
+    if ops.SAFE[0] <= size <= ops.SAFE[1]:
+        assert np.array_equal(v, total.astype(np.float32))
+    else:
+        assert ops.SAFE[0] <= np.linalg.norm(v.astype(np.float64)) <= ops.SAFE[1]
+        power = v.astype(np.float64) / total
+        assert np.allclose(power, power[0], rtol=1e-6) and np.log2(power[0]) == round(np.log2(power[0]))
