@@ -19,7 +19,7 @@ app = typer.Typer()
     cls=Command,
     epilog='Examples:\n\n  gpt2emb logits "The cat sat on the"\n\n  gpt2emb logits The cat sat on the '
     '--layers\n\n  gpt2emb logits "The cat sat on the mat" --at 3 -k 5 --json\n\n'
-    '  gpt2emb logits "The cat sat on the" -m meta-llama/Llama-3.2-1B --through wte\n\n'
+    '  gpt2emb logits "The cat sat on the" -m EleutherAI/pythia-70m --through wte\n\n'
     '  gpt2emb logits "The cat sat on the mat" --figure lens.png',
 )
 def logits(
