@@ -63,7 +63,9 @@ def figure(result: LogitsResult) -> Figure:
         fontsize=8,
         parse_math=False,
     )
-    ax.set_xlabel("the text's token at each position (the cell: the next token it predicts)", parse_math=False)
+    ax.set_xlabel(
+        "the text's token at each position (the cell: the next token it predicts)", parse_math=False
+    )
     ax.set_ylabel("layer", parse_math=False)
     fig.colorbar(image, ax=ax, label="probability of the top token", shrink=0.8)
     positions = f"its last {n_positions} positions" if n_positions > 1 else "its one position"
