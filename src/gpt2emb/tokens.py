@@ -255,10 +255,6 @@ class Vocab:
     def _specials(self) -> dict[str, int]:
         return {t["content"]: t["id"] for t in self._added if t["special"]}
 
-    def special_ids(self) -> dict[int, str]:
-        """The tokenizer's special tokens, their text by id."""
-        return {i: t for t, i in self._specials.items()}
-
     def _holds_added(self, text: str) -> bool:
         """Whether the tokenizer may find an added token in text: it looks for them first, and splits only
         the rest. An entry of format 3 or 4 did not record the text it finds one by (see added_tokens): an

@@ -254,8 +254,9 @@ def _told(vocab: Vocab, tokens: tuple[SentenceToken, ...], m: OpenedEntry) -> li
     """Notes on what the model receives beside the text's own characters: the special tokens typed in it,
     which the tokenizer takes as themselves, and what the tokenizer adds around a text."""
     notes = []
-    specials = vocab.special_ids()
-    typed = sorted({(t.id, specials[t.id]) for t in tokens if t.id in specials})
+    # the family's pattern of special tokens (<|endoftext|>, <s>): a token of the text that is one of them
+    # whole came from the characters typed, which the tokenizer took as that token
+    typed = sorted({(t.id, t.token) for t in tokens if vocab.specials and vocab.specials.fullmatch(t.token)})
     for i, name in typed:
         notes.append(
             f"the text holds {name}, which the tokenizer takes as one special token (id:{i}), not as its "
