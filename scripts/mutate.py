@@ -241,6 +241,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/test_verify.py", "tests/test_family_rotary.py"),  # damaged rows refused; no position table
         "tests/test_pinned_geometry.py",
     ],
+    "logits.py": ["tests/commands/test_logits.py", "tests/test_handle_contract.py"],
     "text.py": [
         *("tests/commands/test_text.py", "tests/test_handle_commands.py", "tests/test_family_rotary.py"),
         *("tests/test_family_bert.py", "tests/test_family_roberta.py"),  # token types, tokens added

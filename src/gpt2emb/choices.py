@@ -42,3 +42,9 @@ class Format(StrEnum):
 class Table(StrEnum):
     wte = "wte"  # the token rows
     wpe = "wpe"  # the position rows, from position 0
+
+
+class Through(StrEnum):
+    """The other table logits --through scores with, beside the output layer."""
+
+    wte = "wte"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from gpt2emb import batch, contract, registry
 from gpt2emb.candidates import Restriction
-from gpt2emb.choices import Format, Method, Pool, Rule, Table
+from gpt2emb.choices import Format, Method, Pool, Rule, Table, Through
 from gpt2emb.core.analogy import analogy_in, each_analogy_in, handed
 from gpt2emb.core.export import export_in
 from gpt2emb.core.neighbors import each_neighbors_in, neighbors_in
@@ -27,6 +27,7 @@ from gpt2emb.results.compare import SideBySideResult
 from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult
 from gpt2emb.results.export import ExportResult
 from gpt2emb.results.geometry import GeometryResult
+from gpt2emb.results.logits import LogitsResult
 from gpt2emb.results.neighbors import NeighborsItem, NeighborsResult
 from gpt2emb.results.positions import HeatmapResult, PositionsResult
 from gpt2emb.results.similarity import SimilarityResult
@@ -48,6 +49,7 @@ class Embeddings(Opened):
         each_vector, each_neighbors, each_analogy, each_similarity     the same over a stream (`-`)
         positions, position_map                    `positions`, `positions --heatmap`
         input, context                             a text as the model receives it; a word through its layers
+        logits                                     the next token's scores by the output layer; the lens
         geometry, tying, export                    `geometry`; `tying` (load, grad, compare); `export`
         analogy_eval, similarity_eval              `analogy --eval FILE`, `similarity --eval FILE`
 
@@ -175,6 +177,22 @@ class Embeddings(Opened):
         check_context(word, listed)
         return context_of(self._ref(), word, listed, Pool(pool), self.reporter)
 
+    def logits(
+        self,
+        text: str,
+        k: int = 10,
+        at: int | None = None,
+        through: Through | str | None = None,
+        layers: bool = False,
+    ) -> LogitsResult:
+        """The k best next tokens after text (after position `at`, counting the text's own tokens from 0),
+        scored by the model's output table, h · Wᵀ, as `logits TEXT` gives them (torch); through "wte": an
+        untied model's scores by wte beside them; layers: every layer read through the output table."""
+        from gpt2emb.core.logits import check_logits, logits_of
+
+        check_logits(text, k, at)
+        return logits_of(self._ref(), text, k, at, _through(through), layers, False, self.reporter)
+
     def tying(self, load: bool = False, grad: str | None = None, compare: bool = False) -> TyingResult:
         """Whether the output layer reuses wte, as `tying` checks it (config, a model on the meta device, the
         checkpoint): load, also on the model loaded (torch); grad, a text: the gradient of the next-token
@@ -297,6 +315,15 @@ class Embeddings(Opened):
     ) -> tuple[SimilarityResult | None, list[batch.FailedLine]]:
         """One matrix of every word that has a row (None for fewer than two); the words that fail, apart."""
         return each_similarity_in(self, contract.blocks_of(words), exact, Pool(pool))
+
+
+def _through(value: Through | str | None) -> Through | None:
+    """logits' through, its name or its member (checked as a text by the contract first)."""
+    if value is None or isinstance(value, Through):
+        return value
+    if value not in set(Through):
+        raise UsageError(f"through is {value!r}, which is no table logits scores with: give 'wte' or None")
+    return Through(value)
 
 
 def open_embeddings(

@@ -371,6 +371,38 @@ def hidden_states(
     return found
 
 
+def read_out(
+    folder: Path,
+    classes: tuple[str, str, str],
+    final_norm: str,
+    ids: tuple[int, ...],
+    positions: list[int],
+    every_layer: bool,
+    label: str | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The hidden states at positions of one input as the output layer reads them, and that layer's own
+    weights (None where it is the token table: tied). Shape (n_layer + 1, len(positions), d) with
+    every_layer: h0 and each block's output through the final layer norm (final_norm: the base model's
+    attribute holding it), the last as transformers gives it, which has that norm already; else (1,
+    len(positions), d), the last alone. The base model runs (no logits computed here)."""
+    import torch
+
+    model = _load(folder, classes, True, label)
+    base = model.base_model
+    at = torch.tensor(positions)
+    with _quiet(), torch.inference_mode():
+        out = base(torch.tensor([ids]), output_hidden_states=every_layer)
+        if every_layer:
+            norm = getattr(base, final_norm)
+            *inner, last = out.hidden_states
+            states = torch.stack([*(norm(h[0, at]) for h in inner), last[0, at]])
+        else:
+            states = out.last_hidden_state[0, at][None]
+        found = states.numpy()
+    own = None if _tied(model) else model.get_output_embeddings().weight.detach().numpy()
+    return found, own
+
+
 def lm_gradients(
     folder: Path, classes: tuple[str, str, str], ids: tuple[int, ...], label: str | None = None
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:

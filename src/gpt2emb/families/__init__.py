@@ -118,6 +118,9 @@ class Family(NamedTuple):
     # the output layer's names in a checkpoint, where they are not lm_names[0] (GPT-NeoX saves embed_out)
     output_table: tuple[str, ...] = ()
     causal: bool = True  # a next-token language model (tying --grad's loss)
+    # the base model's attribute holding its final layer norm, which the output layer reads after (the
+    # logit lens puts every layer's hidden state through it); "" for a family logits does not read
+    final_norm: str = ""
     # the parameter counts of a model of this family from its shape alone, where a formula gives them
     # (`models`, and `sizes` without -m); `sizes -m` counts any model from its checkpoint headers
     params: Callable[[Shape], dict[str, int]] | None = None

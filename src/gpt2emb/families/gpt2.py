@@ -35,5 +35,6 @@ FAMILY = Family(
     position_table=("wpe.weight", "transformer.wpe.weight"),
     classes=("GPT2Config", "GPT2Model", "GPT2LMHeadModel"),
     lm_names=("lm_head.weight", "transformer.wte.weight"),
+    final_norm="ln_f",
     params=param_counts,
 )

@@ -15,4 +15,5 @@ FAMILY = Family(
     position_table=("transformer.wpe.weight", "wpe.weight"),
     classes=("GPTNeoConfig", "GPTNeoModel", "GPTNeoForCausalLM"),
     lm_names=("lm_head.weight", "transformer.wte.weight"),
+    final_norm="ln_f",
 )

@@ -89,6 +89,7 @@ def _record(name: str, title: str, prefix: str) -> Family:
         specials=re.compile(r"</?s>|<unk>|<\|[^|]*\|>"),
         classes=(f"{prefix}Config", f"{prefix}Model", f"{prefix}ForCausalLM"),
         lm_names=("lm_head.weight", "model.embed_tokens.weight"),
+        final_norm="norm",
         tied_default=False,
         no_position_table=ROTARY,
     )

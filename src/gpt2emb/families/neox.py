@@ -17,6 +17,7 @@ FAMILY = Family(
     position_table=(),
     classes=("GPTNeoXConfig", "GPTNeoXModel", "GPTNeoXForCausalLM"),
     lm_names=("lm_head.weight", "gpt_neox.embed_in.weight"),
+    final_norm="final_layer_norm",
     output_table=("embed_out.weight", "lm_head.weight"),
     tied_default=False,
     no_position_table=ROTARY,
