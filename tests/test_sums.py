@@ -312,3 +312,19 @@ def test_add_s_vector_is_the_sum_itself_where_float32_holds_it_and_scaled_by_two
         assert ops.SAFE[0] <= np.linalg.norm(v.astype(np.float64)) <= ops.SAFE[1]
         power = v.astype(np.float64) / total
         assert np.allclose(power, power[0], rtol=1e-6) and np.log2(power[0]) == round(np.log2(power[0]))
+
+
+def test_3cosmul_rankings_do_not_depend_on_the_blocks_of_rows_or_of_questions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A table of 45 rows in blocks of 7 (the last block short), two questions in one pass: each question's
+    bounds and exact scores are those it has alone, in one block."""
+    rng = np.random.default_rng(53)
+    wte = rng.standard_normal((45, 10)).astype(np.float32)
+    questions = [abc(wte[0], wte[1], wte[2]), [(1, wte[3]), (-1, wte[4])]]
+    alone = [sums.cosmul_rankings(wte, [q])[0] for q in questions]
+    monkeypatch.setattr(sums, "_ROWS", 7)
+    together = sums.cosmul_rankings(wte, questions)
+    for a, b in zip(alone, together, strict=True):
+        assert np.array_equal(a.lo, b.lo) and np.array_equal(a.hi, b.hi)
+        assert np.array_equal(a.scores(np.arange(45)), b.scores(np.arange(45)))
