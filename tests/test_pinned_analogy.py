@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
+
 from conftest import run_cli
 from fakehub import FakeHub
 
@@ -38,3 +40,23 @@ def test_the_note_of_products_below_float64s_range_counts_them() -> None:
         "2 3cosmul scores are below"
     )
     assert _below_range([ranked(0.0, -math.inf), ranked(1e-300, -690.8), ranked(0.0, None)]) == []
+
+
+def test_a_sum_that_cannot_be_read_and_a_handed_word_with_a_sign_are_named_by_80_characters(
+    hub: FakeHub,
+) -> None:
+    """Messages name a long sum or word by its first 80 characters, then ..."""
+    import gpt2emb
+    from gpt2emb.errors import UsageError
+    from gpt2emb.report import QuietReporter
+
+    terms = [f"w{i:03d}" for i in range(30)]  # 30 words of 4 characters: a sum of 209 characters
+    expression = " + ".join(terms) + " +"
+    result = run_cli("analogy", expression)
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    assert f'cannot read the sum "{expression[:80]}"... at its item 60' in said
+    word = "king - " + "x" * 100
+    with pytest.raises(UsageError) as refused:
+        gpt2emb.open("gpt2", reporter=QuietReporter()).analogy(positive=[word], negative=["man"])
+    assert f'the word "{word[:80]}"... holds a sign' in str(refused.value)
