@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, run_json
 from fakehub import FakeHub
 
 
@@ -60,3 +60,9 @@ def test_a_sum_that_cannot_be_read_and_a_handed_word_with_a_sign_are_named_by_80
     with pytest.raises(UsageError) as refused:
         gpt2emb.open("gpt2", reporter=QuietReporter()).analogy(positive=[word], negative=["man"])
     assert f'the word "{word[:80]}"... holds a sign' in str(refused.value)
+
+
+def test_the_note_of_an_answer_shorter_than_k_names_a_long_sum_by_80_characters(hub: FakeHub) -> None:
+    expression = " + ".join(["king", "woman", *(f"id:{i}" for i in range(100, 130))]) + " - man"
+    doc = run_json("analogy", expression, "-k", "50", "--restrict", "40")
+    assert any(n.startswith(f'"{expression[:80]}"...: only ') for n in doc["notes"]), doc["notes"]
