@@ -132,6 +132,18 @@ def test_3cosmul_bounds_hold_every_exact_score(seed: int, product: str) -> None:
     assert [i for i, _ in ranking.top(6, (a, b, c))] == brute_top(loop, 6, (a, b, c))
 
 
+@pytest.mark.parametrize("negative", [1, 5, 40])
+def test_3cosmul_bounds_hold_with_more_negative_terms_than_positive(negative: int, product: str) -> None:
+    """The negative terms' product bounds the score the other way round: its upper bound widens the
+    score's lower one, and its lower bound its upper one."""
+    rng = np.random.default_rng(59 + negative)
+    wte = rng.standard_normal((300, 16)).astype(np.float32)
+    signed = [(1, wte[0]), *((-1, wte[i]) for i in range(1, negative + 1))]
+    (ranking,) = sums.cosmul_rankings(wte, [signed])
+    exact = ranking.scores(np.arange(300))
+    assert (ranking.lo <= exact).all() and (exact <= ranking.hi).all()
+
+
 def test_3cosmul_bounds_hold_for_hard_rows(product: str) -> None:
     """Zero rows score as cos 0; rows of NaN or inf, and a row exactly opposite a positive term (its log is
     -inf), get no bound and never hide the others; rows of extreme scale are bounded by float64's product,
