@@ -37,7 +37,7 @@ def masks(
             f"the text {quote(text, 60)} holds no {head.mask}: {m.name} is a masked language model "
             f"({m.family.title}), whose head fills in a masked token rather than the next one; "
             f"write {head.mask} where the word goes, as in: "
-            + spelt(f'logits "{example}" -m {m.name}', f"logits({example!r})")
+            + spelt(f'logits "{example}"', f"logits({example!r})")
         )
     return found
 
