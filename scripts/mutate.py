@@ -241,7 +241,11 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/test_verify.py", "tests/test_family_rotary.py"),  # damaged rows refused; no position table
         "tests/test_pinned_geometry.py",
     ],
-    "logits.py": ["tests/commands/test_logits.py", "tests/test_handle_contract.py"],
+    "logits.py": [
+        *("tests/commands/test_logits.py", "tests/commands/test_logits_masked.py"),
+        "tests/test_handle_contract.py",
+    ],
+    "logits_masked.py": ["tests/commands/test_logits_masked.py"],
     "text.py": [
         *("tests/commands/test_text.py", "tests/test_handle_commands.py", "tests/test_family_rotary.py"),
         *("tests/test_family_bert.py", "tests/test_family_roberta.py"),  # token types, tokens added
@@ -295,6 +299,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/test_config_shapes.py", "tests/test_damaged_model_files.py"),
         *("tests/test_changed_while_read.py", "tests/test_family_gpt_neo.py"),
         *("tests/test_family_rotary.py", "tests/test_checkpoint.py"),
+        *("tests/commands/test_logits.py", "tests/commands/test_logits_masked.py"),  # read_out, read_masked
         "tests/test_pinned_heavy.py",
     ],
     "limits.py": [

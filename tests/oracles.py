@@ -96,3 +96,40 @@ def encoder_context_cosines(
         ]
     pairs = ([states[n][layer][0, 1 + at[n]].numpy() for n in range(2)] for layer in range(len(states[0])))
     return [cos(a, b) for a, b in pairs]
+
+
+def close(ours: float, theirs: float) -> bool:
+    return abs(ours - theirs) <= 1e-4 * abs(theirs) + 1e-5
+
+
+def assert_top_matches(top: list[dict[str, Any]], logits: np.ndarray) -> None:
+    """Each listed logit is transformers' for its id, each probability its softmax, and the order is theirs
+    wherever two logits differ by more than the tolerance."""
+    x = logits.astype(np.float64)
+    p = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
+    for s in top:
+        assert close(s["logit"], float(logits[s["id"]])), s
+        assert s["probability"] == pytest.approx(p[s["id"]], rel=1e-4, abs=1e-9)
+    order = np.argsort(-logits, kind="stable")
+    expected, tol = logits[order[: len(top)]], 1e-4 * np.abs(logits).max() + 1e-5
+    for s, want in zip(top, expected, strict=True):  # the k-th best logit, whichever id holds it
+        assert abs(s["logit"] - want) <= tol
+    separated = [s["id"] for s in top if np.sum(np.abs(logits - logits[s["id"]]) <= tol) == 1]
+    assert [i for i in order[: len(top)] if i in separated] == separated
+
+
+def assert_lens_matches(
+    layers: list[dict[str, Any]], scores: list[np.ndarray], top: list[dict[str, Any]]
+) -> None:
+    """logits --layers' rows against each layer's scores computed by hand (h0 first), and the last row
+    against the answer (top)."""
+    assert len(layers) == len(scores)
+    final = top[0]["id"]
+    for row, x in zip(layers, scores, strict=True):
+        assert_top_matches(row["top"], x)
+        p = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
+        assert row["final_probability"] == pytest.approx(p[final], rel=1e-4, abs=1e-9)
+        tol = 1e-4 * abs(x[final]) + 1e-5  # a rank among scores within the tolerance of its own may differ
+        assert abs(row["final_rank"] - (1 + np.sum(x > x[final]))) <= np.sum(np.abs(x - x[final]) <= tol)
+    assert layers[-1]["top"] == top[:5]  # the last row is the answer itself
+    assert layers[-1]["final_rank"] == 1

@@ -388,19 +388,60 @@ def read_out(
     import torch
 
     model = _load(folder, classes, True, label)
-    base = model.base_model
-    at = torch.tensor(positions)
     with _quiet(), torch.inference_mode():
-        out = base(torch.tensor([ids]), output_hidden_states=every_layer)
-        if every_layer:
-            norm = getattr(base, final_norm)
-            *inner, last = out.hidden_states
-            states = torch.stack([*(norm(h[0, at]) for h in inner), last[0, at]])
-        else:
-            states = out.last_hidden_state[0, at][None]
-        found = states.numpy()
-    own = None if _tied(model) else model.get_output_embeddings().weight.detach().numpy()
-    return found, own
+        states = _states(model, ids, positions, every_layer)
+        if every_layer:  # the last has the final norm already
+            norm = getattr(model.base_model, final_norm)
+            states = [*(norm(h) for h in states[:-1]), states[-1]]
+        found = torch.stack(states).numpy()
+    return found, _own_table(model)
+
+
+def _states(model: Any, ids: tuple[int, ...], positions: list[int], every_layer: bool) -> list[Any]:
+    """The base model's hidden states at positions, h0 to the last (every_layer) or the last alone."""
+    import torch
+
+    at = torch.tensor(positions)
+    out = model.base_model(torch.tensor([ids]), output_hidden_states=every_layer)
+    return [h[0, at] for h in out.hidden_states] if every_layer else [out.last_hidden_state[0, at]]
+
+
+def _own_table(model: Any) -> np.ndarray | None:
+    """The output layer's weights, None where they are the token table (tied)."""
+    return None if _tied(model) else model.get_output_embeddings().weight.detach().numpy()
+
+
+def read_masked(
+    folder: Path,
+    classes: tuple[str, str, str],
+    head: tuple[str, str, str, str, str],
+    activation: str,
+    eps: float,
+    ids: tuple[int, ...],
+    positions: list[int],
+    every_layer: bool,
+    label: str | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """A masked language model's hidden states at positions of one input through its head up to the decoder:
+    head names its dense layer's weight and bias, its layer norm's weight and bias and the decoder's bias in
+    the language model's state dict; activation (a name transformers knows) and eps (the norm's) as the
+    config gives them. Returns the states so read, shape (n_layer + 1, len(positions), d) with every_layer
+    (each layer's as it is: these models have no final layer norm, the last is the last block's output),
+    else (1, len(positions), d); the decoder's bias; and its own weights (None: the token table, tied). The
+    head's arithmetic is gpt2emb's, from the checkpoint's tensors (the caller checked that it holds them)."""
+    import torch
+
+    with _quiet():
+        from transformers.activations import ACT2FN
+
+    model = _load(folder, classes, True, label)
+    weight, bias, norm_weight, norm_bias, decoder_bias = (model.state_dict()[name] for name in head)
+    with _quiet(), torch.inference_mode():
+        states = torch.stack(_states(model, ids, positions, every_layer))
+        x = ACT2FN[activation](torch.nn.functional.linear(states, weight, bias))
+        x = torch.nn.functional.layer_norm(x, (x.shape[-1],), norm_weight, norm_bias, eps)
+        found = x.numpy()
+    return found, decoder_bias.detach().numpy(), _own_table(model)
 
 
 def lm_gradients(

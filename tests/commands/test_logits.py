@@ -13,10 +13,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import pytest
 
+from oracles import assert_lens_matches, assert_top_matches, close
 from tiny_gpt_neo import build as build_neo
 from tiny_llama import build as build_llama
 from tiny_neox import build as build_neox
-from tiny_roberta import build as build_roberta
 
 from conftest import copy_model, run_cli, run_json
 from tinymodel import Tiny, save_local
@@ -64,26 +64,6 @@ def oracle(folder: Path, text: str) -> tuple[list[int], np.ndarray, Any, Any]:
     return ids, out.logits[0].numpy(), states, model
 
 
-def close(ours: float, theirs: float) -> bool:
-    return abs(ours - theirs) <= 1e-4 * abs(theirs) + 1e-5
-
-
-def assert_top_matches(top: list[dict[str, Any]], logits: np.ndarray) -> None:
-    """Each listed logit is transformers' for its id, each probability its softmax, and the order is theirs
-    wherever two logits differ by more than the tolerance."""
-    x = logits.astype(np.float64)
-    p = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
-    for s in top:
-        assert close(s["logit"], float(logits[s["id"]])), s
-        assert s["probability"] == pytest.approx(p[s["id"]], rel=1e-4, abs=1e-9)
-    order = np.argsort(-logits, kind="stable")
-    expected, tol = logits[order[: len(top)]], 1e-4 * np.abs(logits).max() + 1e-5
-    for s, want in zip(top, expected, strict=True):  # the k-th best logit, whichever id holds it
-        assert abs(s["logit"] - want) <= tol
-    separated = [s["id"] for s in top if np.sum(np.abs(logits - logits[s["id"]]) <= tol) == 1]
-    assert [i for i in order[: len(top)] if i in separated] == separated
-
-
 @pytest.mark.parametrize("name", ["gpt2", "gpt_neo", "gpt_neox", "llama"])
 @pytest.mark.parametrize("at", [None, 1])
 def test_logits_and_the_lens_match_transformers(
@@ -110,18 +90,7 @@ def test_logits_and_the_lens_match_transformers(
         here = states[:, before + position]
         read = [*(norm(h) for h in here[:-1]), here[-1]]
     assert len(doc["layers"]) == len(read) == model.config.num_hidden_layers + 1
-    final = doc["top"][0]["id"]
-    for row, h in zip(doc["layers"], read, strict=True):
-        scores = (h.numpy() @ table.T).astype(np.float64)
-        assert_top_matches(row["top"], scores)
-        p = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
-        assert row["final_probability"] == pytest.approx(p[final], rel=1e-4, abs=1e-9)
-        assert row["final_rank"] == 1 + np.sum(scores > scores[final] + 1e-4 * abs(scores[final]) + 1e-5) or (
-            abs(row["final_rank"] - (1 + np.sum(scores > scores[final])))
-            <= np.sum(np.abs(scores - scores[final]) <= 1e-4 * abs(scores[final]) + 1e-5)
-        )
-    assert doc["layers"][-1]["top"] == doc["top"][:5]  # the last row is the answer itself
-    assert doc["layers"][-1]["final_rank"] == 1
+    assert_lens_matches(doc["layers"], [(h.numpy() @ table.T).astype(np.float64) for h in read], doc["top"])
 
 
 def test_the_answer_does_not_depend_on_the_lens(families: dict[str, Family]) -> None:
@@ -221,13 +190,6 @@ def test_a_bare_model_whose_config_does_not_tie_has_no_output_layer(tiny: Tiny, 
     result = run_cli("logits", "the cat", "-m", str(folder))
     assert result.exit_code == 2
     assert "has no output layer" in result.stderr and "stores no lm_head.weight" in result.stderr
-
-
-def test_a_masked_language_model_waits_for_its_sister_issue(tmp_path: Path) -> None:
-    roberta = build_roberta(tmp_path / "roberta")
-    result = run_cli("logits", "the cat", "-m", str(roberta.folder))
-    assert result.exit_code == 2
-    assert "masked language model (RoBERTa)" in result.stderr and "sister issue" in result.stderr
 
 
 def test_a_special_token_typed_is_told(tiny: Tiny, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import numpy as np
 
 from gpt2emb import registry
 from gpt2emb.choices import Through
+from gpt2emb.core import logits_masked as masked
 from gpt2emb.core.open import check_top, check_top_fits, known_facts, length_limit, past_limit
 from gpt2emb.core.whole import encode, open_for_whole, weights_folder
 from gpt2emb.errors import BadModel, UsageError, option, spelt
@@ -14,7 +15,7 @@ from gpt2emb.families import Family
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.common import Token
-from gpt2emb.results.logits import GridCell, GridColumn, LensLayer, LogitsResult, Score
+from gpt2emb.results.logits import GridCell, GridColumn, LensLayer, LogitsResult, MaskScores, Score
 from gpt2emb.results.whole import SentenceToken
 from gpt2emb.store import checkpoint, revisions
 from gpt2emb.store.entries import OpenedEntry
@@ -71,8 +72,9 @@ def logits_of(
     grid: bool,
     reporter: Reporter | None,
 ) -> LogitsResult:
-    """logits for a model resolved, its arguments checked (check_logits); grid: the lens of the last
-    positions up to `at` too (what --figure draws)."""
+    """logits for a model resolved, its arguments checked (check_logits); grid: the lens of the positions
+    around `at` too (what --figure draws). A masked language model scores its masks (or `at`) themselves,
+    through its head; any other, the token after `at`, through its final layer norm and output table."""
     from gpt2emb import heavy
 
     reporter = reporter or QuietReporter()
@@ -83,35 +85,48 @@ def logits_of(
     tokens = encode(vocab, text, m, "the text")
     if not tokens:  # a WordPiece or SentencePiece tokenizer may drop white space
         raise UsageError(f"the text {quote(text, 80)} is no tokens at all in {m.name}: type some words")
-    at = _position(m, len(tokens), at)
-    before = m.wraps[0]  # run as in use: a BOS token where the tokenizer adds one
-    wanted = list(range(max(0, at - GRID_POSITIONS + 1), at + 1)) if grid else [at]
+    head = m.family.head
+    found = masked.masks(vocab, text, tokens, m, head) if head is not None else []
+    given = _position(m, len(tokens), at, head is not None)
+    scored = found if given is None else [given]
+    at = scored[0]
+    before, after = m.wraps  # run as in use: a BOS token where the tokenizer adds one (masked: and an EOS)
+    window = _window(at, len(tokens), head is not None) if grid else []
+    wanted = sorted({*scored, *window})
     folder = weights_folder(ref, info, reporter)
     names = list(info.tensors) or list(heavy.weight_shapes(folder))
     tied, stored = _output_table(ref, m.family, info.config, names)
-    states, own = heavy.read_out(
-        folder,
-        m.family.classes,
-        m.family.final_norm,
-        (*before, *(t.id for t in tokens)),
-        [len(before) + p for p in wanted],
-        layers or grid,
-        checkpoint.config_label(ref),
-    )
+    ids = (*before, *(t.id for t in tokens), *(after if head is not None else ()))
+    run = [len(before) + p for p in wanted]
+    label = checkpoint.config_label(ref)
+    bias, described = None, None
+    if head is None:
+        every_layer = layers or grid
+        states, own = heavy.read_out(
+            folder, m.family.classes, m.family.final_norm, ids, run, every_layer, label
+        )
+    else:
+        tensors = masked.head_tensors(ref, head, names, m.family.classes)
+        states, bias, own = masked.read(folder, m, head, info.config, ids, run, layers or grid, label)
+        described = masked.described(head, tensors, info.config, stored)
     table = m.wte if own is None else own
-    here = states[:, -1]  # (layers, d): the position scored
-    scores = _scores(here, table, m, at)  # (layers, vocab): the last is the model's own scores
-    top = _top(scores[-1], k, vocab)
+    reads = [_Read(p, states[:, wanted.index(p)], table, bias, m, vocab) for p in scored]
+    notes = _told(vocab, tokens, m, head is not None)
+    if head is not None:
+        notes += [masked.unmasked(tokens[p], head) for p in scored if p not in found]
+    top = reads[0].top(k)
     through_wte = overlap = None
-    notes = _told(vocab, tokens, m)
     if through is not None and own is None:
-        notes.append(f"{m.name} is tied: its output layer is wte itself, so --through wte is the same table")
+        notes.append(_same_table(m.name, head is not None))
     elif through is not None:
-        through_wte = _top(_scores(here[-1:], m.wte, m, at)[0], k, vocab)
+        through_wte = _top(reads[0].scores_by(m.wte)[-1], k, vocab)
         overlap = len({s.id for s in top} & {s.id for s in through_wte})
-    lens = tuple(_lens_layer(n, row, top[0].id, vocab) for n, row in enumerate(scores)) if layers else None
-    columns = _grid(states, wanted, tokens, table, m, vocab) if grid else None
-    name = "wte" if tied else "lm_head"
+    lens = [r.lens() if layers else None for r in reads]
+    columns = _grid(states, wanted, window, tokens, table, bias, m, vocab) if grid else None
+    name = "wte" if tied else ("decoder" if head is not None else "lm_head")
+    every = None
+    if head is not None:
+        every = tuple(MaskScores(r.at, r.top(k), x) for r, x in zip(reads, lens, strict=True))
     return LogitsResult(
         m.name,
         text,
@@ -120,37 +135,87 @@ def logits_of(
         name,
         stored,
         tied,
-        f"h · {name}ᵀ",
+        f"h · {name}ᵀ" if described is None else masked.formula(described, name),
         m.shape.vocab_size,
         top,
         through_wte,
         overlap,
-        lens,
+        lens[0],
         columns,
         tuple(Token(i, vocab.token(i)) for i in before),
         tuple(notes),
+        head is not None,
+        described,
+        every,
     )
+
+
+class _Read:
+    """One position scored: its hidden states (a row per layer read, the last the model's own) and what
+    turns them into scores (a masked head's decoder adds its bias)."""
+
+    def __init__(
+        self,
+        at: int,
+        states: np.ndarray,
+        table: np.ndarray,
+        bias: np.ndarray | None,
+        m: OpenedEntry,
+        vocab: Vocab,
+    ) -> None:
+        self.at, self.states, self.bias, self.m, self.vocab = at, states, bias, m, vocab
+        self.scores = self.scores_by(table)  # (layers, vocab): the last is the model's own scores
+
+    def scores_by(self, table: np.ndarray) -> np.ndarray:
+        return _scores(self.states, table, self.bias, self.m, self.at, self.bias is not None)
+
+    def top(self, k: int) -> tuple[Score, ...]:
+        return _top(self.scores[-1], k, self.vocab)
+
+    def lens(self) -> tuple[LensLayer, ...]:
+        final = int(_best(self.scores[-1], 1)[0])
+        return tuple(_lens_layer(n, row, final, self.vocab) for n, row in enumerate(self.scores))
+
+
+def _same_table(name: str, masked_model: bool) -> str:
+    """--through wte's note on a tied model: the table that scored is wte already."""
+    if masked_model:
+        return (
+            f"{name}'s head is tied: its decoder is the word embedding table (wte) itself, so --through wte "
+            "is the same table"
+        )
+    return f"{name} is tied: its output layer is wte itself, so --through wte is the same table"
 
 
 def _check_family(ref: ModelRef, config: dict[str, object]) -> None:
-    """logits reads next-token models; a masked language model is refused before anything is fetched."""
+    """logits reads a model through its final layer norm and output layer, or through its masked-language
+    head; a family with neither is refused before anything is fetched."""
     from gpt2emb import families
 
     family = families.of_config(config, ref.name)
-    if family.final_norm:
+    if family.final_norm or family.head is not None:
         return
     raise UsageError(
-        f"{ref.name} is a masked language model ({family.title}): its head fills in a masked token, it does "
-        "not score the next one, and logits reads next-token models only for now (GPT-2, GPT-Neo, "
-        "GPT-NeoX, Llama, Mistral, Qwen2); a sister issue adds the masked-language heads of RoBERTa, BERT "
-        "and DistilBERT"
+        f"{ref.name} is a {family.title} model, whose output layer logits does not know how to read; it "
+        "reads GPT-2, GPT-Neo, GPT-NeoX, Llama, Mistral and Qwen2 (the next token), and RoBERTa, BERT and "
+        "DistilBERT (a masked token)"
     )
 
 
-def _position(m: OpenedEntry, n: int, at: int | None) -> int:
-    """The position scored: the text's last token, or `at` once it is within the text and the model."""
+def _window(at: int, n: int, masked_model: bool) -> list[int]:
+    """The positions --figure's grid shows: the last GRID_POSITIONS up to `at` (the token after each is
+    predicted); masked, GRID_POSITIONS around `at` (each is filled in, the text after it counting too)."""
+    if not masked_model:
+        return list(range(max(0, at - GRID_POSITIONS + 1), at + 1))
+    start = max(0, min(at - GRID_POSITIONS // 2, n - GRID_POSITIONS))
+    return list(range(start, min(n, start + GRID_POSITIONS)))
+
+
+def _position(m: OpenedEntry, n: int, at: int | None, masked_model: bool) -> int | None:
+    """The position scored: `at` once it is within the text and the model; else the text's last token (a
+    masked language model: None, its masks)."""
     if at is None:
-        return n - 1
+        return None if masked_model else n - 1
     limit = length_limit(m)
     if limit is not None and at >= limit:
         raise UsageError(f"{option('at', at)} is past {m.name}'s limit: {past_limit(m)}")
@@ -158,7 +223,8 @@ def _position(m: OpenedEntry, n: int, at: int | None) -> int:
         held = f"its {n:,} tokens are positions 0 to {n - 1}" if n > 1 else "its one token is position 0"
         raise UsageError(
             f"{option('at', at)} is past the text: {held} (as gpt2emb input shows them); give one of them, "
-            f"or leave {option('at')} out to score the token after the last"
+            f"or leave {option('at')} out to score "
+            + ("the text's masks" if masked_model else "the token after the last")
         )
     return at
 
@@ -182,14 +248,19 @@ def _output_table(
     return False, own
 
 
-def _scores(states: np.ndarray, table: np.ndarray, m: OpenedEntry, at: int) -> np.ndarray:
-    """h · tableᵀ for each row of states, in float32 as the model computes its logits; refused where not a
-    finite number (weights that overflow float32 there)."""
+def _scores(
+    states: np.ndarray, table: np.ndarray, bias: np.ndarray | None, m: OpenedEntry, at: int, here: bool
+) -> np.ndarray:
+    """h · tableᵀ (+ bias: a masked head's decoder has one) for each row of states, in float32 as the model
+    computes its logits; refused where not a finite number (weights that overflow float32 there). here: the
+    position scored is `at` itself (a masked model), not the one after it."""
     scores: np.ndarray = np.asarray(states, dtype=np.float32) @ np.asarray(table, dtype=np.float32).T
+    if bias is not None:
+        scores += np.asarray(bias, dtype=np.float32)
     if not np.isfinite(scores).all():
         raise BadModel(
-            f"{m.name}'s scores after position {at} are not all finite numbers (NaN or infinity): its "
-            "weights overflow float32 there; check the model's weights"
+            f"{m.name}'s scores {'at' if here else 'after'} position {at} are not all finite numbers (NaN or "
+            "infinity): its weights overflow float32 there; check the model's weights"
         )
     return scores
 
@@ -233,15 +304,17 @@ def _lens_layer(layer: int, scores: np.ndarray, final: int, vocab: Vocab) -> Len
 def _grid(
     states: np.ndarray,
     wanted: list[int],
+    window: list[int],
     tokens: tuple[SentenceToken, ...],
     table: np.ndarray,
+    bias: np.ndarray | None,
     m: OpenedEntry,
     vocab: Vocab,
 ) -> tuple[GridColumn, ...]:
     """Each position's top token at every layer, with its probability."""
     columns = []
-    for column, position in enumerate(wanted):
-        scores = _scores(states[:, column], table, m, position)
+    for position in window:
+        scores = _scores(states[:, wanted.index(position)], table, bias, m, position, bias is not None)
         p = _probabilities(scores)
         best = [int(_best(row, 1)[0]) for row in scores]
         cells = tuple(GridCell(layer, i, vocab.token(i), float(p[layer, i])) for layer, i in enumerate(best))
@@ -250,14 +323,18 @@ def _grid(
     return tuple(columns)
 
 
-def _told(vocab: Vocab, tokens: tuple[SentenceToken, ...], m: OpenedEntry) -> list[str]:
+def _told(vocab: Vocab, tokens: tuple[SentenceToken, ...], m: OpenedEntry, masked_model: bool) -> list[str]:
     """Notes on what the model receives beside the text's own characters: the special tokens typed in it,
-    which the tokenizer takes as themselves, and what the tokenizer adds around a text."""
+    which the tokenizer takes as themselves (but a mask, in a masked model: what the text is for), and what
+    the tokenizer adds around a text."""
     notes = []
     # the family's pattern of special tokens (<|endoftext|>, <s>): a token of the text that is one of them
     # whole came from the characters typed, which the tokenizer took as that token
     typed = sorted({(t.id, t.token) for t in tokens if vocab.specials and vocab.specials.fullmatch(t.token)})
+    mask = m.family.head.mask if masked_model and m.family.head is not None else None
     for i, name in typed:
+        if name == mask:
+            continue
         notes.append(
             f"the text holds {name}, which the tokenizer takes as one special token (id:{i}), not as its "
             "characters: the model reads it as it reads that token in training"
@@ -269,7 +346,10 @@ def _told(vocab: Vocab, tokens: tuple[SentenceToken, ...], m: OpenedEntry) -> li
             f"{m.name}'s tokenizer puts {shown} before a text in use: the model runs with it, and positions "
             "here count the text's own tokens"
         )
-    if after:
+    if after and masked_model:
+        shown = " ".join(vocab.token(i) for i in after)
+        notes.append(f"{m.name}'s tokenizer puts {shown} after a text in use: the model runs with it")
+    elif after:
         shown = " ".join(vocab.token(i) for i in after)
         notes.append(
             f"{m.name}'s tokenizer puts {shown} after a text in use: left out here, since the token after "

@@ -90,6 +90,43 @@ _ONE_PRE_TOKEN = re.compile(r" ?(?:[A-Za-z]+|[0-9]+)")
 BYTE_LEVEL = Spelling()
 
 
+class Head(NamedTuple):
+    """A masked language model's head, which scores the token at a position: dense, an activation, a layer
+    norm, then the decoder (the token table, where tied) and its bias. Tensors are named as the language
+    model's state dict names them; a checkpoint may store a layer norm's weight and bias as gamma and beta
+    (TensorFlow's names, which the Hub's google-bert checkpoints keep)."""
+
+    mask: str  # the mask token, as the tokenizer writes it in a text
+    dense: str  # the dense layer: its .weight and .bias
+    norm: str  # the layer norm: its .weight and .bias
+    bias: tuple[str, ...]  # the decoder's bias (its own name first, then the names tied to it)
+    activation: str = "gelu"  # the activation where the config does not name one (or none may: RoBERTa's)
+    activation_key: str = ""  # the config field naming the activation ("": fixed in transformers' code)
+    eps_key: str = ""  # the config field of the layer norm's epsilon ("": fixed in transformers' code)
+    eps: float = 1e-12  # the epsilon where the config lacks that field (its config class's default)
+
+    def tensors(self) -> dict[str, tuple[str, ...]]:
+        """Each tensor the head reads, by its state dict name, and the names a checkpoint stores it by."""
+        return {
+            f"{self.dense}.weight": (f"{self.dense}.weight",),
+            f"{self.dense}.bias": (f"{self.dense}.bias",),
+            f"{self.norm}.weight": (f"{self.norm}.weight", f"{self.norm}.gamma"),
+            f"{self.norm}.bias": (f"{self.norm}.bias", f"{self.norm}.beta"),
+            self.bias[0]: self.bias,
+        }
+
+    def activation_of(self, config: dict[str, Any]) -> str:
+        """The activation the head applies, as transformers names it."""
+        return (
+            str(config.get(self.activation_key) or self.activation)
+            if self.activation_key
+            else self.activation
+        )
+
+    def eps_of(self, config: dict[str, Any]) -> float:
+        return float(config.get(self.eps_key, self.eps)) if self.eps_key else self.eps
+
+
 class Family(NamedTuple):
     name: str
     title: str  # as messages name the family: "GPT-2"
@@ -121,6 +158,8 @@ class Family(NamedTuple):
     # the base model's attribute holding its final layer norm, which the output layer reads after (the
     # logit lens puts every layer's hidden state through it); "" for a family logits does not read
     final_norm: str = ""
+    # a masked language model's head, which logits reads in place of an output layer after a final norm
+    head: Head | None = None
     # the parameter counts of a model of this family from its shape alone, where a formula gives them
     # (`models`, and `sizes` without -m); `sizes -m` counts any model from its checkpoint headers
     params: Callable[[Shape], dict[str, int]] | None = None

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from gpt2emb.families import Family, Spelling
+from gpt2emb.families import Family, Head, Spelling
 
 # The [CLS] [SEP] [PAD] [UNK] [MASK] of the vocabulary, and its reserved [unused0]... rows: shown as they are
 _SPECIAL_PIECE = re.compile(r"\[[A-Za-z]+[0-9]*\]")
@@ -99,4 +99,14 @@ FAMILY = Family(
     lm_names=("cls.predictions.decoder.weight", "bert.embeddings.word_embeddings.weight"),
     causal=False,
     specials=re.compile(r"\[(CLS|SEP|PAD|UNK|MASK)\]"),
+    # BertLMPredictionHead: its transform's dense, config.hidden_act and LayerNorm, its decoder's bias tied to
+    # cls.predictions.bias
+    head=Head(
+        "[MASK]",
+        "cls.predictions.transform.dense",
+        "cls.predictions.transform.LayerNorm",
+        ("cls.predictions.bias", "cls.predictions.decoder.bias"),
+        activation_key="hidden_act",
+        eps_key="layer_norm_eps",
+    ),
 )

@@ -2,7 +2,7 @@
 only a layer norm applied to the sum before the first block; a masked language model whose output layer
 (vocab_projector) is tied to the token table. A DistilBertModel saves its tensors without "distilbert."."""
 
-from gpt2emb.families import Family
+from gpt2emb.families import Family, Head
 from gpt2emb.families.bert import FAMILY as BERT
 from gpt2emb.families.bert import WordPiece
 
@@ -31,4 +31,13 @@ FAMILY = Family(
     lm_names=("vocab_projector.weight", "distilbert.embeddings.word_embeddings.weight"),
     causal=False,
     specials=BERT.specials,
+    # DistilBertForMaskedLM: vocab_transform, config.activation, vocab_layer_norm (its 1e-12 fixed in
+    # transformers' code), then vocab_projector, whose weight is tied and whose bias is its own
+    head=Head(
+        "[MASK]",
+        "vocab_transform",
+        "vocab_layer_norm",
+        ("vocab_projector.bias",),
+        activation_key="activation",
+    ),
 )

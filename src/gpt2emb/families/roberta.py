@@ -5,7 +5,7 @@ decoder is tied to the token table (with a bias of its own)."""
 
 import re
 
-from gpt2emb.families import Family
+from gpt2emb.families import Family, Head
 
 FAMILY = Family(
     name="roberta",
@@ -27,4 +27,12 @@ FAMILY = Family(
     lm_names=("lm_head.decoder.weight", "roberta.embeddings.word_embeddings.weight"),
     causal=False,
     specials=re.compile(r"</?s>|<pad>|<unk>|<mask>"),
+    # RobertaLMHead: gelu whatever the config's hidden_act, its decoder's bias tied to lm_head.bias
+    head=Head(
+        "<mask>",
+        "lm_head.dense",
+        "lm_head.layer_norm",
+        ("lm_head.bias", "lm_head.decoder.bias"),
+        eps_key="layer_norm_eps",
+    ),
 )

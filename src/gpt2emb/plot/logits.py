@@ -1,6 +1,7 @@
 """logits --figure: the logit lens as a grid, layers (h0 at the bottom) by the text's last positions, each
-cell the top next token at that layer and position, coloured by its probability. Every text is drawn as
-typed: matplotlib's mathtext is off for each (a `$` stays a `$`)."""
+cell the top next token at that layer and position, coloured by its probability (a masked model: positions
+around the one scored, each cell the token its head puts there). Every text is drawn as typed: matplotlib's
+mathtext is off for each (a `$` stays a `$`)."""
 
 from __future__ import annotations
 
@@ -63,14 +64,18 @@ def figure(result: LogitsResult) -> Figure:
         fontsize=8,
         parse_math=False,
     )
-    ax.set_xlabel(
-        "the text's token at each position (the cell: the next token it predicts)", parse_math=False
-    )
+    filled = "the token the head puts there" if result.masked else "the next token it predicts"
+    ax.set_xlabel(f"the text's token at each position (the cell: {filled})", parse_math=False)
     ax.set_ylabel("layer", parse_math=False)
     fig.colorbar(image, ax=ax, label="probability of the top token", shrink=0.8)
-    positions = f"its last {n_positions} positions" if n_positions > 1 else "its one position"
+    which = "" if result.masked else "last "
+    positions = f"its {which}{n_positions} positions" if n_positions > 1 else "its one position"
+    if result.masked:
+        what, where = "fill in", f"its head (· {result.table}ᵀ + bias)"
+    else:
+        what, where = "predict next", f"{result.table}ᵀ"
     fig.suptitle(
-        f"{result.model}: what each layer would predict next, read through {result.table}ᵀ (the logit lens), "
+        f"{result.model}: what each layer would {what}, read through {where} (the logit lens), "
         f"at {positions}",
         parse_math=False,
     )
