@@ -143,13 +143,21 @@ def _log_bounds(fast: np.ndarray, positive: int, pad: float) -> tuple[np.ndarray
     tops = np.add.reduce(logs[:, :positive], axis=1) - positive * _LN2
     bottoms = np.add.reduce(logs[:, positive:], axis=1) - (count - positive) * _LN2
     width = pad / least  # how far each term's log may lie from its exact value
-    # rounding in these sums and in the exact score's own: (count + 2)^2 roundoffs of the largest log
-    slack = 8 * (count + 2) ** 2 * _U64 * (1 - np.log(np.minimum(least, 1) / 2))
+    slack = allowance(count, least)
     lo = tops - positive * width - np.logaddexp(bottoms + (count - positive) * width, _LOG_EPS) - slack
     hi = tops + positive * width - np.logaddexp(bottoms - (count - positive) * width, _LOG_EPS) + slack
     unbounded = ~(least > 0) | ~np.isfinite(lo) | ~np.isfinite(hi)
     lo[unbounded], hi[unbounded] = -np.inf, np.inf
     return lo, hi
+
+
+def allowance(count: int, least: np.ndarray) -> np.ndarray:
+    """What rounding may move a log score of count terms, in the bounds' sums and in the exact score's own:
+    a float64 sum of n numbers is within (n - 1) roundoffs of the sum of their sizes, each log here at most
+    1 - log(least / 2) in size (least: a bound below 1 + cos for every term), and the logs, shifts and the
+    logaddexp add a few roundoffs each; (count + 2)^2 roundoffs of the largest, 8 times over, hold it all."""
+    result: np.ndarray = 8 * (count + 2) ** 2 * _U64 * (1 - np.log(np.minimum(least, 1) / 2))
+    return result
 
 
 _AMONG = 4096  # the most distinct terms whose cosines with each other are kept (128 MB)
