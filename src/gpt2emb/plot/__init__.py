@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from gpt2emb import limits, targets
+from gpt2emb import kept, targets
 from gpt2emb.errors import UsageError, option, spelt
 
 if TYPE_CHECKING:
@@ -41,20 +41,24 @@ def figure_target(path: str | Path, name: str = "png", example: str = "wpe.png")
 
 
 def check_figure(path: str) -> str:
-    """--figure's file, checked before any model is opened: a format by its extension, matplotlib there,
-    and nothing but a regular file (or nothing) at the path."""
+    """--figure's file, checked before any model is opened: nothing gpt2emb reads (whatever its extension),
+    a format by its extension, matplotlib there, and nothing but a regular file (or nothing) at the path."""
     if not path.strip():
         raise UsageError(f"{option('figure')} needs a file name, such as {option('figure', 'king.png')}")
     suffix = Path(path).suffix.lower()
+    example = f"figure{suffix if suffix in FORMATS else '.png'}"
+    given = figure_target(path, "figure", example)
+    real = targets.user_file(path, given.said, given.folder_fix or given.fix)
+    target = figure_target(real, "figure", example)
+    kept.check(real, target.said)  # before the extension: what gpt2emb reads is refused in one way
     if suffix not in FORMATS:
-        given = f"{suffix}" if suffix else "no extension"
+        given_suffix = f"{suffix}" if suffix else "no extension"
         raise UsageError(
-            f"{option('figure', path)} has {given}: a figure is written as .png, .svg or .pdf, "
+            f"{option('figure', path)} has {given_suffix}: a figure is written as .png, .svg or .pdf, "
             "named by its file's extension"
         )
     check_available("figure")
-    real = limits.user_path(path)
-    figure_target(real, "figure", f"figure{suffix}").real()  # a device, FIFO or folder: refused now
+    target.real()  # a device, FIFO or folder: refused now
     return str(real)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from gpt2emb import bpe, families, piece_lines
 from gpt2emb.errors import BadModel
+from gpt2emb.kept import cache_root
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import BUILDING, QuietReporter, Reporter, Task
 from gpt2emb.store.entries import (
@@ -28,7 +29,6 @@ from gpt2emb.store.entries import (
     SELF_CHECK,
     UNTRUSTED,
     OpenedEntry,
-    cache_root,
     checked_whole,
     commit_of,
     file_fingerprint,
