@@ -234,7 +234,9 @@ def test_the_handle_refuses_bad_arguments_with_project_errors(hub: FakeHub, tmp_
             call()
 
 
-def test_the_handle_says_what_it_fetches_and_notes(hub: FakeHub, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_handle_says_what_it_fetches_and_notes(
+    hub: FakeHub, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     import gpt2emb
 
     m = gpt2emb.open()  # stderr is not a terminal here: each fetch is named in a line, with its size
@@ -248,10 +250,10 @@ def test_the_handle_says_what_it_fetches_and_notes(hub: FakeHub, capsys: pytest.
         err[0].startswith("gpt2emb: note: the cache entry for gpt2 cannot be trusted") and "damaged" in err[0]
     )
     assert len(err) == 2 and re.fullmatch(fetched, err[1])
-    gpt2emb.open("gpt2").export("word2vec", m.model.path.parent / "out.txt", limit=3)
+    gpt2emb.open("gpt2").export("word2vec", tmp_path / "out.txt", limit=3)  # outside the cache: kept.py
     assert capsys.readouterr().err == "gpt2emb: exporting wte of gpt2 (0.4 kB)\n"  # cached: only the export
     quiet = gpt2emb.open("gpt2", reporter=QuietReporter())
-    quiet.export("word2vec", m.model.path.parent / "out.txt", limit=3)
+    quiet.export("word2vec", tmp_path / "out.txt", limit=3)
     assert capsys.readouterr().err == ""
 
 

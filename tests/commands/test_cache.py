@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gpt2emb.store import build, entries
+from gpt2emb import kept
+from gpt2emb.store import build
 
 from conftest import COMMIT, run_cli, run_json
 from fakehub import FakeHub
@@ -92,7 +93,7 @@ def test_a_damaged_entry_s_problem_and_an_outdated_entry_are_shown_whole(
     shown = run_cli("cache", "list").stdout
     assert whole_on_a_line(shown, old["path"], old["name"]) == []
     assert old["commit"][:12] in shown and "outdated" in shown
-    assert entries.cache_root() == Path(listed["root"])
+    assert kept.cache_root() == Path(listed["root"])
 
 
 def test_models_and_cache_management(hub: FakeHub, caches: dict[str, Path]) -> None:
@@ -116,3 +117,61 @@ def test_models_and_cache_management(hub: FakeHub, caches: dict[str, Path]) -> N
     assert run_json("cache", "list")["entries"] == [] and not Path(entry["path"]).exists()
     run_json("neighbors", "cat")  # fetched again on the next use
     assert len(run_json("cache", "clear")["entries"]) == 1
+
+
+def test_list_and_clear_count_and_name_partial_downloads_and_unfinished_builds(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a first use cut short (its download kept) and a build killed (its temporary folder left, with
+    a pre-allocated wte.npy), cache list counts both and names them; cache clear says that it removed them;
+    cache verify says that a partial download is there, with nothing to verify yet."""
+    gets = [0]
+
+    def cut(method: str, path: str) -> str | None:  # wte's range cut short, after the header's two reads
+        if method == "GET" and path.split("?")[0].endswith("model.safetensors"):
+            gets[0] += 1
+            return "cut" if gets[0] == 3 else None
+        return None
+
+    from gpt2emb.store import partial
+
+    monkeypatch.setattr(partial, "BLOCK", 4096)  # the tiny wte's 44 KB in blocks, as gpt2's in MiBs
+    hub.fault = cut
+    assert run_cli("neighbors", "cat", "--json").exit_code == 5
+    hub.fault = None
+    [kept] = caches["cache"].rglob("*.partial")
+    killed = kept.parent / f".{COMMIT}.tmp-k1ll3d"
+    killed.mkdir()
+    (killed / "wte.npy").write_bytes(bytes(153_000))
+    sizes = {"partial": kept.stat().st_size, "unfinished": 153_000}
+
+    listed = run_json("cache", "list")
+    assert listed["entries"] == [] and listed["total_bytes"] == 0
+    for key, path in (("partial", kept), ("unfinished", killed)):
+        assert listed[key] == [
+            {"name": "gpt2", "repo": "openai-community/gpt2", "commit": COMMIT, "path": str(path),
+             "size_bytes": sizes[key]}
+        ]  # fmt: skip
+    assert listed["all_bytes"] == sum(sizes.values())
+    said = " ".join(run_cli("cache", "list").stdout.split())
+    mb = {key: f"{n / 1e6:.1f} MB" for key, n in sizes.items()}
+    assert (
+        f"0 entries, 0.0 MB, and 1 partial download ({mb['partial']}) and 1 unfinished build "
+        f"({mb['unfinished']}): {sum(sizes.values()) / 1e6:.1f} MB in all" in said
+    ), said
+    assert "unfinished" in said and str(killed) in said
+
+    verified = " ".join(run_cli("cache", "verify").stdout.split())
+    assert f"to verify; 1 partial download ({mb['partial']})" in verified, verified
+    assert run_json("cache", "verify")["partial"] == listed["partial"]
+
+    cleared = run_json("cache", "clear")
+    assert cleared["partial"] == listed["partial"] and cleared["unfinished"] == listed["unfinished"]
+    assert cleared["all_bytes"] == sum(sizes.values())
+    assert not kept.exists() and not killed.exists()
+    killed.parent.mkdir(parents=True, exist_ok=True)  # a killed build's folder again, cleared in words
+    killed.mkdir()
+    (killed / "wte.npy").write_bytes(bytes(153_000))
+    said = " ".join(run_cli("cache", "clear").stdout.split())
+    assert said.startswith("removed 0 entries, 0.0 MB, and 1 unfinished build (0.2 MB): 0.2 MB in all"), said
+    assert not killed.exists()

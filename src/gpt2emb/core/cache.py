@@ -10,6 +10,7 @@ from gpt2emb.errors import (
     NotCached,
     UnknownModel,
 )
+from gpt2emb.kept import cache_root
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.cache import (
@@ -19,6 +20,7 @@ from gpt2emb.results.cache import (
     KeptEntry,
     PartialFile,
     RefreshResult,
+    Unfinished,
     VerifiedEntry,
     VerifyResult,
 )
@@ -32,7 +34,7 @@ def _cache_result(
     held = tuple(
         KeptEntry(k.entry.name, k.entry.repo, k.entry.commit, str(k.entry.path), k.reason) for k in kept
     )
-    return CacheResult(action, str(entries.cache_root()), rows, sum(e.size for e in found), held, outdated)
+    return CacheResult(action, str(cache_root()), rows, sum(e.size for e in found), held, outdated)
 
 
 def _cached(model: str) -> ModelRef:
@@ -47,21 +49,35 @@ def _cached(model: str) -> ModelRef:
         raise
 
 
+def _loose(
+    result: CacheResult, partials: list[manage.ListedEntry], builds: list[manage.ListedEntry]
+) -> CacheResult:
+    """result, with the partial downloads and builds' temporary folders given, and every byte counted."""
+    return replace(
+        result,
+        partial=tuple(PartialFile(e.name, e.repo, e.commit, str(e.path), e.size) for e in partials),
+        unfinished=tuple(Unfinished(e.name, e.repo, e.commit, str(e.path), e.size) for e in builds),
+        all_bytes=result.total_bytes + sum(e.size for e in [*partials, *builds]),
+    )
+
+
 def cache_list() -> CacheResult:
-    listed = _cache_result("list", manage.entries())
-    kept = tuple(PartialFile(e.name, e.repo, e.commit, str(e.path), e.size) for e in manage.partials())
-    return replace(listed, partial=kept)
+    return _loose(_cache_result("list", manage.entries()), manage.partials(), manage.unfinished())
 
 
 def cache_clear(model: str | None, outdated: bool = False) -> CacheResult:
     """Remove what can be removed; what cannot (in use) is in `kept`, whole. outdated: only the entries of
-    local folders whose files have changed since, or are gone."""
-    return _cache_result("clear", *manage.clear(_cached(model) if model else None, outdated), outdated)
+    local folders whose files have changed since, or are gone. The partial downloads and builds' temporary
+    folders that it removed are counted with the entries."""
+    ref = _cached(model) if model else None
+    partials, builds = manage.partials(ref), manage.unfinished(ref)
+    result = _cache_result("clear", *manage.clear(ref, outdated), outdated)
+    return _loose(result, *([e for e in found if not e.path.exists()] for found in (partials, builds)))
 
 
 def cache_refresh(model: str | None, reporter: Reporter | None = None) -> RefreshResult:
     done, failed = manage.refresh(registry.resolve(model) if model else None, reporter)
-    return RefreshResult(str(entries.cache_root()), tuple(done), tuple(failed))
+    return RefreshResult(str(cache_root()), tuple(done), tuple(failed))
 
 
 def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | None = None) -> VerifyResult:
@@ -83,8 +99,9 @@ def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | N
         )
         for v in found
     )
-    return VerifyResult(str(entries.cache_root()), repair, rows, sum(v.entry.size for v in found))
+    partials = tuple(PartialFile(e.name, e.repo, e.commit, str(e.path), e.size) for e in manage.partials(ref))
+    return VerifyResult(str(cache_root()), repair, rows, sum(v.entry.size for v in found), partials)
 
 
 def cache_path() -> CachePath:
-    return CachePath(str(entries.cache_root()))
+    return CachePath(str(cache_root()))

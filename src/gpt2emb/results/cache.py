@@ -32,6 +32,17 @@ class PartialFile(Document):
 
 
 @dataclass(frozen=True)
+class Unfinished(Document):
+    """A build's temporary folder: one under way, or what a killed one left; `cache clear` removes it."""
+
+    name: str
+    repo: str | None
+    commit: str
+    path: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
 class KeptEntry(Document):
     name: str
     repo: str | None
@@ -50,7 +61,9 @@ class CacheResult(Document):
     total_bytes: int
     kept: tuple[KeptEntry, ...] = ()  # clear: still there, whole
     outdated: bool = False  # clear --outdated: only the outdated entries were removed
-    partial: tuple[PartialFile, ...] = ()  # list: interrupted downloads kept, each resumed by its next use
+    partial: tuple[PartialFile, ...] = ()  # interrupted downloads: kept (list), removed (clear)
+    unfinished: tuple[Unfinished, ...] = ()  # builds' temporary folders: there (list), removed (clear)
+    all_bytes: int = 0  # total_bytes, and the partial downloads' and unfinished builds' bytes
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,7 @@ class VerifyResult(Document):
     repair: bool
     entries: tuple[VerifiedEntry, ...]
     total_bytes: int  # read
+    partial: tuple[PartialFile, ...] = ()  # interrupted downloads, which have nothing to verify yet
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from urllib.parse import unquote
 
 from gpt2emb import registry
 from gpt2emb.errors import Gpt2embError, UsageError
+from gpt2emb.kept import cache_root
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.cache import RefreshedRevision, RefreshFailure
@@ -20,7 +21,6 @@ from gpt2emb.store import hub
 from gpt2emb.store.build import open_model
 from gpt2emb.store.entries import (
     UNTRUSTED,
-    cache_root,
     commit_of,
     folder_fingerprint,
     folder_size,
@@ -79,16 +79,30 @@ def _outdated(manifest: dict[str, Any]) -> bool:
         return False
 
 
-def partials() -> list[ListedEntry]:
-    """Every download kept after an interruption (store/partial.py), by the model it is of."""
+def partials(ref: ModelRef | None = None) -> list[ListedEntry]:
+    """Every download kept after an interruption (store/partial.py), by the model it is of: one model's, or
+    every model's."""
     from gpt2emb.store import partial
 
     found = []
-    for parent in parents(None):
+    for parent in parents(ref):
         for path in partial.found(parent):
             with contextlib.suppress(OSError):
                 listed = entry_of(path, None, path.lstat().st_size)
                 found.append(replace(listed, commit=partial.commit_of(path)))
+    return found
+
+
+def unfinished(ref: ModelRef | None = None) -> list[ListedEntry]:
+    """The temporary folders of builds (`.<commit>.tmp-*`): one under way, or what a killed one left (a
+    pre-allocated wte.npy, as large as the entry would be), by the model it is of."""
+    found = []
+    for parent in parents(ref):
+        with contextlib.suppress(OSError):
+            for path in sorted(parent.glob(".*.tmp-*")):
+                if path.is_dir() and not path.is_symlink():
+                    listed = entry_of(path, None, folder_size(path))
+                    found.append(replace(listed, commit=path.name[1:].partition(".tmp-")[0]))
     return found
 
 

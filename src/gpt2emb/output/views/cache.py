@@ -21,17 +21,28 @@ def _entries(n: int, which: str = "") -> str:
     return f"{n} {which}entry" if n == 1 else f"{n:,} {which}entries"
 
 
+def _loose(result: CacheResult) -> str:
+    """What a title adds of the partial downloads and builds' temporary folders, and the bytes in all."""
+    said = [
+        f"{len(found)} {what}{'s' if len(found) > 1 else ''} ({mb(sum(f.size_bytes for f in found))})"
+        for found, what in ((result.partial, "partial download"), (result.unfinished, "unfinished build"))
+        if found
+    ]
+    return f", and {' and '.join(said)}: {mb(result.all_bytes)} in all" if said else ""
+
+
 @view.register
 def _(result: CacheResult, dims: int | None) -> RenderableType:
     rows = [
         [e.name, e.commit[:12] + ("\noutdated" if e.outdated else ""), mb(e.bytes), e.path]
         for e in result.entries
     ]
+    # an interrupted download, resumed by the model's next use; a build under way, or what a killed one left
+    rows += [[p.name, p.commit[:12] + "\npartial", mb(p.size_bytes), p.path] for p in result.partial]
+    rows += [[u.name, u.commit[:12] + "\nunfinished", mb(u.size_bytes), u.path] for u in result.unfinished]
     if result.action == "list":
-        title = f"gpt2emb cache in {result.root}: {_entries(len(rows))}, {mb(result.total_bytes)}"
-        rows += [[p.name, p.commit[:12] + "\npartial", mb(p.size_bytes), p.path] for p in result.partial]
-        if result.partial:  # an interrupted download, resumed by the model's next use
-            title += f", and {len(result.partial)} partial download{'s' if len(result.partial) > 1 else ''}"
+        title = f"gpt2emb cache in {result.root}: {_entries(len(result.entries))}, {mb(result.total_bytes)}"
+        title += _loose(result)
         if not rows:
             return _Unfolded(f"{title} (a model is cached on first use)")
         outdated = [e for e in result.entries if e.outdated]
@@ -48,7 +59,8 @@ def _(result: CacheResult, dims: int | None) -> RenderableType:
             )
     else:
         which = "outdated " if result.outdated else ""
-        title = f"removed {_entries(len(rows), which)}, {mb(result.total_bytes)}, from {result.root}"
+        gone = f"{_entries(len(result.entries), which)}, {mb(result.total_bytes)}{_loose(result)}"
+        title = f"removed {gone}, from {result.root}"
         kept = [[k.name, k.commit[:12], k.reason, k.path] for k in result.kept]
         if kept:
             nothing = _Unfolded(f"removed nothing from {result.root}")
@@ -82,6 +94,11 @@ def _(result: RefreshResult, dims: int | None) -> RenderableType:
 @view.register
 def _(result: VerifyResult, dims: int | None) -> RenderableType:
     if not result.entries:
+        partial = result.partial
+        if partial:  # nothing to verify yet: a partial download's blocks are checked as it is resumed
+            n, size = len(partial), mb(sum(p.size_bytes for p in partial))
+            kept = f"{n} partial download{'s' if n > 1 else ''} ({size}), checked block by block when resumed"
+            return Words(Text(f"no entry cached in {result.root} to verify; {kept} (gpt2emb cache list)"))
         return Words(Text(f"nothing cached in {result.root}: nothing to verify"))
     state = {True: Text("ok", style="green"), False: Text("damaged", style="red")}
     rows = [
