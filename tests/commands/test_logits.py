@@ -300,6 +300,16 @@ def test_the_grid_draws_what_the_json_holds_each_text_as_typed(tiny: Tiny, tmp_p
     ticks = [t.get_window_extent(renderer) for t in ax.get_xticklabels()]
     for i, a in enumerate(ticks):
         assert not any(a.overlaps(b) for b in ticks[i + 1 :])
+    # the title lies inside the figure, of 16 positions or of 4 (on one line it ran past both edges)
+    with captured() as short:
+        run_json("logits", "the cat and king", "-m", str(folder), "--figure", str(target), "--layers")
+    for drawn_fig in (fig, short[0]):
+        canvas = FigureCanvasAgg(drawn_fig)
+        canvas.draw()  # type: ignore[no-untyped-call]
+        for title in drawn_fig.texts:
+            box = title.get_window_extent(canvas.get_renderer())  # type: ignore[no-untyped-call]
+            whole = drawn_fig.bbox
+            assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and box.y1 <= whole.y1, title.get_text()
 
 
 def test_a_long_token_is_cut_to_its_cell_and_kept_whole_in_the_json() -> None:

@@ -75,8 +75,9 @@ def figure(result: LogitsResult) -> Figure:
     else:
         what, where = "predict next", f"{result.table}ᵀ"
     fig.suptitle(
-        f"{result.model}: what each layer would {what}, read through {where} (the logit lens), "
+        f"{result.model}: what each layer would {what},\nread through {where} (the logit lens), "
         f"at {positions}",
         parse_math=False,
+        wrap=True,  # a model named by a long path wraps at the figure's edge
     )
     return fig
