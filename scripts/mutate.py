@@ -264,6 +264,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
         *("tests/test_write_targets.py", "tests/commands/test_export.py", "tests/test_figures.py"),
         "tests/test_pinned_targets.py",
     ],
+    "kept.py": ["tests/test_kept.py", "tests/test_export_sources.py", "tests/test_cache_env.py"],
     # ---- end of group C
     # ---- top-level words, contract, errors, registry (group D)
     "bpe.py": [

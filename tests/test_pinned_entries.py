@@ -12,16 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpt2emb import registry
+from gpt2emb import kept, registry
 from gpt2emb.errors import DamagedEntry
-from gpt2emb.store import build, entries
+from gpt2emb.store import build
 
 from conftest import run_cli
 from tinymodel import Tiny, save_local
 
 
 def cache_path(monkeypatch: pytest.MonkeyPatch, home: Path) -> str:
-    monkeypatch.delenv(entries.CACHE_ENV, raising=False)
+    monkeypatch.delenv(kept.CACHE_ENV, raising=False)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setenv("HOME", str(home))
     result = run_cli("cache", "path")

@@ -384,7 +384,7 @@ def test_png_is_written_as_named(hub: FakeHub, tmp_path: Path) -> None:
     assert (figs / "wpe").read_bytes()[:4] == b"\x89PNG" and b"<svg" in (figs / "wpe.SVG").read_bytes()
     odd = figs / "wpe.xyz"
     assert refused("positions", "--png", str(odd)).startswith(
-        f"cannot write --png {odd}: Format 'xyz' is not"
+        f"cannot write --png {odd}: matplotlib writes no .xyz file; name it .png, .svg or .pdf"
     )
     assert sorted(os.listdir(figs)) == ["wpe", "wpe.SVG"]  # no file, and no temporary left
 

@@ -1,6 +1,7 @@
 """The paths gpt2emb writes: the one place that checks one (a regular file or a new one, never a device, FIFO,
-socket or folder, nor a name Windows keeps for a device), follows its symbolic links to the file they name,
-and writes there atomically: a temporary file in that file's own folder, then os.replace onto it."""
+socket or folder, nor a name Windows keeps for a device, nor anything gpt2emb reads: kept.py), follows its
+symbolic links to the file they name, and writes there atomically: a temporary file in that file's own folder,
+then os.replace onto it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from gpt2emb import kept, limits
 from gpt2emb.errors import UsageError
 
 WINDOWS = os.name == "nt"  # read at each check, not import: a test plays Windows on Linux by setting it
@@ -58,8 +60,9 @@ class Target:
     def real(self) -> Path:
         """The path to replace (or, for a folder, to write in): path with its symbolic links followed.
         Refused (UsageError) when what is there is not what is written, or a folder it needs cannot be
-        made. No side effects: nothing is made or opened."""
+        made, or it is what gpt2emb reads (kept.py). No side effects: nothing is made or opened."""
         try:
+            kept.check(self.path, self.said)
             return self._real()
         except ValueError as e:  # a NUL character in the name
             raise UsageError(f"cannot write {self.said}: {e}") from None
@@ -115,6 +118,15 @@ class Target:
     def _writable(self, folder: Path) -> None:
         if not os.access(folder, os.W_OK | os.X_OK):
             raise UsageError(f"cannot write {self.said}: {folder} is not writable; {WRITABLE}")
+
+
+def user_file(given: str | os.PathLike[str], said: str, fix: str) -> Path:
+    """A file's path as a user gives it (~ expanded: limits.user_path). One that ends in a slash names a
+    folder, though Path drops the slash: no file of that name is what was meant."""
+    text = os.fspath(given)
+    if text.endswith(("/", os.sep)) and text.strip("/" + os.sep):
+        raise UsageError(f"{said} ends with a slash, which names a folder: {fix}")
+    return limits.user_path(text)
 
 
 Fill = Callable[[BinaryIO], object]  # writes a file's bytes into the open file it is given

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gpt2emb.store import build, entries
+from gpt2emb import kept
+from gpt2emb.store import build
 
 from conftest import COMMIT, run_cli, run_json
 from fakehub import FakeHub
@@ -92,7 +93,7 @@ def test_a_damaged_entry_s_problem_and_an_outdated_entry_are_shown_whole(
     shown = run_cli("cache", "list").stdout
     assert whole_on_a_line(shown, old["path"], old["name"]) == []
     assert old["commit"][:12] in shown and "outdated" in shown
-    assert entries.cache_root() == Path(listed["root"])
+    assert kept.cache_root() == Path(listed["root"])
 
 
 def test_models_and_cache_management(hub: FakeHub, caches: dict[str, Path]) -> None:

@@ -10,6 +10,7 @@ from gpt2emb.errors import (
     NotCached,
     UnknownModel,
 )
+from gpt2emb.kept import cache_root
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.cache import (
@@ -32,7 +33,7 @@ def _cache_result(
     held = tuple(
         KeptEntry(k.entry.name, k.entry.repo, k.entry.commit, str(k.entry.path), k.reason) for k in kept
     )
-    return CacheResult(action, str(entries.cache_root()), rows, sum(e.size for e in found), held, outdated)
+    return CacheResult(action, str(cache_root()), rows, sum(e.size for e in found), held, outdated)
 
 
 def _cached(model: str) -> ModelRef:
@@ -61,7 +62,7 @@ def cache_clear(model: str | None, outdated: bool = False) -> CacheResult:
 
 def cache_refresh(model: str | None, reporter: Reporter | None = None) -> RefreshResult:
     done, failed = manage.refresh(registry.resolve(model) if model else None, reporter)
-    return RefreshResult(str(entries.cache_root()), tuple(done), tuple(failed))
+    return RefreshResult(str(cache_root()), tuple(done), tuple(failed))
 
 
 def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | None = None) -> VerifyResult:
@@ -83,8 +84,8 @@ def cache_verify(model: str | None, repair: bool = False, reporter: Reporter | N
         )
         for v in found
     )
-    return VerifyResult(str(entries.cache_root()), repair, rows, sum(v.entry.size for v in found))
+    return VerifyResult(str(cache_root()), repair, rows, sum(v.entry.size for v in found))
 
 
 def cache_path() -> CachePath:
-    return CachePath(str(entries.cache_root()))
+    return CachePath(str(cache_root()))

@@ -80,30 +80,6 @@ def _targets(path: Path, fmt: Format) -> list[targets.Target]:
     ]
 
 
-# the files a model folder is read from (by gpt2emb, or by transformers for the commands that run the model)
-_MODEL_FILE = re.compile(
-    r"config\.json|generation_config\.json|tokenizer(_config)?\.json|special_tokens_map\.json|vocab\.(json|txt)"
-    r"|merges\.txt|.*\.(safetensors|bin|pt|pth|model|index\.json)",
-    re.IGNORECASE,
-)
-
-
-def _check_not_read(m: OpenedEntry, file: Path, said: str) -> None:
-    """An export never writes over what its model is read from: its cache entry, or (a folder model) a file
-    of the folder that a model is read from; anything else there (a vectors.txt) may be replaced."""
-    real = Path(os.path.realpath(file))
-    entry = Path(os.path.realpath(m.path))
-    if real.is_relative_to(entry):
-        raise UsageError(
-            f"{said} is in {m.name}'s cache entry, which gpt2emb reads from: give a path elsewhere"
-        )
-    if m.repo is None and real.parent == Path(os.path.realpath(m.name)) and _MODEL_FILE.fullmatch(real.name):
-        raise UsageError(
-            f"{said} would replace {real.name} of the model folder {m.name}, which the model is read from: "
-            "give another name"
-        )
-
-
 def write(
     m: OpenedEntry,
     vocab: Vocab,
@@ -117,8 +93,6 @@ def write(
     """Write the chosen rows of one table in token-id (or position) order: --whole-words first, then the
     first `limit` of what is left."""
     rows = m.wte if table is Table.wte else m.wpe
-    for file in [path / name for name in FILES] if fmt is Format.projector else [path]:
-        _check_not_read(m, file, option("out", path))
     ids = np.arange(len(rows))
     if whole_words:
         ids = np.flatnonzero(vocab.word_starts[1][: len(rows)])
@@ -322,7 +296,11 @@ def export_target(fmt: Format, out: str | Path, table: Table, limit: int | None,
         raise UsageError(
             f"{option('out', '-')} is not stdout here: export writes files; give a path, such as vectors.txt"
         )
-    path = limits.user_path(out)
+    if fmt is Format.projector:
+        path = limits.user_path(out)
+    else:
+        given = _targets(Path(out), fmt)[0]
+        path = targets.user_file(out, option("out", out), given.folder_fix or given.fix)
     check_target(path, fmt)
     return path
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from gpt2emb import contract, limits, measures, registry
+from gpt2emb import contract, measures, registry, targets
 from gpt2emb.core.open import (
     Opened,
     check_position_table,
@@ -97,8 +97,9 @@ def check_map(cells: int, png: str | Path | None) -> tuple[int, str | None]:
     from gpt2emb import plot
 
     plot.check_available()
-    png = limits.user_path(png)
-    plot.figure_target(png).real()  # a device, FIFO, socket or folder there is refused before any fetch
+    given = plot.figure_target(png)
+    png = targets.user_file(png, given.said, given.folder_fix or given.fix)
+    plot.figure_target(png).real()  # a device, FIFO, socket, folder or what gpt2emb reads: refused now
     return cells, str(png)
 
 

@@ -5,18 +5,22 @@ checked, beside it, then renamed onto it. Nothing here imports matplotlib until 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import io
 import re
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from gpt2emb import limits, targets
+from gpt2emb import kept, targets
 from gpt2emb.errors import UsageError, option, spelt
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 FORMATS = (".png", ".svg", ".pdf")  # what --figure writes, by its file's extension
 
@@ -41,20 +45,24 @@ def figure_target(path: str | Path, name: str = "png", example: str = "wpe.png")
 
 
 def check_figure(path: str) -> str:
-    """--figure's file, checked before any model is opened: a format by its extension, matplotlib there,
-    and nothing but a regular file (or nothing) at the path."""
+    """--figure's file, checked before any model is opened: nothing gpt2emb reads (whatever its extension),
+    a format by its extension, matplotlib there, and nothing but a regular file (or nothing) at the path."""
     if not path.strip():
         raise UsageError(f"{option('figure')} needs a file name, such as {option('figure', 'king.png')}")
     suffix = Path(path).suffix.lower()
+    example = f"figure{suffix if suffix in FORMATS else '.png'}"
+    given = figure_target(path, "figure", example)
+    real = targets.user_file(path, given.said, given.folder_fix or given.fix)
+    target = figure_target(real, "figure", example)
+    kept.check(real, target.said)  # before the extension: what gpt2emb reads is refused in one way
     if suffix not in FORMATS:
-        given = f"{suffix}" if suffix else "no extension"
+        given_suffix = f"{suffix}" if suffix else "no extension"
         raise UsageError(
-            f"{option('figure', path)} has {given}: a figure is written as .png, .svg or .pdf, "
+            f"{option('figure', path)} has {given_suffix}: a figure is written as .png, .svg or .pdf, "
             "named by its file's extension"
         )
     check_available("figure")
-    real = limits.user_path(path)
-    figure_target(real, "figure", f"figure{suffix}").real()  # a device, FIFO or folder: refused now
+    target.real()  # a device, FIFO or folder: refused now
     return str(real)
 
 
@@ -65,7 +73,8 @@ def draw(stem: str, result: _Result, path: str, *rows: Any) -> _Result:
     """The figure of a command's result (gpt2emb/plot/STEM.py draws it, from the result and the rows it
     was computed from), written to path; the result, naming the figure's file."""
     module = importlib.import_module(f"gpt2emb.plot.{stem}")
-    save(module.figure(result, *rows), path, "figure")
+    with literal():
+        save(module.figure(result, *rows), path, "figure")
     return dataclasses.replace(result, figure=path)  # type: ignore[type-var]
 
 
@@ -73,10 +82,28 @@ def save(fig: Figure, path: str, name: str = "png") -> None:
     """Write fig to path, in the format its extension names (none: PNG; the file is still the one named,
     where matplotlib, given a path, would write wpe.png for wpe, a file no check has seen)."""
     fmt = Path(path).suffix[1:].lower() or "png"
-    try:
-        targets.save(figure_target(path, name), lambda f: _print(fig, f, fmt))
-    except ValueError as e:  # a format matplotlib does not write (--png wpe.xyz)
-        raise UsageError(f"cannot write {option(name, path)}: {e}") from None
+    formats = fig.canvas.get_supported_filetypes()
+    if fmt not in formats:  # said before anything is written; "cannot write" is said of nothing else
+        raise UsageError(
+            f"cannot write {option(name, path)}: matplotlib writes no .{fmt} file; name it .png, .svg or .pdf"
+        )
+    targets.save(figure_target(path, name), lambda f: _print(fig, f, fmt))
+
+
+# Every text a figure draws is drawn as typed: a word, a token, a model's name or an expression may hold $,
+# which matplotlib reads as the start of its mathtext (and a matplotlibrc's usetex hands to LaTeX). Both are
+# read from rcParams as each text is made, a tick's label as late as the figure is written: the figure is
+# made and written within literal().
+LITERAL: dict[RcKeyType, Any] = {"text.parse_math": False, "text.usetex": False}
+
+
+@contextlib.contextmanager
+def literal() -> Iterator[None]:
+    """Within it, every text a figure makes is drawn as it is (see LITERAL)."""
+    import matplotlib
+
+    with matplotlib.rc_context(LITERAL):
+        yield
 
 
 def _print(fig: Figure, f: BinaryIO, fmt: str) -> None:
@@ -85,7 +112,12 @@ def _print(fig: Figure, f: BinaryIO, fmt: str) -> None:
     # no date in an SVG or a PDF: the same figure makes the same file; an SVG's ids made alike on every run,
     # its text drawn as paths (no font asked of the reader's machine, whatever a matplotlibrc says)
     metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(fmt)
-    with matplotlib.rc_context({"svg.hashsalt": "gpt2emb", "svg.fonttype": "path"}):
+    # a text too long for its figure (a model's name past a hundred characters) leaves matplotlib no room to
+    # lay the panels out: it draws them where they stand, and says so to stderr with its own source line;
+    # the figure is written all the same
+    rc: dict[RcKeyType, Any] = {"svg.hashsalt": "gpt2emb", "svg.fonttype": "path", **LITERAL}
+    with matplotlib.rc_context(rc), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "constrained_layout not applied", UserWarning)
         fig.savefig(f, format=fmt, dpi=110, metadata=metadata)
 
 
@@ -95,7 +127,8 @@ def svg(stem: str, result: Any, *rows: Any, prefix: str = "") -> str:
     that several figures on one page never share an id."""
     module = importlib.import_module(f"gpt2emb.plot.{stem}")
     buffer = io.BytesIO()
-    _print(module.figure(result, *rows), buffer, "svg")
+    with literal():
+        _print(module.figure(result, *rows), buffer, "svg")
     text = buffer.getvalue().decode("utf-8")
     text = text[text.index("<svg") :]
     if prefix:
@@ -107,4 +140,5 @@ def positions_figure(matrix: Any, norms: Any, components: Any, model: str, path:
     """positions --png: see plot/positions.py."""
     from gpt2emb.plot import positions
 
-    save(positions.figure(matrix, norms, components, model), path)
+    with literal():
+        save(positions.figure(matrix, norms, components, model), path)

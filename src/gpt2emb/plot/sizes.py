@@ -11,6 +11,15 @@ from gpt2emb.results.sizes import ModelSizes, SizesResult
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+NAME_LINE = 28  # characters of a model's name under its bar, a line: about the 2.2 inches a bar has
+
+
+def _lines(name: str) -> str:
+    """A model's name as its bar's label: a long one (a folder's path) on lines of NAME_LINE characters,
+    so that the label fits under its bar and leaves the panel its room."""
+    return "\n".join(name[i : i + NAME_LINE] for i in range(0, len(name), NAME_LINE)) or name
+
+
 COLOURS = {"wte": "tab:red", "wpe": "tab:orange", "output layer": "tab:purple"}
 
 
@@ -54,7 +63,7 @@ def figure(result: SizesResult) -> Figure:
             bottom += millions
         total = f"{m.total_params / 1e6:,.0f} M" if m.total_params >= 1e6 else f"{m.total_params:,}"
         ax.text(x, bottom, total, ha="center", va="bottom", fontsize=9)
-    ax.set_xticks(range(len(result.models)), [m.name for m in result.models])
+    ax.set_xticks(range(len(result.models)), [_lines(m.name) for m in result.models])
     ax.set_xlim(-0.6, len(result.models) - 0.4 + 0.5)  # room for the last bar's share, written beside it
     ax.set_ylabel("parameters (millions)")
     ax.legend(loc="upper left", fontsize=9)

@@ -19,6 +19,7 @@ import numpy as np
 
 from gpt2emb import bpe, families, piece_lines
 from gpt2emb.errors import BadModel
+from gpt2emb.kept import cache_root
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import BUILDING, QuietReporter, Reporter, Task
 from gpt2emb.store.entries import (
@@ -28,7 +29,6 @@ from gpt2emb.store.entries import (
     SELF_CHECK,
     UNTRUSTED,
     OpenedEntry,
-    cache_root,
     checked_whole,
     commit_of,
     file_fingerprint,
@@ -135,7 +135,7 @@ def _write(path: Path, content: bytes | np.ndarray) -> str:
     """Write one file of an entry; returns the SHA-256 of what was written."""
     if isinstance(content, np.ndarray) and content.flags.c_contiguous:
         return _write_array(path, content)
-    with path.open("wb") as raw:
+    with _short_is_full(path), path.open("wb") as raw:
         f = _HashingFile(raw)
         if isinstance(content, np.ndarray):
             np.save(f, content, allow_pickle=False)  # any object with write() will do
@@ -147,9 +147,22 @@ def _write(path: Path, content: bytes | np.ndarray) -> str:
 def _write_array(path: Path, array: np.ndarray) -> str:
     """An array as np.save writes it into a file of the system's (its header, then its memory as it stands;
     into any other object with write() it copies it, 16 MiB at a time); returns the file's SHA-256."""
-    with path.open("wb") as f:
+    with _short_is_full(path), path.open("wb") as f:
         np.save(f, array, allow_pickle=False)
     return _hashed(path, array)
+
+
+@contextlib.contextmanager
+def _short_is_full(path: Path) -> Iterator[None]:
+    """A write the disk cut short, said as the full disk it most likely is: np.save says it with an OSError of
+    no errno ('32768 requested and 20448 written'), which open_model would not take for a full cache."""
+    try:
+        yield
+    except OSError as e:
+        if e.errno is not None:
+            raise
+        why = f"a write was cut short ({e}): the disk is full, most likely"
+        raise OSError(errno.ENOSPC, why, str(path)) from e
 
 
 def _hashed(path: Path, array: np.ndarray) -> str:
@@ -406,16 +419,17 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         if e.errno not in _CANNOT_WRITE or not _in_cache(e):
             raise  # a model's file that cannot be read is no cache that cannot be written
         # a read-only or full cache folder: answer from a temporary entry, removed when the process ends
+        import tempfile
+
+        from gpt2emb.store import checkpoint, partial
+
         root = cache_root()
         why = e.strerror
         with contextlib.suppress(OSError):  # a name too long to look up, say
             if root.is_symlink() and not root.exists():
                 why = f"a symbolic link to {os.readlink(root)}, which does not exist"
-        reporter.note(f"cannot write the cache in {root} ({why}); working without it this time")
-        import tempfile
-
-        from gpt2emb.store import checkpoint
-
+        kept = partial.staying(parent, commit)  # the room they take may be what the build lacked
+        reporter.note(f"cannot write the cache in {root} ({why}); working without it this time{kept}")
         parent = Path(tempfile.mkdtemp(prefix="gpt2emb-"))
         atexit.register(shutil.rmtree, parent, True)
         return open_entry(

@@ -26,12 +26,12 @@ from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 
-from gpt2emb import families, limits, measures
-from gpt2emb.errors import LONE_SURROGATE, DamagedEntry, UsageError
+from gpt2emb import families, measures
+from gpt2emb.errors import DamagedEntry
 from gpt2emb.families import Family
+from gpt2emb.kept import cache_root
 from gpt2emb.registry import ModelRef, Shape
 
-CACHE_ENV = "GPT2EMB_CACHE_DIR"
 UNTRUSTED = (OSError, ValueError, KeyError, TypeError)  # what opening a damaged entry raises
 GENERATION = "+"  # `<commit>+1`: a commit id never holds one
 FORMAT = 5  # bump whenever the files of an entry change: older entries are then rebuilt
@@ -136,23 +136,6 @@ def _distinct(ids: np.ndarray) -> np.ndarray:
     first = np.ones(len(ids), dtype=bool)
     first[1:] = ids[1:] != ids[:-1]
     return ids[first]
-
-
-def cache_root() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        found = LONE_SURROGATE.search(env)
-        if found:  # a name that is not UTF-8 (os.environ holds its bytes as lone surrogates)
-            byte = len(env[: found.start()].encode("utf-8")) + 1
-            raise UsageError(
-                f"{CACHE_ENV} is not UTF-8 text (byte {byte}), and the cache folder is written into the "
-                f"results, which are UTF-8: rename the folder, or link it under a UTF-8 name (ln -s) and set "
-                f"{CACHE_ENV} to that"
-            )
-        return limits.user_path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("gpt2emb", appauthor=False))
 
 
 # ---------------------------------------------------------------- where things live

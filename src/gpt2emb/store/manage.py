@@ -13,6 +13,7 @@ from urllib.parse import unquote
 
 from gpt2emb import registry
 from gpt2emb.errors import Gpt2embError, UsageError
+from gpt2emb.kept import cache_root
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.cache import RefreshedRevision, RefreshFailure
@@ -20,7 +21,6 @@ from gpt2emb.store import hub
 from gpt2emb.store.build import open_model
 from gpt2emb.store.entries import (
     UNTRUSTED,
-    cache_root,
     commit_of,
     folder_fingerprint,
     folder_size,

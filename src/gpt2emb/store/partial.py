@@ -52,6 +52,21 @@ def commit_of(path: Path) -> str:
     return path.name.split(".", 1)[0]
 
 
+def staying(parent: Path, commit: str) -> str:
+    """What a note adds of a commit's partial files that keep something and stay: each, with its size."""
+    told = ""
+    for path in found_of(parent, commit):
+        with contextlib.suppress(OSError):
+            if size := path.stat().st_size:
+                told += f"; the partial download {path} ({size / 1e6:.1f} MB) stays, for a later run to use"
+    return told
+
+
+def found_of(parent: Path, commit: str) -> list[Path]:
+    """The partial files of one commit beside a model's entries."""
+    return [path for path in found(parent) if commit_of(path) == commit]
+
+
 def remove(path: Path) -> None:
     """Gone, whatever is in its place (a folder, with what it holds; a link, not its target)."""
     with contextlib.suppress(OSError):
@@ -63,9 +78,8 @@ def remove(path: Path) -> None:
 
 def remove_all(parent: Path, commit: str | None = None) -> None:
     """The partial files of a commit (built now: nothing of them is needed), or of every commit."""
-    for path in found(parent):
-        if commit is None or commit_of(path) == commit:
-            remove(path)
+    for path in found(parent) if commit is None else found_of(parent, commit):
+        remove(path)
 
 
 def fetch(

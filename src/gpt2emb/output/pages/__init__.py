@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
-from gpt2emb import limits, targets
+from gpt2emb import targets
 from gpt2emb.errors import UsageError, option
 
 # One column on a phone; from 960 px a part's tables beside its figure. Nothing is wider than the page but a
@@ -113,8 +113,9 @@ def check(path: str, name: str = "html", example: str = "lab.html") -> str:
     nothing) at the path; the path with ~ expanded."""
     if not path.strip():
         raise UsageError(f"{option(name)} needs a file name, such as {option(name, example)}")
-    real = limits.user_path(path)
-    target(real, name, example).real()  # a device, FIFO or folder: refused now
+    given = target(path, name, example)
+    real = targets.user_file(path, given.said, given.folder_fix or given.fix)
+    target(real, name, example).real()  # a device, FIFO, folder or what gpt2emb reads: refused now
     return str(real)
 
 
