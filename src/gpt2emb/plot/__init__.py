@@ -136,9 +136,11 @@ def svg(stem: str, result: Any, *rows: Any, prefix: str = "") -> str:
     return text
 
 
-def positions_figure(matrix: Any, norms: Any, components: Any, model: str, path: str) -> None:
-    """positions --png: see plot/positions.py."""
+def positions_figure(
+    matrix: Any, norms: Any, components: Any, model: str, path: str, name: str = "figure"
+) -> None:
+    """positions --figure (--png, its old name): see plot/positions.py."""
     from gpt2emb.plot import positions
 
     with literal():
-        save(positions.figure(matrix, norms, components, model), path)
+        save(positions.figure(matrix, norms, components, model), path, name)
