@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, run_json
+from conftest import COMMIT, run_cli, run_json
 from fakehub import FakeHub
 from tinymodel import Tiny, save_local
 
@@ -64,3 +64,10 @@ def test_the_page_of_a_folder(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
     sizes = part(page, 4)
     assert sizes.count("<td>tied to wte</td>") == 1  # the tied output layer, and no other cell
     assert '<div class="body drawn">' in sizes  # one model's panel stands beside its table
+
+
+def test_the_page_names_a_tag_it_was_asked_for(hub: FakeHub, tmp_path: Path) -> None:
+    """A revision other than main (a tag on main's commit) is said by its own name, not as main."""
+    hub.repos["openai-community/gpt2"].refs["v1"] = COMMIT
+    page = page_of(tmp_path, "-m", "openai-community/gpt2", "--revision", "v1")
+    assert f"the Hub repo openai-community/gpt2 at revision <b>v1</b>, commit <code>{COMMIT}</code>" in page
