@@ -77,7 +77,23 @@ _OPS_TESTS = [
     *("tests/test_pinned_ops.py", "tests/test_sums.py"),
 ]
 _EVALUATE_TESTS = ["tests/test_evaluate.py", "tests/test_correlation.py", "tests/test_pinned_evaluate.py"]
-DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name
+_PLOT_TESTS = [
+    *("tests/test_figures.py", "tests/test_overlaps.py", "tests/test_figure_text.py"),
+    "tests/test_heatmap_legend.py",
+]
+_PAGE_TESTS = [
+    *("tests/commands/test_lab.py", "tests/test_pinned_lab.py", "tests/test_lab_browser.py"),
+    "tests/test_figure_text.py::test_the_issue_s_command_lines_answer_and_write_their_file",
+    "tests/test_pinned_pages_lab.py",
+]
+DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot/, output/: its path, key_of)
+    # ---- plot/ and output/pages/ (issue 53): the figures and the page, read back and measured
+    **{f"plot/{name}.py": _PLOT_TESTS for name in ("__init__", "analogy", "canvas", "context", "geometry")},
+    **{f"plot/{name}.py": _PLOT_TESTS for name in ("neighbors", "place", "similarity", "sizes", "vector")},
+    "plot/logits.py": [*_PLOT_TESTS, "tests/commands/test_logits.py"],
+    "plot/positions.py": [*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/test_pinned_positions.py"],
+    "output/pages/__init__.py": _PAGE_TESTS,
+    "output/pages/lab.py": _PAGE_TESTS,
     # store/checkpoint.py, and the modules that hold the rest of what was checkpoint.py
     "checkpoint.py": _CHECKPOINT_TESTS,
     "formats.py": _CHECKPOINT_TESTS,
@@ -822,6 +838,21 @@ def run(
 # ---------------------------------------------------------------- equivalent mutants, the report
 
 
+PACKAGE = ROOT / "src" / "gpt2emb"
+# packages whose modules share names with core/'s (plot/neighbors.py, output/pages/lab.py)
+BY_PATH = ("plot", "output")
+
+
+def key_of(module: Path) -> str:
+    """The name DEFAULT_TESTS and the equivalents know a module by: its file name, or for a module of plot/
+    or output/ its path in the package (output/pages/lab.py is not core/lab.py)."""
+    try:
+        inside = module.resolve().relative_to(PACKAGE)
+    except ValueError:
+        return module.name
+    return inside.as_posix() if inside.parts[0] in BY_PATH else module.name
+
+
 def read_equivalent(path: Path = EQUIVALENT) -> dict[tuple[str, str], str]:
     """(module, mutant key) -> why, from lines `module:line | key | why` (the line is for the reader: the
     key survives edits above it)."""
@@ -864,7 +895,7 @@ def summary(ms: list[Mutant], new: str | None) -> dict[str, Any]:
 
 
 def report(module: Path, ms: list[Mutant], new: str | None, stream: Any = sys.stdout) -> None:
-    name = module.name
+    name = key_of(module)
     for m in ms:
         if m.status in ("survived", "equivalent"):
             note = "  (listed as equivalent)" if m.status == "equivalent" else ""
@@ -933,9 +964,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(ms)} mutants", file=sys.stderr)
         return 0
 
-    tests = args.tests or DEFAULT_TESTS.get(module.name)
+    name = key_of(module)
+    tests = args.tests or DEFAULT_TESTS.get(name)
     if not tests:
-        p.error(f"no default tests for {module.name}: name them with --tests")
+        p.error(f"no default tests for {name}: name them with --tests")
     tests = [t for t in tests if "::" in t or (ROOT / t).exists()]
     original = module.read_text(encoding="utf-8")
     equivalent = read_equivalent()
@@ -945,10 +977,10 @@ def main(argv: list[str] | None = None) -> int:
         began = time.perf_counter()
         for n, m in enumerate(ms, 1):
             run(m, module, original, tests_for(m, cov, args.new_tests, args.new_first), args.timeout, cov)
-            if m.status == "survived" and (module.name, m.key) in equivalent:
+            if m.status == "survived" and (name, m.key) in equivalent:
                 m.status = "equivalent"
             print(
-                f"[{n}/{len(ms)} {time.perf_counter() - began:.0f}s] {m.status:9} {module.name}:{m.line} "
+                f"[{n}/{len(ms)} {time.perf_counter() - began:.0f}s] {m.status:9} {name}:{m.line} "
                 f"{m.kind}: {m.key}" + (f"  <- {m.failed}" if m.failed else ""),
                 file=sys.stderr,
                 flush=True,
@@ -966,9 +998,9 @@ def main(argv: list[str] | None = None) -> int:
         done = list(merged.values())
         for m in done:
             if m.status in ("survived", "equivalent"):
-                m.status = "equivalent" if (module.name, m.key) in equivalent else "survived"
+                m.status = "equivalent" if (name, m.key) in equivalent else "survived"
     for m in done:
-        if m.status == "killed" and (module.name, m.key) in equivalent:
+        if m.status == "killed" and (name, m.key) in equivalent:
             print(f"note: {m.key} is listed as equivalent but was killed", file=sys.stderr)
     new = None if args.new_first and not earlier else args.new_tests
     report(module, done, new)

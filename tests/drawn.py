@@ -55,15 +55,22 @@ def panel(ax: Axes) -> dict[str, Any]:
             if isinstance(p, Rectangle)
         ],
         "texts": [t.get_text() for t in ax.texts if t.get_text()],
-        "arrows": [plain([a.xyann, a.xy]) for a in annotations if a.arrow_patch is not None],
+        "arrows": [
+            plain([a.xyann, a.xy]) for a in annotations if a.arrow_patch is not None and not a.get_text()
+        ],
+        "xlabel": ax.get_xlabel(),
+        "ylim": plain(ax.get_ylim()),
+        "legend": [t.get_text() for t in legend.get_texts()] if (legend := ax.get_legend()) else [],
         "xlabels": [t.get_text() for t in ax.get_xticklabels()],
         "ylabels": [t.get_text() for t in ax.get_yticklabels()],
     }
 
 
 def drawn(fig: Figure) -> dict[str, Any]:
-    """A figure's title and the drawn data of each of its panels (a colour bar's axes left out)."""
+    """A figure's title, its caption (what it says under its panels) and the drawn data of each of its
+    panels (a colour bar's axes left out)."""
     return {
         "title": fig.get_suptitle(),
+        "caption": fig.get_supxlabel(),
         "panels": [panel(ax) for ax in fig.axes if ax.get_label() != "<colorbar>"],
     }

@@ -106,7 +106,9 @@ def schema_of(args: Sequence[str]) -> tuple[str, str] | None:
         return None
     triggered = {
         "eval": any(a == "--eval" or a.startswith("--eval=") for a in args),
-        "heatmap": any(a in ("--heatmap", "--png") or a.startswith("--png=") for a in args),
+        "heatmap": any(
+            a in ("--heatmap", "--png", "--figure") or a.startswith(("--png=", "--figure=")) for a in args
+        ),
         "jsonl": "--jsonl" in args,
         # analogy's - after a word is a sign of its sum (king - man + woman); - in place of the words, stdin
         "stdin": "-" in (args[1:2] if command == "analogy" else args),

@@ -75,7 +75,12 @@ def test_vector_strips_are_the_rows_on_one_shared_scale(hub: FakeHub, tiny: Tiny
     image = np.array(panel["images"][0])
     np.testing.assert_allclose(image, tiny.wte[[tiny.id(w) for w in words]], atol=1e-6)
     assert panel["ylabels"] == [f'"{w}"' for w in words]
-    assert "gpt2" in data["title"] and "king" in data["title"]
+    assert data["title"].replace("\n", " ") == (
+        "gpt2: do the rows of wte for king, queen, man, woman stand out in the same dimensions? "
+        "(a column of one colour down the strips)"
+    )
+    _, one = figured(tmp_path, "vector", "king")  # one word: no question of what is shared
+    assert one["title"] == "gpt2: which of the 32 dimensions of the row of wte for king stand out?"
 
 
 def test_vector_figure_is_drawn_from_the_printed_rows(hub: FakeHub, tmp_path: Path) -> None:
@@ -93,6 +98,9 @@ def test_neighbors_points_are_the_rows_on_their_principal_plane(
     rows = np.vstack([tiny.wte[tiny.id("cat")], tiny.wte[[n["id"] for n in found]]]).astype(np.float64)
     (panel,) = data["panels"]
     assert_same_plane(np.array(panel["points"][0]), pca_plane(rows))
+    assert (
+        "nearness on it is not cosine" in data["caption"] and "is its cosine to the word" in data["caption"]
+    )
     assert panel["texts"][0] == '" cat" (the word)'  # a token, its leading space shown
     assert panel["texts"][1:] == [
         f'"{n["token"]}" {n["score"]:.3f}' for n in found
@@ -173,34 +181,36 @@ def test_similarity_heatmap_holds_the_cosines_and_writes_them(
     assert panel["texts"] == [f"{x:.2f}" for x in (rows @ rows.T).ravel()]
 
 
-def test_sizes_bars_are_the_counts_sizes_prints(hub: FakeHub, tmp_path: Path) -> None:
+def test_sizes_sets_each_models_single_pieces_side_by_side(hub: FakeHub, tmp_path: Path) -> None:
+    """A panel per GPT-2 size: wte, one block, its largest matrix, wpe, the final norm, each a bar of the
+    count sizes prints (a block by GPT-2's formula, 12 d² + 13 d; the MLP's matrix d x 4d); wte the longest
+    bar in all four."""
     data = same_document(tmp_path, "sizes")
     doc = run_json("sizes")
-    (panel,) = data["panels"]
-    bars = iter(panel["bars"])
-    for x, m in enumerate(doc["models"]):
-        bottom = 0.0
-        for part in ("wte_params", "wpe_params", "block_params", "final_ln_params"):
-            left, y, width, height = next(bars)
-            assert left + width / 2 == pytest.approx(x) and y == pytest.approx(bottom)
-            assert height == pytest.approx(m[part] / 1e6)
-            bottom += height
-        assert bottom == pytest.approx(m["total_params"] / 1e6)
-        assert f"wte {m['wte_share']:.1%}" in panel["texts"]
-    assert panel["xlabels"] == [m["name"] for m in doc["models"]]
+    assert len(data["panels"]) == len(doc["models"]) == 4
+    for panel, m in zip(data["panels"], doc["models"], strict=True):
+        d = m["d_model"]
+        assert m["block_params"] == m["n_layer"] * (12 * d * d + 13 * d)
+        expected = [m["wte_params"], 12 * d * d + 13 * d, 4 * d * d, m["wpe_params"], m["final_ln_params"]]
+        widths = [b[2] for b in panel["bars"]]
+        assert widths == pytest.approx([n / 1e6 for n in expected])
+        assert max(widths) == widths[0]  # wte, the largest single piece
+        assert panel["ylabels"][0] == f"wte (50,257 tokens x {d:,})"
+        assert panel["texts"][0] == f"{m['wte_params'] / 1e6:,.1f} M" and panel["texts"][-1] == f"{2 * d:,}"
+        assert f"wte {m['wte_share']:.1%}" in panel["title"] and m["name"] in panel["title"]
+        assert "outweighs" not in panel["xlabel"]
+    assert "is wte (red) the largest single piece?" in data["title"]
 
 
-def test_sizes_of_a_checkpoint_draws_what_its_headers_tell_apart(hub: FakeHub, tmp_path: Path) -> None:
+def test_sizes_of_a_checkpoint_says_why_wte_is_not_its_largest_piece(hub: FakeHub, tmp_path: Path) -> None:
     doc, data = figured(tmp_path, "sizes", "-m", "gpt2")
     (m,) = doc["models"]
-    heights = [b[3] for b in data["panels"][0]["bars"]]
-    assert heights == pytest.approx(
-        [
-            m["wte_params"] / 1e6,
-            m["wpe_params"] / 1e6,
-            (m["total_params"] - m["wte_params"] - m["wpe_params"]) / 1e6,
-        ]
-    )  # tied: no output layer of its own
+    (panel,) = data["panels"]
+    rest = m["total_params"] - m["wte_params"] - m["wpe_params"]  # tied: no output layer of its own
+    widths = [b[2] for b in panel["bars"]]
+    assert widths == pytest.approx([m["wte_params"] / 1e3, rest // m["n_layer"] / 1e3, m["wpe_params"] / 1e3])
+    assert m["wpe_params"] > m["wte_params"]  # the tiny model: 1,024 positions against 343 tokens
+    assert "wpe outweighs wte: 1,024 positions against only 343 tokens" in panel["xlabel"].replace("\n", " ")
 
 
 def test_geometry_histograms_count_the_cosines(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
@@ -244,6 +254,25 @@ def test_context_lines_are_each_pair_layer_by_layer(hub: FakeHub, tmp_path: Path
     marker = np.array(panel["lines"][3])
     assert set(marker[:, 0]) == {0.0}  # layer 0 marked
     assert any(t.startswith("layer 0: wte + wpe") for t in panel["texts"])
+    assert panel["ylim"][0] == 0.0 and panel["ylim"][1] >= 1.0  # the whole scale: a small change looks small
+
+
+def test_context_lines_that_coincide_are_each_seen_and_said(hub: FakeHub, tmp_path: Path) -> None:
+    """king's vectors in sentences 1 and 2 and in 2 and 3 are alike to 3 decimals at every layer: both lines
+    are drawn, each with a marker and dash of its own, and the legend says they coincide."""
+    args = ("context", "king", RIVER, PAID, "queen and king and king")
+    doc = run_json(*args)
+    first, _, third = ([layer["pairs"][p]["cosine"] for layer in doc["layers"]] for p in range(3))
+    assert np.allclose(first, third, atol=5e-4)
+    with captured() as figures:
+        run_json(*args, "--figure", str(tmp_path / "c.png"))
+    (ax,) = [a for a in figures[0].axes if a.get_label() != "<colorbar>"]
+    shown = ax.get_legend()
+    assert shown is not None
+    legend = [t.get_text() for t in shown.get_texts()]
+    assert legend[2].endswith("(= 1 vs 2 to 3 decimals)") and "(=" not in legend[0] + legend[1]
+    styles = {(line.get_marker(), line.get_linestyle()) for line in ax.lines[:3]}
+    assert len(styles) == 3
 
 
 @pytest.mark.parametrize(("suffix", "magic"), [(".svg", b"<?xml"), (".pdf", b"%PDF"), (".PNG", b"\x89PNG")])
@@ -295,14 +324,30 @@ def test_figure_without_matplotlib(hub: FakeHub, tmp_path: Path, monkeypatch: py
     assert hub.requests == []
 
 
-def test_positions_png_still_draws_its_three_panels(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
-    with captured() as figures:
-        doc = run_json("positions", "--png", str(tmp_path / "wpe.png"))
-    assert doc["png"] == str(tmp_path / "wpe.png") and "figure" not in doc
-    heat, norms, _ = drawn(figures[0])["panels"]
+def test_positions_draws_its_three_panels_and_writes_a_flat_norm(
+    hub: FakeHub, tiny: Tiny, tmp_path: Path
+) -> None:
+    """The tiny model's rows all have norm 2 but for float rounding: the panel writes 2, it draws no line of
+    rounding; the heatmap is the cosines."""
+    doc, data = figured(tmp_path, "positions")
+    assert doc["png"] == doc["figure"]
+    heat, norms, _ = data["panels"]
     rows = unit(tiny.wpe)
     np.testing.assert_allclose(np.array(heat["images"][0]), rows @ rows.T, atol=1e-5)
-    np.testing.assert_allclose(np.array(norms["lines"][0])[:, 1], np.linalg.norm(tiny.wpe, axis=1), rtol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(tiny.wpe, axis=1), 2.0, rtol=1e-6)
+    assert norms["lines"] == [] and norms["texts"][0].startswith("every row's norm is 2\n")
+
+
+def test_a_norm_that_varies_is_drawn_and_rounding_is_not() -> None:
+    from gpt2emb.plot import positions
+
+    matrix, components = np.eye(4), np.arange(12.0).reshape(4, 3)
+    varied = positions.figure(matrix, np.array([1.0, 2.0, 3.0, 4.0]), components, "m")
+    flat = positions.figure(matrix, np.array([2.0, 2.0 + 1e-7, 2.0 - 1e-7, 2.0]), components, "m")
+    (line,) = drawn(varied)["panels"][1]["lines"]
+    assert np.array(line)[:, 1].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert drawn(flat)["panels"][1]["lines"] == [] and "norm is 2\n" in drawn(flat)["panels"][1]["texts"][0]
+    assert positions.flat(np.array([1.0, 1.0 + 2e-6])) is False
 
 
 def test_a_document_without_figure_is_unchanged(hub: FakeHub) -> None:
@@ -311,7 +356,7 @@ def test_a_document_without_figure_is_unchanged(hub: FakeHub) -> None:
         assert "figure" not in json.dumps(run_json(*args))
 
 
-COMMANDS = ("vector", "neighbors", "analogy", "similarity", "sizes", "geometry", "context")
+COMMANDS = ("vector", "neighbors", "analogy", "similarity", "sizes", "geometry", "context", "positions")
 
 
 @pytest.mark.parametrize("name", COMMANDS)

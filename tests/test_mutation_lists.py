@@ -1,7 +1,7 @@
 """scripts/mutate.py knows the tests of every module it is meant for (issue 43, point 4): each module of
-core/, store/ and the top level of gpt2emb has a test list in DEFAULT_TESTS, naming test files that exist,
-and each mutant that scripts/mutants-equivalent.txt lists as equivalent belongs to a module that is still
-there."""
+core/, store/, plot/, output/pages/ (issue 53) and the top level of gpt2emb has a test list in DEFAULT_TESTS,
+naming test files that exist, and each mutant that scripts/mutants-equivalent.txt lists as equivalent belongs
+to a module that is still there."""
 
 from __future__ import annotations
 
@@ -21,25 +21,26 @@ GLUE = {"__init__.py", "__main__.py"}
 
 def mutated_modules() -> list[Path]:
     found = [*PACKAGE.glob("*.py"), *(PACKAGE / "core").glob("*.py"), *(PACKAGE / "store").glob("*.py")]
-    return sorted(p for p in found if p.name not in GLUE)
+    drawn = [*(PACKAGE / "plot").glob("*.py"), *(PACKAGE / "output" / "pages").glob("*.py")]  # issue 53
+    return sorted([*(p for p in found if p.name not in GLUE), *drawn])
 
 
 def test_module_names_are_unique() -> None:
     """DEFAULT_TESTS is keyed by file name: two modules of the same name would share one list."""
-    names = [p.name for p in mutated_modules()]
+    names = [mutate.key_of(p) for p in mutated_modules()]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
 
 
 @pytest.mark.parametrize("module", mutated_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_every_module_has_a_test_list(module: Path) -> None:
-    tests = mutate.DEFAULT_TESTS.get(module.name)
+    tests = mutate.DEFAULT_TESTS.get(mutate.key_of(module))
     assert tests, f"scripts/mutate.py: DEFAULT_TESTS has no tests for {module.relative_to(ROOT)}"
     missing = [t for t in tests if not (ROOT / t.split("::")[0]).is_file()]
     assert not missing, f"{module.name}: no such test file {missing}"
 
 
 def test_no_list_for_a_module_that_is_gone() -> None:
-    names = {p.name for p in mutated_modules()}
+    names = {mutate.key_of(p) for p in mutated_modules()}
     assert set(mutate.DEFAULT_TESTS) <= names, sorted(set(mutate.DEFAULT_TESTS) - names)
 
 

@@ -149,7 +149,7 @@ def test_beyond_the_limit_positions_print_their_norms_and_say_where_the_matrix_i
     note = " ".join(result.stdout[result.stdout.index("note:") :].split())
     wide = f"at 80 characters wide, it would take more than {MAX_PARTS} parts"
     assert note.startswith(f"note: the 1,024 x 1,024 matrix is not printed: {wide}")
-    assert "--json" in note and "--heatmap" in note and "--png" in note
+    assert "--json" in note and "--heatmap" in note and "--figure FILE" in note
 
 
 def test_beyond_the_limit_similarity_prints_each_words_norm(hub: FakeHub, columns: Width) -> None:

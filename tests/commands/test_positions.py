@@ -33,7 +33,7 @@ def test_positions(hub: FakeHub, tiny: Tiny) -> None:
         ("5-2", "range 5-2 runs backwards"),
         ("-1", "position -1 does not exist: positions count from 0"),  # not click's "No such option: -1"
         ("--cels", "No such option: --cels; did you mean --cells?"),  # an unknown option is still one
-        ("--figure", "positions draws its figure with --png FILE"),
+        ("--figur", "No such option: --figur; did you mean --figure?"),
         ("-x", "No such option: -x"),
     ],
 )
@@ -64,12 +64,30 @@ def test_position_heatmap(hub: FakeHub, tiny: Tiny) -> None:
     assert run_cli("positions", "--heatmap", "--cells", "1").exit_code == 2
 
 
-def test_position_figure(hub: FakeHub, tmp_path: Path) -> None:
+@pytest.mark.parametrize("option", ["--figure", "--png"])
+def test_position_figure(hub: FakeHub, tmp_path: Path, option: str) -> None:
+    """--figure, as every command draws; --png, its old name, an alias for one release: both keys name the
+    file (png as it always did, figure as every command's document does)."""
     pytest.importorskip("matplotlib")
     target = tmp_path / "wpe.png"
-    doc = run_json("positions", "--png", str(target))
-    assert doc["png"] == str(target)
+    result = run_cli("positions", option, str(target))
+    assert result.exit_code == 0 and result.stdout.count(f"figure written to {target}") == 1
+    doc = run_json("positions", option, str(target))
+    assert doc["png"] == doc["figure"] == str(target)
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and target.stat().st_size > 20_000
+
+
+def test_position_figure_follows_its_extension_and_is_given_once(hub: FakeHub, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "wpe.svg"
+    assert run_json("positions", "--figure", str(target))["figure"] == str(target)
+    assert target.read_bytes().startswith(b"<?xml")
+    both = run_cli("positions", "--figure", str(tmp_path / "a.png"), "--png", str(tmp_path / "b.png"))
+    assert both.exit_code == 2 and "--png is the old name of --figure: give one of them" in both.stderr
+    wrong = run_cli("positions", "--figure", str(tmp_path / "a.jpg"))
+    assert wrong.exit_code == 2 and ".png, .svg or .pdf" in wrong.stderr
+    assert "figure" not in run_json("positions", "--heatmap")  # the key only when a figure was drawn
+    assert "The old name of --figure" in run_cli("positions", "--help").stdout
 
 
 def test_position_figure_without_matplotlib(

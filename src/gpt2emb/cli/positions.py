@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gpt2emb import output
-from gpt2emb.cli.options import Json, Model, Revision, whole
+from gpt2emb.cli.options import Figure, Json, Model, Revision, figure_of, whole
 from gpt2emb.errors import UsageError
 from gpt2emb.registry import DEFAULT_MODEL
 
@@ -19,7 +19,7 @@ app = typer.Typer()
 @app.command(
     context_settings={"ignore_unknown_options": True},
     epilog="Examples:\n\n  gpt2emb positions 0 1 2 500\n\n  gpt2emb positions 0-5 1023 --json\n\n"
-    "  gpt2emb positions --heatmap\n\n  gpt2emb positions --png wpe.png",
+    "  gpt2emb positions --heatmap\n\n  gpt2emb positions --figure wpe.png",
 )
 def positions(
     ctx: typer.Context,
@@ -40,10 +40,11 @@ def positions(
         str | None,
         typer.Option(
             "--png",
-            help='Write a figure: heatmap, norms, principal components (needs "gpt2emb\\[plot]").',
+            help="The old name of --figure, kept as an alias for one release: use --figure.",
             metavar="FILE",
         ),
     ] = None,
+    figure: Figure = None,
     revision: Revision = None,
     json: Json = False,
 ) -> None:
@@ -54,10 +55,13 @@ def positions(
     if unknown:
         options = [o for p in ctx.command.params for o in p.opts if o.startswith("--")]
         raise UsageError(_no_such_option(unknown[0], options))
-    if heatmap or png is not None:
+    if png is not None and figure is not None:
+        raise UsageError("--png is the old name of --figure: give one of them")
+    if heatmap or png is not None or figure is not None:
         if positions:
-            raise UsageError("give positions, or --heatmap/--png for all of them, not both")
-        output.render(core.position_map(model, cells, png, output.reporter(json), revision), json)
+            raise UsageError("give positions, or --heatmap/--figure for all of them, not both")
+        figure = figure_of(figure)  # --png's file: checked by the core, as the handle's png= is
+        output.render(core.position_map(model, cells, png, output.reporter(json), revision, figure), json)
     else:
         output.render(core.positions(model, positions or [], output.reporter(json), revision), json)
 
@@ -67,8 +71,6 @@ def _no_such_option(name: str, options: list[str]) -> str:
     that a negative position reaches the core."""
     import difflib
 
-    if name.split("=")[0] == "--figure":  # the other commands' option: positions draws with --png
-        return "No such option: --figure; positions draws its figure with --png FILE"
     close = difflib.get_close_matches(name.split("=")[0], options, n=1)
     hint = f"; did you mean {close[0]}?" if close else ""
     return f"No such option: {name}{hint} (see: gpt2emb positions --help)"

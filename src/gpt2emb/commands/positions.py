@@ -10,13 +10,14 @@ STEM = Stem(
             shows="how alike the rows of the position table `wpe` are; a heatmap of all 1024",
             modes={
                 JSON: ("PositionsResult", "gpt2emb positions P... --json"),
-                "heatmap": ("HeatmapResult", "gpt2emb positions --heatmap --json (or --png FILE --json)"),
+                "heatmap": ("HeatmapResult", "gpt2emb positions --heatmap --json (or --figure FILE --json)"),
             },
             fuzz=(
                 ("positions", "{w}", "{v}"),
                 ("positions", "{n}", "{n}-{v}"),
                 ("positions", "--heatmap", "--cells", "{n}"),
-                ("positions", "--png", "{path:w}.png", "--cells", "{n}"),  # a figure when 2-256
+                ("positions", "--figure", "{path:w}.png", "--cells", "{n}"),  # a figure when 2-256
+                ("positions", "--png", "{path:w}.png", "--cells", "{n}"),  # --figure's old name
             ),
             warm=("positions", "0", "1", "2", "500"),
         ),

@@ -80,9 +80,12 @@ def position_map(
     png: str | None = None,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    figure: str | None = None,
 ) -> HeatmapResult:
+    """The heatmap; with png or figure (--png, --figure: one name each for the same figure, checked by the
+    CLI), also the figure written there."""
     check_map(cells, png)  # before the model is opened
-    return position_map_in(open_ref(registry.resolve(model, revision), reporter), cells, png)
+    return position_map_in(open_ref(registry.resolve(model, revision), reporter), cells, png, figure)
 
 
 def check_map(cells: int, png: str | Path | None) -> tuple[int, str | None]:
@@ -123,10 +126,14 @@ def positions_in(o: Opened, positions: int | str | Sequence[int | str]) -> Posit
     return PositionsResult(m.name, tuple(chosen), floats(norms), tuple(floats(r) for r in matrix), rows)
 
 
-def position_map_in(o: Opened, cells: int = 32, png: str | Path | None = None) -> HeatmapResult:
+def position_map_in(
+    o: Opened, cells: int = 32, png: str | Path | None = None, figure: str | None = None
+) -> HeatmapResult:
     """The cosine of every pair of position rows, as cells x cells means of blocks (a shaded table in a
-    notebook); with png, also a figure written there: heatmap, norms, principal axes (matplotlib)."""
-    cells, figure = check_map(cells, png)
+    notebook); with png, also a figure written there: heatmap, norms, principal axes (matplotlib); figure:
+    the same, a .png, .svg or .pdf named by --figure (checked by plot.check_figure)."""
+    cells, png_file = check_map(cells, png)
+    figure = figure if figure is not None else png_file
     m = o.model
     check_position_table(m)
     m.check_rows(positions=range(m.shape.n_positions))  # every row is used, before a figure is written
@@ -135,8 +142,15 @@ def position_map_in(o: Opened, cells: int = 32, png: str | Path | None = None) -
     if figure is not None:
         from gpt2emb import plot
 
-        plot.positions_figure(full, norms, measures.principal_components(m.wpe, 3), m.name, figure)
+        plot.positions_figure(
+            full, norms, measures.principal_components(m.wpe, 3), m.name, figure, "png" if png else "figure"
+        )
     small = measures.block_means(full, cells)
     return HeatmapResult(
-        m.name, m.shape.n_positions, m.shape.n_positions / cells, tuple(floats(r) for r in small), figure
+        m.name,
+        m.shape.n_positions,
+        m.shape.n_positions / cells,
+        tuple(floats(r) for r in small),
+        figure,
+        figure,
     )

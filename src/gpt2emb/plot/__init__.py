@@ -124,21 +124,29 @@ def _print(fig: Figure, f: BinaryIO, fmt: str) -> None:
 def svg(stem: str, result: Any, *rows: Any, prefix: str = "") -> str:
     """The figure --figure draws for a command's result (gpt2emb/plot/STEM.py), as an <svg> element for a
     page to hold inline (lab --html): no XML prolog, each id (and each reference to one) given prefix, so
-    that several figures on one page never share an id."""
+    that several figures on one page never share an id. The root carries data-smallest-text, the size in
+    points of the smallest text drawn: a page keeps the figure wide enough to read it (its text is paths)."""
+    from matplotlib.text import Text
+
     module = importlib.import_module(f"gpt2emb.plot.{stem}")
     buffer = io.BytesIO()
     with literal():
-        _print(module.figure(result, *rows), buffer, "svg")
+        fig = module.figure(result, *rows)
+        _print(fig, buffer, "svg")
+    sizes = [float(t.get_fontsize()) for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
     text = buffer.getvalue().decode("utf-8")
     text = text[text.index("<svg") :]
+    text = text.replace("<svg", f'<svg data-smallest-text="{min(sizes, default=10):g}"', 1)
     if prefix:
         text = re.sub(r'(\bid="|xlink:href="#|href="#|url\(#)', rf"\1{prefix}", text)
     return text
 
 
-def positions_figure(matrix: Any, norms: Any, components: Any, model: str, path: str) -> None:
-    """positions --png: see plot/positions.py."""
+def positions_figure(
+    matrix: Any, norms: Any, components: Any, model: str, path: str, name: str = "figure"
+) -> None:
+    """positions --figure (--png, its old name): see plot/positions.py."""
     from gpt2emb.plot import positions
 
     with literal():
-        save(positions.figure(matrix, norms, components, model), path)
+        save(positions.figure(matrix, norms, components, model), path, name)

@@ -10,9 +10,15 @@ import numpy as np
 
 from gpt2emb import measures, ops, sums
 from gpt2emb.choices import Method, Pool
-from gpt2emb.plot.canvas import new_figure
+from gpt2emb.plot.canvas import new_figure, suptitle
+from gpt2emb.plot.place import place
 from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.tokens import quote
+
+PROJECTION = (
+    "The plane is a projection of these rows (their first two principal components); the number beside "
+    "each answer is its score."
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -51,12 +57,14 @@ def figure(result: AnalogyResult, o: Opened, pool: Pool | str) -> Figure:
     ax.scatter(xy[:n, 0], xy[:n, 1], marker="s", s=70, color="tab:green", label="input", zorder=3)
     ax.scatter(xy[n, 0], xy[n, 1], marker="X", s=110, color="tab:red", label=result.expression, zorder=3)
     ax.scatter(xy[n + 1 :, 0], xy[n + 1 :, 1], s=35, color="tab:blue", label="answers (cosine)", zorder=2)
-    for (x, y), word in zip(xy[:n], words, strict=True):  # each word as its tokens, as the answers are
+    labels = []
+    for word in words:  # each word as its tokens, as the answers are
         tokens = " + ".join(dict.fromkeys(quote(g.token) for g in result.inputs if g.word == word))
-        ax.annotate(f"{tokens} (input)", (x, y), xytext=(5, -11), textcoords="offset points", fontsize=9)
-    for (x, y), r in zip(xy[n + 1 :], result.results, strict=True):
-        said = f"{quote(r.token)} {r.score:.3f}" + (" *" if r.input else "")
-        ax.annotate(said, (x, y), xytext=(5, 3), textcoords="offset points", fontsize=9)
+        labels.append(f"{tokens} (input)")
+    for r in result.results:
+        labels.append(f"{quote(r.token)} {r.score:.3f}" + (" *" if r.input else ""))
+    labels.insert(n, "")  # the point the sum reaches: the legend names it
+    points = [(float(x), float(y)) for x, y in xy]
     chapters = [t.sign for t in result.terms] == ["+", "-", "+"] and n == 3  # A - B + C, three words
     if chapters and result.results:  # B -> C beside A -> the first answer: the same displacement, if it holds
         for start, end, colour in ((xy[1], xy[2], "tab:green"), (xy[0], xy[n + 1], "tab:blue")):
@@ -68,7 +76,12 @@ def figure(result: AnalogyResult, o: Opened, pool: Pool | str) -> Figure:
             )
     space = "unit rows" if Method(result.method) is not Method.add else "rows"
     ax.set(xlabel=f"PC1 of these {space}", ylabel=f"PC2 of these {space}")
-    ax.legend(fontsize=9, loc="best")
+    ax.legend(
+        fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0
+    )  # beside: no label under it
+    ax.margins(0.12)
     ax.grid(alpha=0.3)
-    fig.suptitle(f"{result.model}: {result.expression} = ? ({result.method})")
+    suptitle(fig, f"{result.model}: {result.expression} = ? ({result.method})")
+    fig.supxlabel(PROJECTION, fontsize=9)
+    place(fig, [(ax, points, labels)], fontsize=9)
     return fig

@@ -1,6 +1,7 @@
 """neighbors --figure: each word and its k neighbours, placed by the first two principal components of
 their rows, labelled as tokens (a leading space shows), each point's cosine to the word beside it; a panel
-per word."""
+per word. The plane is a projection, and the figure says so: nearness on it is not cosine, the number
+beside each label is (docs/commands/neighbors.md says why the plane is kept)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import numpy as np
 
 from gpt2emb import measures, ops
 from gpt2emb.choices import Pool
-from gpt2emb.plot.canvas import new_figure
+from gpt2emb.plot.canvas import new_figure, suptitle
+from gpt2emb.plot.place import Job, place
 from gpt2emb.results.neighbors import NeighborsItem, NeighborsResult
 from gpt2emb.tokens import quote
 
@@ -20,6 +22,11 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from gpt2emb.core.open import Opened
+
+PROJECTION = (
+    "The plane is a projection of these rows (their first two principal components): nearness on it is "
+    "not cosine. The number beside each token is its cosine to the word."
+)
 
 
 def rows_of(o: Opened, item: NeighborsItem) -> np.ndarray:
@@ -31,15 +38,20 @@ def rows_of(o: Opened, item: NeighborsItem) -> np.ndarray:
 def figure(result: NeighborsResult, o: Opened) -> Figure:
     n = len(result.items)
     columns = min(n, 3)
-    fig = new_figure(7 * columns, 6 * math.ceil(n / columns))
-    for at, item in enumerate(result.items, 1):
+    fig = new_figure(7 * columns, 6 * math.ceil(n / columns) + 0.4)
+    jobs = [
         panel(fig.add_subplot(math.ceil(n / columns), columns, at), item, rows_of(o, item))
+        for at, item in enumerate(result.items, 1)
+    ]
     words = ", ".join(item.word for item in result.items[:6]) + (", ..." if n > 6 else "")
-    fig.suptitle(f"{result.model}: which tokens lie nearest to {words}? (cosine beside each)")
+    suptitle(fig, f"{result.model}: which tokens lie nearest to {words}?")
+    fig.supxlabel(PROJECTION, fontsize=9, wrap=True)
+    place(fig, jobs, fontsize=9)
     return fig
 
 
-def panel(ax: Axes, item: NeighborsItem, rows: np.ndarray) -> None:
+def panel(ax: Axes, item: NeighborsItem, rows: np.ndarray) -> Job:
+    """The panel of one word, drawn but for its labels: the labels to place, by their points."""
     xy = measures.principal_components(rows, 2)
     colours = ["tab:red", *["tab:blue"] * (len(rows) - 1)]
     ax.scatter(xy[:, 0], xy[:, 1], c=colours, s=[90, *[30] * (len(rows) - 1)], zorder=2)
@@ -47,9 +59,11 @@ def panel(ax: Axes, item: NeighborsItem, rows: np.ndarray) -> None:
         f"{' + '.join(quote(t.token) for t in item.tokens)} (the word)",  # its tokens, as the neighbours are
         *(f"{quote(nb.token)} {nb.score:.3f}" for nb in item.neighbors),
     ]
-    for (x, y), label in zip(xy, labels, strict=True):
-        ax.annotate(label, (x, y), xytext=(5, 3), textcoords="offset points", fontsize=9)
     ax.set(
-        title=f"{quote(item.word)} and its {len(item.neighbors)} nearest tokens", xlabel="PC1", ylabel="PC2"
+        title=f"{quote(item.word)} and its {len(item.neighbors)} nearest tokens",
+        xlabel="PC1 (projection)",
+        ylabel="PC2 (projection)",
     )
+    ax.margins(0.12)
     ax.grid(alpha=0.3)
+    return ax, [(float(x), float(y)) for x, y in xy], labels

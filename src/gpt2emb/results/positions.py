@@ -27,4 +27,5 @@ class HeatmapResult(Document):
     n_positions: int
     block: float  # positions per cell
     matrix: tuple[tuple[float, ...], ...]
-    png: str | None  # the figure written with --png, if any
+    png: str | None  # the figure written (--figure, or --png, its old name), if any
+    figure: str | None = None  # the same file, named as every command names it (a key only when drawn)

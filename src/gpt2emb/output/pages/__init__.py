@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -14,7 +15,8 @@ from gpt2emb import targets
 from gpt2emb.errors import UsageError, option
 
 # One column on a phone; from 960 px a part's tables beside its figure. Nothing is wider than the page but a
-# table, which scrolls in its own box.
+# table or a figure, which scrolls in its own box: a shadow at the edge where more lies (the backgrounds that
+# scroll with the content cover it at the ends), and under a figure a line saying so.
 STYLE = """
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
@@ -32,7 +34,12 @@ h1,h2,p,li,figcaption{overflow-wrap:anywhere}
 .body{display:grid;grid-template-columns:minmax(0,1fr);gap:8px 32px;align-items:start}
 @media (min-width:960px){.body.drawn:not(.wide){grid-template-columns:minmax(0,2fr) minmax(0,3fr)}}
 @media (max-width:480px){main{padding:8px 10px 24px}th,td{padding:3px 6px}}
-.scroll{overflow-x:auto;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%;
+background:linear-gradient(to right,#fff 30%,#fff0) left/40px 100% no-repeat local,
+linear-gradient(to left,#fff 30%,#fff0) right/40px 100% no-repeat local,
+radial-gradient(farthest-side at 0 50%,#0006,#0000) left/16px 100% no-repeat scroll,
+radial-gradient(farthest-side at 100% 50%,#0006,#0000) right/16px 100% no-repeat scroll}
+.cue{display:none;color:#555;font-size:.85rem;margin:2px 0}
 table{border-collapse:collapse;margin:4px 0 16px;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:600;padding:2px 0 4px;white-space:normal}
 th,td{padding:3px 10px;border-bottom:1px solid #e8e8e8;text-align:left;white-space:nowrap;vertical-align:top}
@@ -47,6 +54,10 @@ figure svg{display:block;width:100%;height:auto}
 figcaption{color:#555;font-size:.9rem}
 footer{margin-top:32px;color:#666;font-size:.85rem}
 """
+
+READABLE = 9  # CSS pixels: a figure is never drawn so narrow that its smallest text is smaller
+PADDING, GAP = 32, 32  # main's padding (both sides, at its widest) and the gap between a part's columns
+TWO_COLUMNS = 960  # from this width a part's figure stands beside its tables, in 3/5 of the width
 
 FIXED_BELOW = 1e6  # past this a number is shown as 1.2346e+07, as the tables in a terminal show it
 
@@ -84,6 +95,38 @@ def table(caption: str, head: Sequence[str], rows: Sequence[Sequence[str]]) -> s
     return (
         f'<div class="scroll"><table><caption>{text(caption)}</caption>'
         f"<thead><tr>{heads}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def least_width(svg: str) -> int:
+    """The fewest CSS pixels a figure (an <svg> from plot.svg) may be drawn across: its smallest text is then
+    READABLE pixels high."""
+    view = re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ', svg)
+    size = re.search(r'data-smallest-text="([\d.]+)"', svg)
+    width = float(view.group(1)) if view else 0.0
+    return math.ceil(width * READABLE / float(size.group(1))) if size and float(size.group(1)) > 0 else 0
+
+
+def beside(svg: str, window: int = 1280) -> bool:
+    """Whether a figure, beside its tables in 3/5 of a window this wide, keeps its text readable."""
+    return least_width(svg) <= (window - PADDING - GAP) * 3 / 5
+
+
+def figure_box(svg: str, ident: str, wide: bool = False) -> str:
+    """A figure (an <svg> from plot.svg) in a box that scrolls sideways, never narrower than keeps its
+    smallest text READABLE pixels high, with a line under it saying it scrolls, shown at the widths where it
+    does (the figure's own rules, by ident: the id of the element holding it). wide: the figure has the
+    page's whole width at every size (not beside its tables)."""
+    least = least_width(svg)
+    shown = svg.replace("<svg", f'<svg style="min-width:{least}px"', 1)
+    cue = f"#{ident} .cue{{display:block}}"
+    rules = f"@media (max-width:{least + PADDING}px){{{cue}}}"
+    holds = math.ceil(least * 5 / 3) + PADDING + GAP  # the window's width at which 3/5 of it holds it
+    if not wide and holds >= TWO_COLUMNS:
+        rules += f"@media (min-width:{TWO_COLUMNS}px) and (max-width:{holds}px){{{cue}}}"
+    return (
+        f'<style>{rules}</style><div class="scroll">{shown}</div>'
+        '<p class="cue">The figure is wider than the page: scroll it sideways &rarr;</p>'
     )
 
 

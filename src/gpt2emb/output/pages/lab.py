@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
-from gpt2emb.output.pages import cell, frame, number, table, text
+from gpt2emb.output.pages import beside, cell, figure_box, frame, number, table, text
 from gpt2emb.output.views import DIMS
 from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.lab import LabPage, LabResult
@@ -70,14 +70,16 @@ def section(
 ) -> str:
     """A part: figure is its SVG and the command line that draws it alone, or None."""
     drawn = figure is not None
+    # a strip of cells (part 1's row) is read best the page's whole width wide, under its table; so is a
+    # figure too wide to be read beside its tables in a wide window (the four GPT-2 sizes' panels)
+    wide = n == 1 or (figure is not None and not beside(figure[0]))
     shown = (
-        f'<figure id="figure-{n}">{figure[0]}<figcaption>As <code>{text(figure[1])}</code> draws it.'
-        "</figcaption></figure>"
+        f'<figure id="figure-{n}">{figure_box(figure[0], f"figure-{n}", wide)}'
+        f"<figcaption>As <code>{text(figure[1])}</code> draws it.</figcaption></figure>"
         if figure is not None
         else ""
     )
-    # a strip of cells (part 1's row) is read best the page's whole width wide, under its table
-    layout = " drawn" + (" wide" if n == 1 else "") if drawn else ""
+    layout = " drawn" + (" wide" if wide else "") if drawn else ""
     return (
         f'<section class="part" id="part-{n}" data-part="{n}" data-figure="{"yes" if drawn else "no"}">\n'
         f"<h2>{n}. {text(heading)}</h2>\n"

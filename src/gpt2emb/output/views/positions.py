@@ -35,7 +35,7 @@ def _(result: PositionsResult, dims: int | None) -> RenderableType:
         result.matrix,
         cosine_cell,
         spelt(
-            "--json prints every number, --heatmap draws the matrix of all positions, --png FILE as a figure",
+            "--json prints every number, --heatmap draws the matrix of all positions, --figure FILE a figure",
             "the result holds every number",
         ),
         titled_table(f"norms of position rows (wpe) in {result.model}", labels, rows),
@@ -95,6 +95,4 @@ def _(result: HeatmapResult, dims: int | None) -> RenderableType:
     lines += [Text(""), legend]
     if any(math.isnan(v) for row in result.matrix for v in row):
         lines.append(Text("??: a block holding a row of NaN or infinite values, which has no cosine"))
-    if result.png:
-        lines.append(Text(f"figure written to {result.png}"))
     return Group(*lines)

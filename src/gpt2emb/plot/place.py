@@ -1,0 +1,146 @@
+"""Labels beside points, none over another, over a point or past its axes: each label, in the order given,
+takes the first free place in a fixed list of places around its point (nearest first), measured by the
+renderer; a label with no free place near its point takes the nearest free place in its axes, with a line
+to its point. Deterministic: the same points and labels draw the same figure.
+
+Why not adjustText (measured on neighbors of ten words on a GPT-2-shaped model, 100 labels; see
+docs/development.md): it moves labels by repulsion until they stop, which left labels overlapping there,
+and it brings scipy (about 113 MB) into the plot extra; this placement guarantees what it returns and
+needs nothing but matplotlib."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.text import Annotation
+    from matplotlib.transforms import Bbox
+
+# offsets (in multiples of the gap) of a label's anchor from its point, with the label's alignment there:
+# right, above, left, below and the four corners, nearest first
+DIRECTIONS = (
+    (1, 0, "left", "center"),
+    (1, 1, "left", "bottom"),
+    (1, -1, "left", "top"),
+    (0, 1, "center", "bottom"),
+    (0, -1, "center", "top"),
+    (-1, 0, "right", "center"),
+    (-1, 1, "right", "bottom"),
+    (-1, -1, "right", "top"),
+)
+GAPS = (4.0, 9.0, 16.0, 26.0, 40.0)  # points between a point and its label's nearest edge, tried in turn
+MARGIN = 2.0  # points a label keeps from the axes' frame
+POINT = 4.0  # points around each point that no label covers (a marker's radius, about)
+
+
+def renderer_of(fig: Figure) -> Any:
+    """A renderer for the figure laid out as it will be written (Agg: it measures as the files are)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # type: ignore[no-untyped-call]
+    return canvas.get_renderer()  # type: ignore[no-untyped-call]
+
+
+Job = tuple["Axes", Sequence[tuple[float, float]], Sequence[str]]
+
+
+def place(fig: Figure, jobs: Sequence[Job], **text: Any) -> list[Annotation]:
+    """For each (axes, points, labels) of jobs, annotate each point (data coordinates) with its label, in
+    order (the first placed first: give the most important first; an empty label leaves its point unnamed,
+    but clear of labels); text: the annotations' text properties
+    (fontsize, colour...). The figure is laid out once, as it stands, and each axes' limits fixed: call it
+    once everything else is drawn."""
+    for ax, _, _ in jobs:
+        ax.set_xlim(ax.get_xlim())  # the scale is fixed: labels added never move the points
+        ax.set_ylim(ax.get_ylim())
+    renderer = renderer_of(fig)
+    return [a for ax, xy, labels in jobs for a in _place(ax, xy, labels, renderer, fig.dpi / 72, text)]
+
+
+def _place(
+    ax: Axes, xy: Sequence[tuple[float, float]], labels: Sequence[str], renderer: Any, scale: float, text: Any
+) -> list[Annotation]:
+    from matplotlib.transforms import Bbox
+
+    frame = ax.get_window_extent(renderer).padded(-MARGIN * scale)
+    at = [ax.transData.transform(p) for p in xy]
+    r = POINT * scale
+    taken = [Bbox.from_bounds(x - r, y - r, 2 * r, 2 * r) for x, y in at]
+    made = []
+    for (x, y), label in zip(at, labels, strict=True):
+        if not label:  # a point no label names (its legend does): kept clear, no more
+            continue
+        probe = ax.text(0, 0, label, **text)
+        size = probe.get_window_extent(renderer)
+        probe.remove()
+        w, h = size.width, size.height
+        left, bottom, far = _near(x, y, w, h, scale, frame, taken) or _anywhere(
+            x, y, w, h, scale, frame, taken
+        )
+        taken.append(Bbox.from_bounds(left, bottom, w, h))
+        line = {"arrowstyle": "-", "color": "grey", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
+        made.append(
+            ax.annotate(
+                label,
+                tuple(ax.transData.inverted().transform((x, y))),
+                xytext=((left + w / 2 - x) / scale, (bottom + h / 2 - y) / scale),
+                textcoords="offset points",
+                ha="center",
+                va="center",
+                arrowprops=line if far else None,
+                **text,
+            )
+        )
+    return made
+
+
+def _free(box: Bbox, frame: Bbox, taken: list[Bbox]) -> bool:
+    return bool(
+        box.x0 >= frame.x0
+        and box.y0 >= frame.y0
+        and box.x1 <= frame.x1
+        and box.y1 <= frame.y1
+        and not any(box.overlaps(t) for t in taken)
+    )
+
+
+def _near(
+    x: float, y: float, w: float, h: float, scale: float, frame: Bbox, taken: list[Bbox]
+) -> tuple[float, float, bool] | None:
+    """The first free place beside the point (x, y), nearest first: the label's lower-left corner."""
+    from matplotlib.transforms import Bbox
+
+    for gap in GAPS:
+        for dx, dy, ha, va in DIRECTIONS:
+            ax_, ay = x + dx * gap * scale, y + dy * gap * scale
+            left = {"left": ax_, "center": ax_ - w / 2, "right": ax_ - w}[ha]
+            bottom = {"bottom": ay, "center": ay - h / 2, "top": ay - h}[va]
+            if _free(Bbox.from_bounds(left, bottom, w, h), frame, taken):
+                return left, bottom, gap > GAPS[1]
+    return None
+
+
+def _anywhere(
+    x: float, y: float, w: float, h: float, scale: float, frame: Bbox, taken: list[Bbox]
+) -> tuple[float, float, bool]:
+    """The free place in the frame nearest to (x, y), on a grid of half a line; where there is none, beside
+    the point all the same (the figure's tests catch it)."""
+    from matplotlib.transforms import Bbox
+
+    step = max(h / 2, 2 * scale)
+    spots = []
+    bottom = frame.y0
+    while bottom + h <= frame.y1:
+        left = frame.x0
+        while left + w <= frame.x1:
+            spots.append(((left + w / 2 - x) ** 2 + (bottom + h / 2 - y) ** 2, left, bottom))
+            left += step
+        bottom += step
+    for _, left, bottom in sorted(spots):
+        if _free(Bbox.from_bounds(left, bottom, w, h), frame, taken):
+            return left, bottom, True
+    return x + GAPS[0] * scale, y - h / 2, False
