@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gpt2emb.plot.canvas import new_figure
+from gpt2emb.plot.canvas import new_figure, suptitle
 from gpt2emb.results.logits import LogitsResult
 from gpt2emb.tokens import quote
 
@@ -74,10 +74,9 @@ def figure(result: LogitsResult) -> Figure:
         what, where = "fill in", f"its head (· {result.table}ᵀ + bias)"
     else:
         what, where = "predict next", f"{result.table}ᵀ"
-    fig.suptitle(
-        f"{result.model}: what each layer would {what},\nread through {where} (the logit lens), "
+    suptitle(
+        fig,
+        f"{result.model}: what each layer would {what}, read through {where} (the logit lens), "
         f"at {positions}",
-        parse_math=False,
-        wrap=True,  # a model named by a long path wraps at the figure's edge
     )
     return fig
