@@ -6,6 +6,7 @@ hand in torch; a checkpoint without the head (a BertModel's) refused."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -44,26 +45,27 @@ def with_head(folder: Path, seed: int, config: dict[str, Any]) -> None:
                 scale = 0.5 if tensor.ndim == 1 else 0.3
                 tensor.copy_(torch.from_numpy(rng.normal(0.0, scale, tuple(tensor.shape)).astype(np.float32)))
     model.save_pretrained(folder)
-    _modern_norm_names(folder / "model.safetensors")
+    _tensorflow_norm_names(folder / "model.safetensors")
     saved = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**saved, **config}))
 
 
-def _modern_norm_names(file: Path) -> None:
-    """transformers 5.4 (the lowest declared) saves a loaded model's layer norms as `gamma` and `beta`, the
-    names of old checkpoints; later versions save `weight` and `bias`, as the Hub's checkpoints hold them.
-    The store reads the embeddings' norm by the modern name only (a limitation noted for a later issue), so
-    the fixture writes the names every other version writes."""
+def _tensorflow_norm_names(file: Path) -> None:
+    """The embeddings' and the head's layer norms saved as `gamma` and `beta`, TensorFlow's names, which the
+    Hub's google-bert checkpoints keep and transformers 5.4 (the lowest declared) writes for any family: the
+    store and the head read either, so every version of transformers is tested on these names."""
     from safetensors.numpy import load_file, save_file
 
     tensors = load_file(str(file))
-    renamed = {
-        k.removesuffix(".gamma") + ".weight" if k.endswith(".gamma")
-        else k.removesuffix(".beta") + ".bias" if k.endswith(".beta") else k: v
-        for k, v in tensors.items()
-    }  # fmt: skip
-    if renamed.keys() != tensors.keys():
-        save_file(renamed, str(file), metadata={"format": "pt"})
+    renamed = {_TF_NORM.sub(lambda m: m[1] + _TF_NAME[m[2]], k): v for k, v in tensors.items()}
+    assert any(k.endswith("embeddings.LayerNorm.gamma") for k in renamed)
+    save_file(renamed, str(file), metadata={"format": "pt"})
+
+
+_TF_NORM = re.compile(
+    r"(embeddings\.LayerNorm|lm_head\.layer_norm|transform\.LayerNorm|vocab_layer_norm)\.(\w+)$"
+)
+_TF_NAME = {"weight": ".gamma", "gamma": ".gamma", "bias": ".beta", "beta": ".beta"}
 
 
 @pytest.fixture(scope="module")

@@ -168,6 +168,15 @@ class Family(NamedTuple):
     no_position_table: str = ""
 
     @property
+    def norm_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The names a checkpoint may store the layer norm's weight and bias by, the first present wins: each
+        pair's own, then TensorFlow's gamma and beta, which the Hub's google-bert checkpoints keep and
+        transformers 5.4 writes again for any family when it saves a model it loaded."""
+        weights = tuple(n for w, _ in self.norm for n in (w, w.removesuffix(".weight") + ".gamma"))
+        biases = tuple(n for _, b in self.norm for n in (b, b.removesuffix(".bias") + ".beta"))
+        return weights, biases
+
+    @property
     def output_names(self) -> tuple[str, ...]:
         return self.output_table or self.lm_names[:1]
 

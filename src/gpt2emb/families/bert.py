@@ -90,9 +90,7 @@ FAMILY = Family(
     type_table=("bert.embeddings.token_type_embeddings.weight", "embeddings.token_type_embeddings.weight"),
     norm=(
         ("bert.embeddings.LayerNorm.weight", "bert.embeddings.LayerNorm.bias"),
-        ("bert.embeddings.LayerNorm.gamma", "bert.embeddings.LayerNorm.beta"),
         ("embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias"),
-        ("embeddings.LayerNorm.gamma", "embeddings.LayerNorm.beta"),
     ),
     words=WordPiece(),
     classes=("BertConfig", "BertModel", "BertForMaskedLM"),

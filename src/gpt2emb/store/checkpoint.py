@@ -82,8 +82,7 @@ def wanted(family: Family) -> dict[str, tuple[str, ...]]:
     if family.type_table:
         found["types"] = family.type_table
     if family.norm:
-        found["norm_weight"] = tuple(w for w, _ in family.norm)
-        found["norm_bias"] = tuple(b for _, b in family.norm)
+        found["norm_weight"], found["norm_bias"] = family.norm_names
     return found
 
 
