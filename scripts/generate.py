@@ -1,7 +1,8 @@
 """Make every generated file again, each by its generator, in an order where each reads what the ones before
 wrote: the JSON Schemas (gen_schemas.py: the package's and docs/schema/), the completion scripts
 (gen_completions.py), then the docs (gen_docs.py: every page's --help and examples, docs/index.md's table of
-commands, and the figures of docs/img/ by gen_figures.py). A test fails while any of them is stale
+commands, and the figures of docs/img/ by gen_figures.py), and the picture of the code's layers
+(gen_architecture.py, docs/img/architecture.svg). A test fails while any of them is stale
 (tests/test_schemas.py, test_completions.py, test_docs.py, test_figures.py); tests/test_generated.py checks
 that this runs every generator of scripts/. The screenshots of lab --html's page (gen_screenshots.py) need
 Chromium and their pixels differ from one machine to another, so no test compares them: --all takes them.
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 
 SCRIPTS = Path(__file__).resolve().parent
-GENERATORS = ("gen_schemas.py", "gen_completions.py", "gen_docs.py")
+GENERATORS = ("gen_schemas.py", "gen_completions.py", "gen_docs.py", "gen_architecture.py")
 CALLED = {"gen_figures.py": "gen_docs.py"}  # a generator run by another
 BY_HAND = ("gen_screenshots.py",)  # with --all (no --check: no test compares them)
 
