@@ -5,6 +5,7 @@ cache, an option that would change nothing refused, and a real process end to en
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
@@ -123,6 +124,22 @@ def test_help_shows_every_option_text_whole() -> None:
             text = getattr(param, "help", None)
             if text:
                 assert " ".join(text.replace("\\[", "[").split()) in shown, (path, text)
+
+
+def test_a_command_promises_stdin_only_if_it_reads_it(hub: FakeHub, stdin: Callable[[bytes], None]) -> None:
+    """An argument's help that says `-` reads stdin is given only to commands that do (a shared argument
+    promised it to every command using it, issue 57): each such command answers a word from stdin."""
+    promising = [
+        path
+        for path, command in every_command()
+        if any("reads them from stdin" in (getattr(p, "help", None) or "") for p in command.params)
+    ]
+    assert {("vector",), ("neighbors",), ("similarity",)} <= {tuple(p) for p in promising}
+    for path in promising:
+        stdin(b"cat\nking\n")
+        done = run_cli(*path, "-", "--json")
+        assert done.exit_code == 0, (path, done.output)
+        assert "king" in done.stdout and "cat" in done.stdout, path
 
 
 @pytest.mark.parametrize("args", [(), ("cache",)])

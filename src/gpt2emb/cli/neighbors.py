@@ -25,7 +25,7 @@ from gpt2emb.cli.options import (
     Strict,
     Top,
     WholeWords,
-    Words,
+    WordsOrStdin,
     figure_of,
 )
 from gpt2emb.cli.stdin import from_stdin, one_model, show_results, stdin_blocks, stream
@@ -43,7 +43,7 @@ app = typer.Typer()
     "gpt2emb neighbors - -k 5 --jsonl < words.txt | head",
 )
 def neighbors(
-    words: Words,
+    words: WordsOrStdin,
     model: Models = None,
     top: Top = 10,
     keep_query: Annotated[

@@ -202,7 +202,13 @@ WholeWords = Annotated[
         "--whole-words", help="Rank only tokens that start a word (leading space) and hold whole characters."
     ),
 ]
+# a command's words: WordsOrStdin for a command that reads them from stdin (it calls stdin.from_stdin), Words
+# for one that does not, so that no command's --help promises what it does not do
 Words = Annotated[
+    list[str],
+    typer.Argument(help="Words (king), or token ids (id:5822).", metavar="WORD", show_default=False),
+]
+WordsOrStdin = Annotated[
     list[str],
     typer.Argument(
         help="Words (king), or token ids (id:5822); - alone reads them from stdin, one per line.",

@@ -21,7 +21,7 @@ from gpt2emb.cli.options import (
     PoolOpt,
     Revision,
     Strict,
-    Words,
+    WordsOrStdin,
     figure_of,
     whole,
 )
@@ -38,7 +38,7 @@ app = typer.Typer()
     "gpt2emb vector id:5822 --full --json\n\n  gpt2emb vector - --jsonl < words.txt",
 )
 def vector(
-    words: Words,
+    words: WordsOrStdin,
     model: Model = DEFAULT_MODEL,
     dims: Annotated[
         int,
