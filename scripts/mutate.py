@@ -853,6 +853,18 @@ def key_of(module: Path) -> str:
     return inside.as_posix() if inside.parts[0] in BY_PATH else module.name
 
 
+def module_tests(module: Path) -> list[str]:
+    """A module's tests: its list in DEFAULT_TESTS, else by the rule a new module follows (no list to edit): a
+    command's core (core/STEM.py) is tested by tests/commands/test_STEM.py, any other module X.py by
+    tests/test_X.py; with tests/test_pinned_X.py beside either where it exists."""
+    listed = DEFAULT_TESTS.get(key_of(module))
+    if listed:
+        return listed
+    stem = module.stem
+    own = f"tests/commands/test_{stem}.py" if module.parent.name == "core" else f"tests/test_{stem}.py"
+    return [t for t in (own, f"tests/test_pinned_{stem}.py") if (ROOT / t).is_file()]
+
+
 def read_equivalent(path: Path = EQUIVALENT) -> dict[tuple[str, str], str]:
     """(module, mutant key) -> why, from lines `module:line | key | why` (the line is for the reader: the
     key survives edits above it)."""
@@ -965,7 +977,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     name = key_of(module)
-    tests = args.tests or DEFAULT_TESTS.get(name)
+    tests = args.tests or module_tests(module)
     if not tests:
         p.error(f"no default tests for {name}: name them with --tests")
     tests = [t for t in tests if "::" in t or (ROOT / t).exists()]

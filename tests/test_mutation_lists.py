@@ -1,6 +1,7 @@
 """scripts/mutate.py knows the tests of every module it is meant for (issue 43, point 4): each module of
-core/, store/, plot/, output/pages/ (issue 53) and the top level of gpt2emb has a test list in DEFAULT_TESTS,
-naming test files that exist, and each mutant that scripts/mutants-equivalent.txt lists as equivalent belongs
+core/, store/, plot/, output/pages/ (issue 53) and the top level of gpt2emb has tests, by a rule
+(mutate.module_tests: a new module needs no list, issue 57) or its list in DEFAULT_TESTS, naming test files
+that exist, and each mutant that scripts/mutants-equivalent.txt lists as equivalent belongs
 to a module that is still there."""
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ def test_module_names_are_unique() -> None:
 
 @pytest.mark.parametrize("module", mutated_modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_every_module_has_a_test_list(module: Path) -> None:
-    tests = mutate.DEFAULT_TESTS.get(mutate.key_of(module))
-    assert tests, f"scripts/mutate.py: DEFAULT_TESTS has no tests for {module.relative_to(ROOT)}"
+    tests = mutate.module_tests(module)
+    assert tests, f"scripts/mutate.py: no tests for {module.relative_to(ROOT)} (by its rule or DEFAULT_TESTS)"
     missing = [t for t in tests if not (ROOT / t.split("::")[0]).is_file()]
     assert not missing, f"{module.name}: no such test file {missing}"
 
@@ -42,6 +43,25 @@ def test_every_module_has_a_test_list(module: Path) -> None:
 def test_no_list_for_a_module_that_is_gone() -> None:
     names = {mutate.key_of(p) for p in mutated_modules()}
     assert set(mutate.DEFAULT_TESTS) <= names, sorted(set(mutate.DEFAULT_TESTS) - names)
+
+
+def test_a_new_module_is_tested_by_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a list, a command's core is tested by its command's test file, another module by its own,
+    each with its pinned file where there is one."""
+    assert (
+        mutate.module_tests(PACKAGE / "core" / "tying.py") == mutate.DEFAULT_TESTS["tying.py"]
+    )  # a list wins
+    unlisted = {
+        k: v
+        for k, v in mutate.DEFAULT_TESTS.items()
+        if k not in ("logits.py", "kept.py", "sums.py", "report.py")
+    }
+    monkeypatch.setattr(mutate, "DEFAULT_TESTS", unlisted)
+    assert mutate.module_tests(PACKAGE / "core" / "logits.py") == ["tests/commands/test_logits.py"]
+    assert mutate.module_tests(PACKAGE / "kept.py") == ["tests/test_kept.py"]
+    assert mutate.module_tests(PACKAGE / "sums.py") == ["tests/test_sums.py"]
+    assert mutate.module_tests(PACKAGE / "report.py") == ["tests/test_pinned_report.py"]  # no test_report.py
+    assert mutate.module_tests(PACKAGE / "core" / "nosuch.py") == []
 
 
 def test_every_equivalent_mutant_names_a_module_with_a_list() -> None:
