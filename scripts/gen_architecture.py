@@ -108,15 +108,9 @@ def dependencies(name: str, path: Path, known: dict[str, Path]) -> set[str]:
                 base = ".".join([*kept, base]).strip(".")
             targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
         found |= {t for t in targets if t in known and t != name}
-    # cli/root.py imports each declared stem's cli/STEM.py by its name, and the handle the functions the
-    # stems name for it (gpt2emb/commands/): imports all the same
-    sys.path.insert(0, str(PACKAGE.parent))
-    from gpt2emb import commands
-
+    # cli/root.py imports each declared stem's cli/STEM.py by its name: imports all the same
     if name == "gpt2emb.cli.root":
-        found |= {f"gpt2emb.cli.{stem}" for stem in commands.names()}
-    if name == "gpt2emb.handle":
-        found |= {m.function.partition(":")[0] for m in commands.methods() if m.function}
+        found |= {f"gpt2emb.cli.{path.stem}" for path in (PACKAGE / "commands").glob("[!_]*.py")}
     return found
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import gpt2emb
-from gpt2emb import commands, handle
-from gpt2emb.errors import UsageError, WrongType
+from gpt2emb import handle
+from gpt2emb.errors import UsageError
 from gpt2emb.report import QuietReporter
 
 from conftest import run_json
@@ -48,19 +48,3 @@ def test_side_by_side_refuses_analogies_of_different_questions(m: handle.Embeddi
     assert str(refused.value) == (
         f"the results answer different questions ({shown}): give each model the same words"
     )
-
-
-def test_a_stems_own_function_is_offered_by_the_handle_checked(
-    m: handle.Embeddings, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # no stem offers one today: a declaration naming a function of its own puts it on the handle
-    offered = commands.Method("words_of_pinned", {"words": "cat"}, function="gpt2emb.contract:words_of")
-    monkeypatch.setattr(commands, "methods", lambda: [offered])
-    monkeypatch.delattr(handle.Embeddings, "words_of_pinned", raising=False)
-    handle._offered()
-    try:
-        assert handle.Embeddings.words_of_pinned("cat") == ["cat"]  # type: ignore[attr-defined]
-        with pytest.raises(WrongType, match=r"^words are given as a str or a list of str, not 3$"):
-            handle.Embeddings.words_of_pinned(3)  # type: ignore[attr-defined]
-    finally:
-        delattr(handle.Embeddings, "words_of_pinned")

@@ -447,24 +447,3 @@ def _question(result: object) -> str:
     if isinstance(result, NeighborsResult):
         return " ".join(item.word for item in result.items)
     return result.expression if isinstance(result, AnalogyResult) else ""
-
-
-def _offered() -> None:
-    """What a stem's declaration offers by a function of its own (gpt2emb/commands/STEM.py's `function`,
-    beside its core): added to the handle, its parameters checked as every method's are. The methods above
-    are written here, typed, as a notebook shows them."""
-    import importlib
-
-    from gpt2emb import commands
-
-    for method in commands.methods():
-        if method.function:
-            where, _, name = method.function.partition(":")
-            function = contract.checked(getattr(importlib.import_module(where), name))
-            if method.module_level:
-                globals()[method.name] = function
-            else:
-                setattr(Embeddings, method.name, function)
-
-
-_offered()

@@ -37,9 +37,7 @@ class Method(NamedTuple):
     example: Mapping[str, Any]  # a good value of every parameter, in order (the contract's fuzz varies one)
     same_as: tuple[str, ...] = ()  # the command line whose --json the example answers (none: not compared)
     module_level: bool = False  # gpt2emb.NAME (needs no model opened), not a method of the handle
-    # where a method not written in handle.py is: "gpt2emb.core.STEM:function", its first parameter the
-    # opened model; its checks are its parameters' (contract.checked)
-    function: str = ""
+    # the method itself is written in handle.py, typed, where mypy and a notebook see it
 
 
 class Stem(NamedTuple):
