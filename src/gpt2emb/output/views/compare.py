@@ -20,7 +20,7 @@ def _(result: SideBySideResult, dims: int | None) -> RenderableType:
     for qi, query in enumerate(_queries(result)):
         answers = [_answers(r, qi) for r in result.results]
         found = [{word_of(t) for t, _ in a} for a in answers if a is not None]
-        everywhere = set.intersection(*found)
+        everywhere = set.intersection(*found) if len(found) > 1 else set()  # one list agrees with nothing
         depth = range(max(len(a or ()) for a in answers))
         cells = [
             [_shared(a[rank], everywhere) if a and rank < len(a) else "" for a in answers] for rank in depth
