@@ -64,7 +64,7 @@ def analogy_eval_side_by_side(
         per_section = evaluate.analogies_known(o, sections, rule, ignore_case, restrict)
         known.append({(s, i) for s, found in enumerate(per_section) for i in found})
     left_out = {
-        at: f"{o.name}: no question of {file} has its four words single tokens under the {rule.value} rule"
+        at: f"no question of {file} has its four words single tokens under the {rule.value} rule"
         for at, (o, k) in enumerate(zip(opened, known, strict=True))
         if not k
     }
@@ -101,7 +101,7 @@ def similarity_eval_side_by_side(
     opened = [open_ref(m, reporter) for m in models]
     known = [set(evaluate.pairs_known(o, read, rule, ignore_case)) for o in opened]
     left_out = {
-        at: f"{o.name}: {evaluate.too_few_pairs(file, rule)}"
+        at: evaluate.too_few_pairs(file, rule)
         for at, (o, k) in enumerate(zip(opened, known, strict=True))
         if len(k) < 2
     }
