@@ -111,6 +111,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     # what was evaluate.py: core/evaluate_files.py (the files read) and core/evaluate_scoring.py (the scores)
     "evaluate_files.py": _EVALUATE_TESTS,
     "evaluate_scoring.py": _EVALUATE_TESTS,
+    "evaluate_compare.py": ["tests/test_side_by_side.py"],  # --eval of several models (issue 56)
     # tokens.py: the files about words and tokens (ids, splits, refusals, display, each family's rule, the
     # tokenizers library's faults); the slow process-level tests of test_hardening.py and bpe.py's own long
     # runs (test_bpe_long.py) are left out
@@ -179,6 +180,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
             "tests/commands/test_neighbors.py",
             "tests/commands/test_analogy.py",
             "tests/test_handle_commands.py",
+            "tests/test_side_by_side.py",
         ),
     ],
     "lab.py": [

@@ -104,8 +104,10 @@ def schema_of(args: Sequence[str]) -> tuple[str, str] | None:
     modes = commands.get(command)
     if modes is None:
         return None
+    evaluates = any(a == "--eval" or a.startswith("--eval=") for a in args)
     triggered = {
-        "eval": any(a == "--eval" or a.startswith("--eval=") for a in args),
+        "eval-side-by-side": evaluates and len(_models(args)) > 1,
+        "eval": evaluates,
         "heatmap": any(
             a in ("--heatmap", "--png", "--figure") or a.startswith(("--png=", "--figure=")) for a in args
         ),

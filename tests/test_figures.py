@@ -293,7 +293,7 @@ def test_the_format_follows_the_extension(hub: FakeHub, tmp_path: Path, suffix: 
         (["neighbors", "cat", "--jsonl", "--figure", "cat.png"], "--jsonl"),
         (["analogy", "--eval", "q.txt", "--figure", "q.png"], "--eval"),
         (["similarity", "--eval", "w.tsv", "--figure", "w.png"], "--eval"),
-        (["neighbors", "cat", "-m", "gpt2", "-m", "gpt2-medium", "--figure", "cat.png"], "one -m"),
+        (["similarity", "cat", "dog", "-m", "gpt2", "-m", "xl", "--figure", "s.png"], "one -m"),
         (["analogy", "king", "man", "woman", "-m", "gpt2", "-m", "xl", "--figure", "a.png"], "one -m"),
         (["sizes", "-m", "gpt2", "-m", "xl", "--figure", "s.png"], "one -m"),
     ],

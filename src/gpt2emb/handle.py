@@ -423,7 +423,8 @@ def cache_refresh(model: str | None = None, reporter: Reporter | None = None) ->
 
 def side_by_side(results: Sequence[NeighborsResult] | Sequence[AnalogyResult]) -> SideBySideResult:
     """Several models' answers to one question side by side, and how much each pair's lists overlap, as
-    `neighbors WORD -m A -m B` shows them: results, each handle's neighbors (or analogy) of the same words."""
+    `neighbors WORD -m A -m B` shows them: results, each handle's neighbors (or analogy) of the same words.
+    Its sides are empty: a result does not say whether its model is a static word table."""
     from gpt2emb.core import compare
 
     listed = list(results) if isinstance(results, Sequence) and not isinstance(results, str) else None

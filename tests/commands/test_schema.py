@@ -75,7 +75,10 @@ def test_the_index_names_every_command_and_its_files_exist() -> None:
     named = {e["schema"] for modes in index["commands"].values() for e in modes.values()}
     named |= {e["schema"] for e in index["stderr"].values()}
     assert named == {p.name for p in SHIPPED.glob("*.json")} - {"index.json"}
-    assert index["commands"]["analogy"].keys() == {"json", "jsonl", "side-by-side", "stdin", "eval"}
+    sides = {"side-by-side", "eval-side-by-side"}
+    assert index["commands"]["analogy"].keys() == {"json", "jsonl", "stdin", "eval", *sides}
+    assert index["commands"]["similarity"].keys() == {"json", "stdin", "eval", *sides}
+    assert index["commands"]["similarity"]["eval-side-by-side"]["schema"] == "EvalSideBySide.json"
     assert index["commands"]["analogy"]["stdin"]["schema"] == "AnalogyBatch.json"
     assert index["commands"]["neighbors"]["jsonl"]["schema"] == "NeighborsItem.json"
 
@@ -93,6 +96,11 @@ def test_the_index_names_every_command_and_its_files_exist() -> None:
         (["analogy", "-", "--json"], ("analogy", "stdin")),
         (["analogy", "--eval", "q.txt", "--json"], ("analogy", "eval")),
         (["similarity", "--eval=p.tsv", "--json"], ("similarity", "eval")),
+        (
+            ["similarity", "--eval=p.tsv", "-m", "gpt2", "-m", "xl", "--json"],
+            ("similarity", "eval-side-by-side"),
+        ),
+        (["similarity", "cat", "dog", "-m", "gpt2", "-m", "xl", "--json"], ("similarity", "side-by-side")),
         (["positions", "--heatmap", "--json"], ("positions", "heatmap")),
         (["positions", "--png", "x.png", "--json"], ("positions", "heatmap")),
         (["sizes", "-m", "gpt2", "-m", "xl", "--json"], ("sizes", "json")),
@@ -136,6 +144,9 @@ def test_every_entry_of_the_index_validates_what_its_command_prints(
         (["similarity", "cat", "dog", "--json"], b""),
         (["similarity", "-", "--json"], b"cat\ndog\nking\n"),
         (["similarity", "--eval", str(tmp_path / "p.tsv"), "--json"], b""),
+        (["analogy", "--eval", str(tmp_path / "q.txt"), *two, "--json"], b""),
+        (["similarity", "cat", "dog", *two, "--json"], b""),
+        (["similarity", "--eval", str(tmp_path / "p.tsv"), *two, "--json"], b""),
         (["positions", "0", "1", "--json"], b""),
         (["positions", "--heatmap", "--cells", "2", "--json"], b""),
         (["sizes", "--json"], b""),

@@ -31,7 +31,7 @@ from gpt2emb.cli.options import (
     figure_of,
     refuse_unused,
 )
-from gpt2emb.cli.stdin import from_stdin, one_model, show_results, stdin_blocks, stream
+from gpt2emb.cli.stdin import from_stdin, one_model, stdin_blocks, stream
 from gpt2emb.errors import ExitCode, UsageError
 from gpt2emb.registry import DEFAULT_MODEL
 
@@ -107,8 +107,8 @@ def analogy(
 
     models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
     if eval_file is not None:
-        if words or len(models) > 1:
-            raise UsageError("--eval takes one model and no words A B C")
+        if words:
+            raise UsageError("--eval takes a benchmark file, not words A B C")
         refuse_unused(
             ctx,
             ("top", "keep_inputs", "exact", "pool"),
@@ -119,6 +119,16 @@ def analogy(
         if jsonl or strict:
             raise UsageError("--eval prints one table or one --json document: --jsonl and --strict are for -")
         reporter = output.reporter(json or jsonl)
+        if len(models) > 1:  # each scored on the questions that all answer
+            from gpt2emb.core import evaluate_compare
+
+            output.render(
+                evaluate_compare.analogy_eval_side_by_side(
+                    models, eval_file, method, rule, ignore_case, errors, reporter, restrict
+                ),
+                json,
+            )
+            return ExitCode.OK
         from gpt2emb.core import evaluate as evaluation
 
         result = evaluation.analogy_eval(
@@ -137,8 +147,12 @@ def analogy(
         "give three words A B C (as in: analogy king man woman), a sum as the chapter writes it "
         "(analogy king - man + woman), or --eval FILE",
     )
-    results = [
-        core.analogy(m, terms, options, method, output.reporter(json or jsonl), figure)
-        for m in ([one_model(models, jsonl=True)] if jsonl else models)
-    ]
-    return show_results(results, json, jsonl)
+    reporter = output.reporter(json or jsonl)
+    if len(models) > 1 and not jsonl:
+        from gpt2emb.core import compare
+
+        output.render(compare.analogy_side_by_side(models, terms, options, method, reporter), json)
+        return ExitCode.OK
+    answer = core.analogy(one_model(models, jsonl=True), terms, options, method, reporter, figure)
+    output.render(answer, json, lines=jsonl)
+    return ExitCode.OK

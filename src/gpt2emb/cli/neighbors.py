@@ -28,7 +28,8 @@ from gpt2emb.cli.options import (
     WordsOrStdin,
     figure_of,
 )
-from gpt2emb.cli.stdin import from_stdin, one_model, show_results, stdin_blocks, stream
+from gpt2emb.cli.stdin import from_stdin, one_model, stdin_blocks, stream
+from gpt2emb.errors import ExitCode
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -74,7 +75,7 @@ def neighbors(
     from gpt2emb.core.open import RankOptions
 
     options = RankOptions(top, exact, pool, keep_query, among, restrict, whole_words, fold)
-    figure = figure_of(figure, stdin="-" in words, jsonl=jsonl, models=len(model or []))
+    figure = figure_of(figure, stdin="-" in words, jsonl=jsonl)  # several models: a panel each
 
     if from_stdin(words, json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
@@ -84,5 +85,10 @@ def neighbors(
     if jsonl:
         models = [one_model(models, jsonl=True)]
     reporter = output.reporter(json or jsonl)
-    results = [core.neighbors(m, words, options, reporter, figure) for m in models]
-    return show_results(results, json, jsonl)
+    if len(models) > 1:
+        from gpt2emb.core import compare
+
+        output.render(compare.neighbors_side_by_side(models, words, options, reporter, figure), json)
+        return ExitCode.OK
+    output.render(core.neighbors(models[0], words, options, reporter, figure), json, lines=jsonl)
+    return ExitCode.OK

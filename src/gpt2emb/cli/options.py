@@ -249,7 +249,7 @@ def figure_of(
     models: int = 1,
 ) -> str | None:
     """--figure's file, checked before any model is opened (gpt2emb.plot is imported for it alone): a figure
-    draws one answer of one model."""
+    draws one answer, of one model (models: how many -m a command that draws only one was given)."""
     if figure is None:
         return None
     if stdin:
@@ -259,7 +259,9 @@ def figure_of(
     if eval_file is not None:
         raise UsageError("--figure draws one answer, not the score of a benchmark file (--eval)")
     if models > 1:
-        raise UsageError("--figure draws one model's answer: give one -m (side by side is a table's)")
+        raise UsageError(
+            "--figure draws one model's answer here: give one -m (neighbors draws several side by side)"
+        )
     from gpt2emb import plot
 
     return plot.check_figure(figure)

@@ -18,7 +18,7 @@ from gpt2emb.cli.options import (
     Figure,
     IgnoreCase,
     Json,
-    Model,
+    Models,
     PoolOpt,
     Revision,
     RuleOpt,
@@ -26,7 +26,7 @@ from gpt2emb.cli.options import (
     figure_of,
     refuse_unused,
 )
-from gpt2emb.cli.stdin import failures, from_stdin, stdin_blocks
+from gpt2emb.cli.stdin import failures, from_stdin, one_model, stdin_blocks
 from gpt2emb.errors import ExitCode, UsageError
 from gpt2emb.registry import DEFAULT_MODEL
 
@@ -47,7 +47,7 @@ def similarity(
             metavar="WORD",
         ),
     ] = None,
-    model: Model = DEFAULT_MODEL,
+    model: Models = None,
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
     eval_file: EvalFile = None,
@@ -64,7 +64,9 @@ def similarity(
     from gpt2emb import registry
     from gpt2emb.core import similarity as core
 
-    figure = figure_of(figure, stdin="-" in (words or []), eval_file=eval_file)
+    figure = figure_of(figure, stdin="-" in (words or []), eval_file=eval_file, models=len(model or []))
+    reporter = output.reporter(json)
+    models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, reporter)
     if eval_file is not None:
         if words:
             raise UsageError("give words, or --eval FILE, not both")
@@ -75,21 +77,29 @@ def similarity(
         )
         from gpt2emb.core import evaluate as evaluation
 
-        reporter = output.reporter(json)
-        scores = evaluation.similarity_eval(model, eval_file, rule, ignore_case, reporter, revision)
+        if len(models) > 1:  # each scored on the pairs that all answer
+            from gpt2emb.core import evaluate_compare
+
+            sides = evaluate_compare.similarity_eval_side_by_side(
+                models, eval_file, rule, ignore_case, reporter
+            )
+            output.render(sides, json)
+            return ExitCode.OK
+        scores = evaluation.similarity_eval(models[0], eval_file, rule, ignore_case, reporter)
         output.render(scores, json)
         return ExitCode.OK
     refuse_unused(ctx, ("rule", "ignore_case"), "would change nothing without --eval FILE")
     if from_stdin(words or [], json, False, strict):
-        reporter = output.reporter(json)
-        ref = registry.resolve(model, revision)
-        result, failed = core.each_similarity(ref, stdin_blocks(), exact, pool, reporter)
+        result, failed = core.each_similarity(one_model(models), stdin_blocks(), exact, pool, reporter)
         code = failures(failed, json, strict)
         if result is None:
             raise UsageError("stdin held fewer than two words to compare (one per line)")
         output.render(result, json)
         return code
-    reporter = output.reporter(json)
-    ref = registry.resolve(model, revision)
-    output.render(core.similarity(ref, words or [], exact, pool, reporter, figure), json)
+    if len(models) > 1:  # a column per model
+        from gpt2emb.core import compare
+
+        output.render(compare.similarity_side_by_side(models, words or [], exact, pool, reporter), json)
+        return ExitCode.OK
+    output.render(core.similarity(models[0], words or [], exact, pool, reporter, figure), json)
     return ExitCode.OK

@@ -1,5 +1,5 @@
 """What the word commands share: words from stdin (`-`), when it applies, reading it, and printing a batch's
-answers as they come; one model's answer shown, or several models' side by side."""
+answers as they come."""
 
 from __future__ import annotations
 
@@ -101,15 +101,3 @@ def failures(failed: list[FailedLine], as_json: bool, strict: bool) -> int:
         if strict:
             raise typer.Exit(f.error.code)
     return ExitCode.SOME_FAILED if failed else ExitCode.OK
-
-
-def show_results(results: list[Any], as_json: bool, jsonl: bool) -> int:
-    """neighbors' or analogy's answer of each model (-m): one shown as it is, several side by side (compare,
-    its results' classes with it, imported for them alone)."""
-    if len(results) > 1:
-        from gpt2emb.core import compare
-
-        output.render(compare.side_by_side(results), as_json, lines=jsonl)
-    else:
-        output.render(results[0], as_json, lines=jsonl)
-    return ExitCode.OK

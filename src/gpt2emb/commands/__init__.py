@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 # a command's JSON modes, as `schema COMMAND --mode MODE` names them
 JSON, JSONL, SIDE, STDIN, EVAL = "json", "jsonl", "side-by-side", "stdin", "eval"
+EVAL_SIDE = "eval-side-by-side"  # --eval with -m given more than once
 
 
 class Command(NamedTuple):

@@ -1,6 +1,6 @@
 """analogy: A is to B as C is to what (and analogy --eval, a benchmark file of them)."""
 
-from gpt2emb.commands import EVAL, JSON, JSONL, SIDE, STDIN, Command, Method, Stem
+from gpt2emb.commands import EVAL, EVAL_SIDE, JSON, JSONL, SIDE, STDIN, Command, Method, Stem
 
 RANKED = {"exact": False, "pool": "mean", "keep_inputs": False, "method": "add", "among": None}
 
@@ -19,6 +19,10 @@ STEM = Stem(
                 SIDE: ("SideBySideResult", "gpt2emb analogy A B C -m A -m B --json (two or more models)"),
                 STDIN: ("AnalogyBatch", "gpt2emb analogy - --json < questions.txt"),
                 EVAL: ("AnalogyEvalResult", "gpt2emb analogy --eval FILE --json"),
+                EVAL_SIDE: (
+                    "EvalSideBySide",
+                    "gpt2emb analogy --eval FILE -m A -m B --json (two or more models)",
+                ),
             },
             fuzz=(
                 ("analogy", "{w}", "king", "man", "-k", "{n}", "--method", "{v}"),

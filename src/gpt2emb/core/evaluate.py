@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpt2emb import candidates, limits, ops, registry
+from gpt2emb import candidates, limits, ops
 from gpt2emb.choices import Method, Rule
 from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.core.open import (
@@ -65,14 +65,19 @@ def analogy_eval_in(
     errors: bool,
     restrict: int | None,
     started: float,
+    asked: list[set[int]] | None = None,
 ) -> AnalogyEvalResult:
-    """analogy_eval of an opened model, the file's sections read (started: when the evaluation began)."""
+    """analogy_eval of an opened model, the file's sections read (started: when the evaluation began); with
+    asked (models side by side), only those questions of each section, the others counted as skipped."""
     m, vocab = o.model, o.vocab
     if restrict is not None:
         candidates.check_restrict(restrict, m.shape.vocab_size)
     words = _words(m, vocab, rule, ignore_case, restrict)
-    found = [[[words.find(w, ignore_case) for w in q] for q in section.questions] for section in sections]
-    known = [[i for i, f in enumerate(fs) if None not in f] for fs in found]
+    found = _found(words, sections, ignore_case)
+    known = [
+        [i for i, f in enumerate(fs) if None not in f and (asked is None or i in asked[s])]
+        for s, fs in enumerate(found)
+    ]
     abcd = np.array([fs[i] for fs, ks in zip(found, known, strict=True) for i in ks], dtype=np.int64).reshape(
         -1, 4
     )
@@ -113,41 +118,84 @@ def analogy_eval_in(
     )
 
 
+def _found(
+    words: evaluate_files.RuleWords, sections: list[evaluate_files.Section], ignore_case: bool
+) -> list[list[list[int | None]]]:
+    """Each question's four words as indices into the rule's words (None: not one token under the rule)."""
+    return [[[words.find(w, ignore_case) for w in q] for q in section.questions] for section in sections]
+
+
+def analogies_known(
+    o: Opened,
+    sections: list[evaluate_files.Section],
+    rule: Rule,
+    ignore_case: bool,
+    restrict: int | None,
+) -> list[set[int]]:
+    """The questions of each section that the model can answer: all four words one token under the rule."""
+    if restrict is not None:
+        candidates.check_restrict(restrict, o.model.shape.vocab_size)
+    words = _words(o.model, o.vocab, rule, ignore_case, restrict)
+    found = _found(words, sections, ignore_case)
+    return [{i for i, f in enumerate(fs) if None not in f} for fs in found]
+
+
 def _score(name: str, correct: int, answered: int, skipped: int) -> SectionScore:
     return SectionScore(name, correct, answered - correct, skipped, correct / answered if answered else None)
 
 
 def similarity_eval(
-    model: str,
+    model: ModelRef,
     file: str,
     rule: Rule = Rule.space,
     ignore_case: bool = False,
     reporter: Reporter | None = None,
-    revision: str | None = None,
 ) -> PairsEvalResult:
     """Pearson and Spearman correlation of cosine with human scores, as gensim's evaluate_word_pairs; a line
     that holds no pair (a score that is not a finite number among them) is skipped and counted."""
     read = evaluate_files.read_pairs(limits.user_path(file))
-    opened = open_ref(registry.resolve(model, revision), reporter)
+    opened = open_ref(model, reporter)
     return similarity_eval_in(opened, file, read, rule, ignore_case)
 
 
-def similarity_eval_in(
-    opened: Opened, file: str, read: evaluate_files.Pairs, rule: Rule, ignore_case: bool
-) -> PairsEvalResult:
-    """similarity_eval of an opened model, the file's pairs read."""
-    m, vocab = opened.model, opened.vocab
-    words = _words(m, vocab, rule, ignore_case)
-    gold, ours, used, named = [], [], [], []
-    for a, b, score in read.pairs:
+def pairs_known(
+    opened: Opened, read: evaluate_files.Pairs, rule: Rule, ignore_case: bool
+) -> dict[int, tuple[int, int]]:
+    """The pairs the model can answer (both words one token under the rule), by place: their token ids."""
+    words = _words(opened.model, opened.vocab, rule, ignore_case)
+    known = {}
+    for at, (a, b, _) in enumerate(read.pairs):
         ia, ib = words.find(a, ignore_case), words.find(b, ignore_case)
         if ia is not None and ib is not None:
-            used += [words.ids[ia], words.ids[ib]]
+            known[at] = int(words.ids[ia]), int(words.ids[ib])
+    return known
+
+
+def too_few_pairs(file: str, rule: Rule) -> str:
+    return f"fewer than two pairs of {file} are single tokens under the {rule.value} rule"
+
+
+def similarity_eval_in(
+    opened: Opened,
+    file: str,
+    read: evaluate_files.Pairs,
+    rule: Rule,
+    ignore_case: bool,
+    asked: set[int] | None = None,
+) -> PairsEvalResult:
+    """similarity_eval of an opened model, the file's pairs read; with asked (models side by side), only
+    those pairs, the others counted as skipped."""
+    m = opened.model
+    gold, ours, used, named = [], [], [], []
+    for at, (ia, ib) in pairs_known(opened, read, rule, ignore_case).items():
+        if asked is None or at in asked:
+            a, b, score = read.pairs[at]
+            used += [ia, ib]
             gold.append(score)
-            ours.append(float(ops.cosines(m.wte[words.ids[ia]], m.wte[words.ids[ib]])[0]))
+            ours.append(float(ops.cosines(m.wte[ia], m.wte[ib])[0]))
             named.append((a, b))
     if len(gold) < 2:
-        raise UsageError(f"fewer than two pairs of {file} are single tokens under the {rule.value} rule")
+        raise UsageError(too_few_pairs(file, rule))
     m.check_rows(used)
     g, o = np.array(gold), np.array(ours)
     skipped = len(read.pairs) - len(gold)

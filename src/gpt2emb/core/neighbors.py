@@ -10,7 +10,7 @@ import numpy as np
 
 from gpt2emb import candidates, ops
 from gpt2emb.core.open import Opened, RankOptions, check_candidates, open_checked, tokens_of
-from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, rankings_of
+from gpt2emb.core.words import Aimed, aim_each, aimed_of, allowed_rows, fewer_notes, rankings_of
 from gpt2emb.limits import BLOCK
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
@@ -22,8 +22,14 @@ if TYPE_CHECKING:
 
 
 def neighbors_in(
-    o: Opened, words: list[str], options: RankOptions, restriction: candidates.Restriction | None
+    o: Opened,
+    words: list[str],
+    options: RankOptions,
+    restriction: candidates.Restriction | None,
+    lacks: dict[int, str] | None = None,
 ) -> NeighborsResult:
+    """With lacks (models side by side), a word this model cannot answer is an item with no tokens and no
+    neighbours, its note the refusal, also kept in lacks by the word's place."""
     k, exact, pool, keep_query, fold = (
         options.k,
         options.exact,
@@ -32,16 +38,18 @@ def neighbors_in(
         options.fold,
     )
     allowed = allowed_rows(o, restriction, exact, pool)
-    queries = [aimed_of(o, w, exact, pool) for w in words]
-    return neighbors_whole(
-        o, tuple(neighbor_items(o, queries, k, keep_query, allowed, fold)), k, allowed, fold
-    )
+    queries = aim_each(o, words, exact, pool, lacks)
+    items = neighbor_items(o, queries, k, keep_query, allowed, fold)
+    for at, why in sorted((lacks or {}).items()):
+        items.insert(at, NeighborsItem(words[at], (), pool.value, why, ()))
+    return neighbors_whole(o, tuple(items), k, allowed, fold)
 
 
 def neighbors_whole(
     o: Opened, items: tuple[NeighborsItem, ...], k: int, allowed: candidates.Allowed, fold: bool
 ) -> NeighborsResult:
-    notes = (*allowed.notes, *fewer_notes(k, [(item.word, len(item.neighbors)) for item in items], fold))
+    answered = [(item.word, len(item.neighbors)) for item in items if item.tokens]  # not a word it lacks
+    notes = (*allowed.notes, *fewer_notes(k, answered, fold))
     return NeighborsResult(o.name, k, items, allowed.info, fold, notes)
 
 

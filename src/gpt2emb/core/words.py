@@ -59,6 +59,22 @@ def aimed_of(o: Opened, word: str, exact: bool, pool: Pool) -> Aimed:
     return q, direction(o.model.wte, q)
 
 
+def aim_each(
+    o: Opened, words: list[str], exact: bool, pool: Pool, lacks: dict[int, str] | None = None
+) -> list[Aimed]:
+    """Each word's query and vector. With lacks (models side by side), a word this model cannot answer is
+    left out and its refusal kept by the word's place, so that the other models still answer it."""
+    if lacks is None:
+        return [aimed_of(o, w, exact, pool) for w in words]
+    aimed = []
+    for at, w in enumerate(words):
+        try:
+            aimed.append(aimed_of(o, w, exact, pool))
+        except UsageError as e:
+            lacks[at] = e.message
+    return aimed
+
+
 def rankings_of(o: Opened, vectors: list[np.ndarray]) -> Iterator[ops.Ranking]:
     """Each vector's cosine ranking over wte, a block of vectors per matrix pass (memory stays bounded
     however many there are; a ranking does not depend on its block: see ops.cosine_rankings)."""

@@ -166,6 +166,9 @@ class Family(NamedTuple):
     tied_default: bool = True  # tie_word_embeddings when a config leaves it out: its config class's default
     # why a family without a position table has none, as messages say it where one would be used
     no_position_table: str = ""
+    # a static word table (word2vec, GloVe): its rows are words, not a transformer's tokens (side by side
+    # says so of each model, from here alone)
+    static: bool = False
 
     @property
     def norm_names(self) -> tuple[tuple[str, ...], tuple[str, ...]]:

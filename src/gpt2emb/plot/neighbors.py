@@ -6,6 +6,7 @@ beside each label is (docs/commands/neighbors.md says why the plane is kept)."""
 from __future__ import annotations
 
 import math
+from textwrap import fill
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,6 +15,7 @@ from gpt2emb import measures, ops
 from gpt2emb.choices import Pool
 from gpt2emb.plot.canvas import new_figure, suptitle
 from gpt2emb.plot.place import Job, place
+from gpt2emb.results.compare import SideBySideResult
 from gpt2emb.results.neighbors import NeighborsItem, NeighborsResult
 from gpt2emb.tokens import quote
 
@@ -35,12 +37,15 @@ def rows_of(o: Opened, item: NeighborsItem) -> np.ndarray:
     return np.vstack([word, np.asarray(o.model.wte[[n.id for n in item.neighbors]], dtype=np.float32)])
 
 
-def figure(result: NeighborsResult, o: Opened) -> Figure:
+def figure(result: NeighborsResult | SideBySideResult, o: Opened | list[Opened]) -> Figure:
+    if isinstance(result, SideBySideResult):
+        return side_by_side(result, o if isinstance(o, list) else [o])
+    one = o[0] if isinstance(o, list) else o
     n = len(result.items)
     columns = min(n, 3)
     fig = new_figure(7 * columns, 6 * math.ceil(n / columns) + 0.4)
     jobs = [
-        panel(fig.add_subplot(math.ceil(n / columns), columns, at), item, rows_of(o, item))
+        panel(fig.add_subplot(math.ceil(n / columns), columns, at), item, rows_of(one, item))
         for at, item in enumerate(result.items, 1)
     ]
     words = ", ".join(item.word for item in result.items[:6]) + (", ..." if n > 6 else "")
@@ -67,3 +72,28 @@ def panel(ax: Axes, item: NeighborsItem, rows: np.ndarray) -> Job:
     ax.margins(0.12)
     ax.grid(alpha=0.3)
     return ax, [(float(x), float(y)) for x, y in xy], labels
+
+
+def side_by_side(result: SideBySideResult, opened: list[Opened]) -> Figure:
+    """Several models' neighbours of the same words: a row of panels per word, a column per model, each
+    panel its model's own plane (two models' planes share no axes: compare the lists, not the places)."""
+    models = [r for r in result.results if isinstance(r, NeighborsResult)]
+    words = len(models[0].items)
+    fig = new_figure(6.5 * len(models), 6 * words + 0.6)
+    jobs = []
+    for row in range(words):
+        for column, (r, o) in enumerate(zip(models, opened, strict=True)):
+            ax = fig.add_subplot(words, len(models), row * len(models) + column + 1)
+            item = r.items[row]
+            if not item.tokens:  # a word this model lacks: its panel says why
+                ax.set_axis_off()
+                ax.set_title(f"{r.model}: no {quote(item.word)}")
+                ax.text(0.5, 0.5, fill(item.note, 40), ha="center", va="center", transform=ax.transAxes)
+                continue
+            jobs.append(panel(ax, item, rows_of(o, item)))
+            ax.set_title(f"{r.model}: {ax.get_title()}")
+    asked = ", ".join(item.word for item in models[0].items[:6]) + (", ..." if words > 6 else "")
+    suptitle(fig, f"which tokens lie nearest to {asked} in {' and '.join(result.models)}?")
+    fig.supxlabel(f"{PROJECTION} Each panel is its own model's plane.", fontsize=9, wrap=True)
+    place(fig, jobs, fontsize=9)
+    return fig

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpt2emb.results.common import Document
+from gpt2emb.results.compare import Side
 
 
 @dataclass(frozen=True)
@@ -56,3 +57,19 @@ class PairsEvalResult(Document):
     spearman: float | None
     notes: tuple[str, ...] = ()
     unreadable: int = 0  # lines of the file that hold no pair (a score that is not a finite number: abc, nan)
+
+
+@dataclass(frozen=True)
+class EvalSideBySide(Document):
+    """A benchmark file scored in several models under the same options, each on the questions (or pairs)
+    that every model scored can answer: the numbers of one model stand beside another's on the same
+    questions."""
+
+    models: tuple[str, ...]
+    file: str
+    asked: int  # questions (analogy) or pairs (similarity) the file holds
+    common: int  # those every scored model can answer: each result scores these alone, the rest skipped
+    answerable: tuple[int, ...]  # in the order of models, how many each could answer on its own
+    # in the order of models; None (null) for a model that can answer none (similarity: fewer than two)
+    results: tuple[AnalogyEvalResult | None, ...] | tuple[PairsEvalResult | None, ...]
+    sides: tuple[Side, ...]  # which model is static; a model left out, and why

@@ -83,6 +83,11 @@ class OpenedEntry(NamedTuple):
         return families.by_name(self.shape.family)
 
     @property
+    def static(self) -> bool:
+        """Whether its table is a static word table (word2vec, GloVe), as its family says."""
+        return self.family.static
+
+    @property
     def words(self) -> families.Spelling:
         return families.words_named(self.words_name, self.family)
 

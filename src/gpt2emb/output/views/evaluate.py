@@ -5,12 +5,13 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 
 from gpt2emb.output.layout import (
+    Matrix,
     note_lines,
     pct,
     titled_table,
 )
 from gpt2emb.output.views import view
-from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult
+from gpt2emb.results.evaluate import AnalogyEvalResult, EvalSideBySide, PairsEvalResult
 
 
 @view.register
@@ -50,3 +51,47 @@ def _(result: PairsEvalResult, dims: int | None) -> RenderableType:
         rows.append(["lines skipped (unreadable)", f"{result.unreadable:,}"])
     title = f"{result.file} on {result.model} (words as {result.rule!r} tokens{case})"
     return Group(titled_table(title, "measure value>", rows), *note_lines(list(result.notes)))
+
+
+@view.register
+def _(result: EvalSideBySide, dims: int | None) -> RenderableType:
+    first = next(r for r in result.results if r is not None)
+    what = "questions" if isinstance(first, AnalogyEvalResult) else "pairs"
+    case = ", any case" if first.ignore_case else ""
+    if isinstance(first, AnalogyEvalResult):
+        how = f"{first.method}, "
+        case += "" if first.restrict is None else f", ids below {first.restrict:,}"
+        labels = [[s.section] for s in (*first.sections, first.total)]
+        cells = [[_accuracy(r, at) for r in result.results] for at in range(len(first.sections) + 1)]
+        label = "section"
+    else:
+        how = ""
+        labels = [["Spearman"], ["Pearson"]]
+        cells = [[_correlation(r, name) for r in result.results] for name in ("spearman", "pearson")]
+        label = "measure"
+    title = (
+        f"{result.file} side by side ({how}words as {first.rule!r} tokens{case}): each model on the "
+        f"{result.common:,} of {result.asked:,} {what} that every model answers"
+    )
+    matrix = Matrix(title, [label], labels, [f"{m}>" for m in result.models], cells)
+    alone = "; ".join(f"{m} {n:,}" for m, n in zip(result.models, result.answerable, strict=True))
+    said = [f"{what} each model answers on its own: {alone}"]
+    said += [f"{s.model} left out: {lack.reason}" for s in result.sides for lack in s.lacks]
+    errors = [r for r in result.results if isinstance(r, AnalogyEvalResult) and r.errors]
+    if errors:
+        said.append("--errors: --json lists each model's questions answered wrong")
+    return Group(matrix, *note_lines(said))
+
+
+def _accuracy(r: AnalogyEvalResult | PairsEvalResult | None, at: int) -> str:
+    if not isinstance(r, AnalogyEvalResult):
+        return ""
+    s = (*r.sections, r.total)[at]
+    return f"{pct(s.accuracy)} ({s.correct:,}/{s.correct + s.incorrect:,})"
+
+
+def _correlation(r: AnalogyEvalResult | PairsEvalResult | None, name: str) -> str:
+    if not isinstance(r, PairsEvalResult):
+        return ""
+    value = getattr(r, name)
+    return "undefined" if value is None else f"{value:.4f}"
