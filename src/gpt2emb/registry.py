@@ -119,7 +119,11 @@ def resolve(name: str, revision: str | None = None, encoding: str | None = None)
 
     revision (a branch, tag or commit id; main when None) applies to a Hub repo; a folder has none.
     encoding (UTF-8 when None) applies to a static file alone."""
-    ref = _resolve(name, revision)
+    return with_encoding(_resolve(name, revision), encoding)
+
+
+def with_encoding(ref: ModelRef, encoding: str | None) -> ModelRef:
+    """A static file read in an encoding (--encoding); a UsageError for a model that is no static file."""
     if encoding is None:
         return ref
     if not ref.static:
@@ -180,6 +184,9 @@ def _resolve(name: str, revision: str | None) -> ModelRef:
                 f"{option('revision')} is for Hub models, and {name} is a file (a static word table): leave "
                 "it out"
             )
+        from gpt2emb import kept  # what gpt2emb reads, it never writes over
+
+        kept.reading(path)
         return ModelRef(str(path), file=path.resolve())
     if re.match(_PATH, name):
         shown = name if name.isprintable() else repr(name)
@@ -233,12 +240,21 @@ def distinct_models(
 
 
 def distinct_refs(
-    names: list[str], revision: str | None = None, reporter: Reporter | None = None
+    names: list[str],
+    revision: str | None = None,
+    reporter: Reporter | None = None,
+    encoding: str | None = None,
 ) -> list[ModelRef]:
     """The models asked for with -m, each once (gpt2, small and openai-community/gpt2 are one model), all
     checked before the first is fetched (a name that is no model, a folder given --revision): each resolved
-    here, once for the run."""
-    return [ref for _, ref in _distinct(names, revision, reporter)]
+    here, once for the run. encoding: the static files' among them (one at least)."""
+    refs = [ref for _, ref in _distinct(names, revision, reporter)]
+    if encoding is None:
+        return refs
+    static = [with_encoding(ref, encoding) if ref.static else ref for ref in refs]
+    if not any(ref.static for ref in refs):
+        with_encoding(refs[0], encoding)  # refused: no static file to read in it
+    return static
 
 
 def _distinct(

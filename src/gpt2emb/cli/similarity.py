@@ -13,6 +13,7 @@ from gpt2emb import output
 from gpt2emb.choices import Pool, Rule
 from gpt2emb.cli.options import (
     Command,
+    Encoding,
     EvalFile,
     Exact,
     Figure,
@@ -54,6 +55,7 @@ def similarity(
     rule: RuleOpt = Rule.space,
     ignore_case: IgnoreCase = False,
     revision: Revision = None,
+    encoding: Encoding = None,
     json: Json = False,
     strict: Strict = False,
     figure: Figure = None,
@@ -82,7 +84,7 @@ def similarity(
     refuse_unused(ctx, ("rule", "ignore_case"), "would change nothing without --eval FILE")
     if from_stdin(words or [], json, False, strict):
         reporter = output.reporter(json)
-        ref = registry.resolve(model, revision)
+        ref = registry.resolve(model, revision, encoding)
         result, failed = core.each_similarity(ref, stdin_blocks(), exact, pool, reporter)
         code = failures(failed, json, strict)
         if result is None:
@@ -90,6 +92,6 @@ def similarity(
         output.render(result, json)
         return code
     reporter = output.reporter(json)
-    ref = registry.resolve(model, revision)
+    ref = registry.resolve(model, revision, encoding)
     output.render(core.similarity(ref, words or [], exact, pool, reporter, figure), json)
     return ExitCode.OK

@@ -32,7 +32,7 @@ class Keys(Spelling):
 
 FAMILY = Family(
     name="static",
-    title="static word table",
+    title="word2vec or GloVe",
     model_types=(),  # no config.json names it: a file is told by its content
     d_model=(),
     n_positions=(),
