@@ -242,6 +242,7 @@ def _text(
             f"{name}, line {at_line:,}, holds a tab: a word2vec or GloVe file separates its word and numbers "
             "by single spaces; replace the tabs with spaces"
         )
+    task.advance(start)  # the header
     lines = data[start:].split(b"\n")
     if lines and not lines[-1]:
         lines.pop()  # the line feed that ends the last line
@@ -356,7 +357,7 @@ def _binary(
     width = 4 * dim
     rows = np.empty((count, dim), dtype=np.float32)
     keys: list[str] = []
-    pos, done = start, start
+    pos, done = start, 0
     for i in range(count):
         space = data.find(b" ", pos)
         if space < 0 or space + 1 + width > len(data):
