@@ -98,7 +98,7 @@ def test_a_failed_build_waits_for_the_write_under_way_before_removing_its_folder
         return hashed(path, array)
 
     monkeypatch.setattr(build, "_hashed", slow)
-    monkeypatch.setattr(build, "_row_crcs", fails)
+    monkeypatch.setattr(build, "row_crcs", fails)
     result = run_cli("vector", "cat")
     assert result.exit_code != 0 and result.stdout == ""
     assert ended.is_set() and seen and all(seen)  # before the command returned, in the folder still there
@@ -269,7 +269,7 @@ def test_a_failed_build_leaves_no_mapping_of_its_landed_wte_when_its_folder_goes
             removed.append((Path(path / "wte.npy").exists(), mapped))
         rmtree(path, ignore_errors=ignore_errors)
 
-    monkeypatch.setattr(build, "_row_crcs", fails)
+    monkeypatch.setattr(build, "row_crcs", fails)
     monkeypatch.setattr(shutil, "rmtree", remove)
     with pytest.raises(MemoryError):
         gpt2emb.open("gpt2")

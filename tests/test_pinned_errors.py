@@ -110,6 +110,6 @@ def test_a_python_caller_reads_the_message_as_the_exceptions_text(tmp_path: Path
     with pytest.raises(gpt2emb.Gpt2embError) as caught:
         gpt2emb.open(str(tmp_path / "no-such-folder"))
     assert str(caught.value) == (
-        f"no such folder: {tmp_path / 'no-such-folder'}; give the folder that holds the model's config.json "
-        "and weights"
+        f"no such file or folder: {tmp_path / 'no-such-folder'}; give the folder that holds the model's "
+        "config.json and weights, or a word2vec, GloVe or fastText .vec file"
     )

@@ -34,7 +34,7 @@ def test_a_download_kept_whole_is_not_fetched_again(
         raise KeyboardInterrupt  # Ctrl-C once every byte arrived, before the entry went in place
 
     with monkeypatch.context() as patched:
-        patched.setattr(build, "_install", stopped)
+        patched.setattr(build, "install", stopped)
         with pytest.raises(KeyboardInterrupt):
             build.open_model(registry.resolve("gpt2"))
     [kept] = caches["cache"].rglob("*.partial")

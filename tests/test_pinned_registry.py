@@ -61,7 +61,7 @@ def test_a_special_token_typed_as_a_word_is_refused_by_its_id_offline(
 
 def test_a_path_too_long_for_the_system_is_no_such_folder() -> None:
     name = "./" + "x" * 5000
-    with pytest.raises(UnknownModel, match=r"^no such folder: \./x{5000}; give the folder that holds"):
+    with pytest.raises(UnknownModel, match=r"^no such file or folder: \./x{5000}; give the folder"):
         gpt2emb.open(name)
 
 

@@ -4,7 +4,7 @@ Hub repos and folders, unknown names answered with what was meant, a family foun
 import pytest
 
 from gpt2emb import registry
-from gpt2emb.errors import ExitCode, UnknownModel
+from gpt2emb.errors import ExitCode, UnknownModel, UsageError
 
 
 @pytest.mark.parametrize(
@@ -77,22 +77,25 @@ def test_a_path_that_does_not_exist_is_no_such_folder(name: str) -> None:
     """Not 'not a model I know' nor a Hub repo: a Windows path on any system, or a path of this one."""
     with pytest.raises(UnknownModel) as err:
         registry.resolve(name)
-    assert err.value.message.startswith(f"no such folder: {name}; give the folder that holds")
+    assert err.value.message.startswith(f"no such file or folder: {name}; give the folder that holds")
     assert err.value.code == ExitCode.UNKNOWN_MODEL
 
 
-def test_a_file_is_not_a_model_folder(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_is_a_static_word_table(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A file given as a model is a static word table (issue 55; it was refused as "a file, not a folder"),
+    whatever it holds: reading it says what is wrong with it (exit 6)."""
     (tmp_path / "config.json").write_text("{}")
-    with pytest.raises(UnknownModel, match=r"config\.json is a file, not a folder"):
-        registry.resolve(str(tmp_path / "config.json"))
+    ref = registry.resolve(str(tmp_path / "config.json"))
+    assert ref.static and ref.file == tmp_path / "config.json" and ref.folder is None and ref.repo is None
     # named relatively, as a Hub repo (owner/name) or a bare name are: a file that is there is what was meant
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "afile").write_text("")
     monkeypatch.chdir(tmp_path)
     for name in ("bad/afile", "config.json"):
-        with pytest.raises(UnknownModel) as err:
-            registry.resolve(name)
-        assert err.value.message.startswith(f"{name} is a file, not a folder; give the folder that holds")
+        ref = registry.resolve(name)
+        assert (ref.name, ref.file) == (name, (tmp_path / name).resolve())
+    with pytest.raises(UsageError, match="revision is for Hub models"):
+        registry.resolve("bad/afile", "main")
     assert registry.resolve("bad/other").repo == "bad/other"  # no such file: a Hub repo id, as before
 
 

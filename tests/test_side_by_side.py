@@ -204,7 +204,11 @@ def test_figure_of_models_side_by_side_draws_a_panel_a_model(
     assert len(titles) == 4 and titles[0].startswith("gpt2: ") and titles[1].startswith("roberta-base: ")
     assert titles[2 + ("gpt2", "roberta-base").index(lacking)].startswith(f"{lacking}: no ")
     drawn = [ax for ax in fig.axes if ax.collections]
-    assert [len(np.asarray(ax.collections[0].get_offsets())) for ax in drawn] == [6, 6, 6]  # the word and its 5
+    assert [len(np.asarray(ax.collections[0].get_offsets())) for ax in drawn] == [
+        6,
+        6,
+        6,
+    ]  # the word and its 5
     assert clashes(fig) == [] and target.exists()
     doc = run_json("neighbors", "cat", "-k", "5", "-m", "gpt2", "-m", "roberta", "--figure", str(target))
     assert doc["figure"] == str(target)

@@ -434,7 +434,7 @@ def test_an_entry_s_array_file_is_np_save_s_and_its_checksum_is_of_its_bytes(
     import io
 
     path = tmp_path / "a.npy"
-    sha256 = build._write(path, array)
+    sha256 = build.write(path, array)
     saved = io.BytesIO()
     np.save(saved, array, allow_pickle=False)
     assert path.read_bytes() == saved.getvalue()

@@ -197,7 +197,7 @@ def test_an_entry_looked_up_in_the_bytes_is_the_split_list_s(tmp_path: Path, tex
     assert "_pieces" not in lazy.__dict__  # answered from the bytes alone
     for piece in {*listed, "zz", "Ġca", "at", "a\nb", "\ud800", "é\r"}:
         expected_id = listed.index(piece) if piece in listed and piece else None  # "": no entry
-        assert Vocab(tmp_path, 3)._id_of(piece) == expected_id, repr(piece)
+        assert Vocab(tmp_path, 3).id_of(piece) == expected_id, repr(piece)
     split = Vocab(tmp_path, 3)
     split._pieces  # noqa: B018  (the list made, as a command that shows every token makes it)
     assert [split._piece(i) for i in range(len(listed) + 1)] == [*listed, ""]

@@ -81,8 +81,8 @@ def test_every_entry_comes_back_from_the_pieces_file(tmp_path: Path, odd: str) -
     expected = {i: p for p, i in vocab.items()}
     assert [lazy._piece(i) for i in range(8)] == [expected.get(i, "") for i in range(8)]
     assert "_pieces" not in lazy.__dict__  # answered from the bytes alone
-    assert all(Vocab(tmp_path, 7)._id_of(p) == i for p, i in vocab.items())
-    assert Vocab(tmp_path, 7)._id_of(odd[:-1] + "#") is None
+    assert all(Vocab(tmp_path, 7).id_of(p) == i for p, i in vocab.items())
+    assert Vocab(tmp_path, 7).id_of(odd[:-1] + "#") is None
     split = Vocab(tmp_path, 7)
     assert split._pieces[:7] == [expected.get(i, "") for i in range(7)]
     assert all(split._ids[p] == i for p, i in vocab.items())
@@ -92,7 +92,7 @@ def test_no_entry_is_looked_up_as_an_empty_line(tmp_path: Path) -> None:
     """An empty line is no entry (an added token's id, or a gap): the bytes' search says so, as the dict
     of entries does."""
     (tmp_path / piece_lines.FILE).write_bytes(piece_lines.written({"a": 0, "b": 2}))
-    assert Vocab(tmp_path, 3)._id_of("") is None
+    assert Vocab(tmp_path, 3).id_of("") is None
     split = Vocab(tmp_path, 3)
     assert "" not in split._ids and split._pieces == ["a", "", "b"]
 
@@ -103,7 +103,7 @@ def test_a_format_4_pieces_file_is_read_as_it_was_written(tmp_path: Path) -> Non
     (tmp_path / piece_lines.FILE).write_bytes("a\nq\rz\n\nĠcat".encode())
     old = Vocab(tmp_path, 4)
     assert [old._piece(i) for i in range(4)] == ["a", "q\rz", "", "Ġcat"]
-    assert old._id_of("Ġcat") == 3 and old._pieces == ["a", "q\rz", "", "Ġcat"]
+    assert old.id_of("Ġcat") == 3 and old._pieces == ["a", "q\rz", "", "Ġcat"]
 
 
 def test_a_carriage_return_in_an_entry_moves_no_id(tiny: Tiny, tmp_path: Path) -> None:
@@ -435,7 +435,7 @@ def test_fuzz_random_vocabularies_give_the_library_s_ids(
         again = open_ref(resolve(str(folder))).vocab
         for piece, i in doc["model"]["vocab"].items():
             assert again._piece(i) == piece and oracle.id_to_token(i) == piece
-        assert all(again._id_of(p) == i for p, i in doc["model"]["vocab"].items())  # past 16: the dict's
+        assert all(again.id_of(p) == i for p, i in doc["model"]["vocab"].items())  # past 16: the dict's
 
     check()
     # pytest -s shows the counts of a deep run

@@ -181,6 +181,7 @@ CHECKS: dict[str, Callable[[str, Any], Any]] = {
     "word": text,
     "grad": maybe_text,
     "revision": maybe_text,
+    "encoding": maybe_text,
     "model": maybe_model,
     "models": models_of,
     "file": path,

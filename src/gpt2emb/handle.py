@@ -330,6 +330,7 @@ def open_embeddings(
     model: str | os.PathLike[str] = registry.DEFAULT_MODEL,
     revision: str | None = None,
     reporter: Reporter | None = None,
+    encoding: str | None = None,
 ) -> Embeddings:
     """A handle on one model's embeddings, for notebooks and scripts: `gpt2emb.open("gpt2")`. Its arguments
     are checked here, at the handle's edge; its cache entry is opened and checked once, here (fetched on
@@ -346,7 +347,9 @@ def open_embeddings(
     contract.reachable(option("model"), model, system=False)
     if revision is not None:
         contract.text("revision", revision)
-    o = open_ref(registry.resolve(model, revision), contract.reporter("reporter", reporter))
+    if encoding is not None:  # a static word table's (word2vec, GloVe): utf-8 when None
+        contract.text("encoding", encoding)
+    o = open_ref(registry.resolve(model, revision, encoding), contract.reporter("reporter", reporter))
     return Embeddings(o.model, o.vocab, o.reporter, o.ref)
 
 

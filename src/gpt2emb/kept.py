@@ -1,4 +1,5 @@
-"""What gpt2emb reads, and so never writes over: its cache folder, and the files a model folder is read from.
+"""What gpt2emb reads, and so never writes over: its cache folder, the files a model folder is read from, and
+a static word table given as -m.
 
 Every file gpt2emb writes (a page, a figure, an export, whatever comes) is asked here first, through
 targets.Target.real, so that one guard says one thing whatever writes the file and whatever its extension.
@@ -72,7 +73,22 @@ def _of_model_folder(path: Path, real: Path, said: str) -> str | None:
     )
 
 
-RULES: tuple[Rule, ...] = (_in_cache, _of_model_folder)
+# the static word tables given as -m in this process (registry.resolve records each, its links followed)
+_STATIC_FILES: set[Path] = set()
+
+
+def reading(file: Path) -> None:
+    """Record a static word table given as -m: this process never writes over it."""
+    _STATIC_FILES.add(Path(os.path.realpath(file)))
+
+
+def _static_file(path: Path, real: Path, said: str) -> str | None:
+    if real not in _STATIC_FILES:
+        return None
+    return f"{said} is the static word table given as -m, which the model is read from: give another name"
+
+
+RULES: tuple[Rule, ...] = (_in_cache, _of_model_folder, _static_file)
 
 
 def check(path: Path, said: str) -> None:

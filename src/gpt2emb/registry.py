@@ -88,13 +88,21 @@ _REVISION = r"(?a)(?!.*\.\.)(?!.*//)[A-Za-z0-9_][\w./+-]{0,199}(?<![/.])"
 
 
 class ModelRef(NamedTuple):
-    """What a model name points at: a Hub repo (maybe a registry model) at a revision, or a local folder."""
+    """What a model name points at: a Hub repo (maybe a registry model) at a revision, a local folder, or a
+    static word table in one file (word2vec, GloVe, fastText's .vec: store/static.py)."""
 
-    name: str  # what we show: the registry name, the repo id, or the folder; name@revision off main
+    name: str  # what we show: the registry name, the repo id, the folder or the file; name@revision off main
     repo: str | None = None
     folder: Path | None = None
     spec: ModelSpec | None = None
     revision: str = "main"  # a branch, tag or commit id of the Hub repo
+    file: Path | None = None  # a static word table's file, its links followed
+    encoding: str = "utf-8"  # how a static file's words are written (--encoding)
+
+    @property
+    def static(self) -> bool:
+        """Whether this is a static word table (one file of a vector per word), not a transformer."""
+        return self.file is not None
 
 
 def _names() -> dict[str, ModelSpec]:
@@ -105,10 +113,53 @@ def find(name: str) -> ModelSpec | None:
     return _names().get(name.strip().lower())
 
 
-def resolve(name: str, revision: str | None = None) -> ModelRef:
-    """A registry name or alias, a local folder, or a Hub repo id `owner/name`; anything else is an error.
+def resolve(name: str, revision: str | None = None, encoding: str | None = None) -> ModelRef:
+    """A registry name or alias, a local folder, a static word table's file, or a Hub repo id `owner/name`;
+    anything else is an error.
 
-    revision (a branch, tag or commit id; main when None) applies to a Hub repo; a folder has none."""
+    revision (a branch, tag or commit id; main when None) applies to a Hub repo; a folder has none.
+    encoding (UTF-8 when None) applies to a static file alone."""
+    return with_encoding(_resolve(name, revision), encoding)
+
+
+def with_encoding(ref: ModelRef, encoding: str | None) -> ModelRef:
+    """A static file read in an encoding (--encoding); a UsageError for a model that is no static file."""
+    if encoding is None:
+        return ref
+    if not ref.static:
+        raise UsageError(
+            f"{option('encoding')} is for a static word table's file (word2vec, GloVe), and {ref.name} is "
+            "not one: leave it out"
+        )
+    return ref._replace(encoding=checked_encoding(encoding))
+
+
+def checked_encoding(encoding: str) -> str:
+    """An encoding's canonical name, when Python knows it and it writes a space and the digits as ASCII does
+    (the numbers of a word2vec or GloVe file are ASCII); else a UsageError."""
+    import codecs
+
+    try:
+        found = codecs.lookup(encoding).name
+    except (LookupError, ValueError):
+        raise UsageError(
+            f"{option('encoding', encoding)} is not an encoding Python knows: give one such as utf-8, "
+            "latin-1 or cp1252"
+        ) from None
+    probe = " 0123456789.+-eE\n"
+    try:
+        ascii_like = probe.encode(found) == probe.encode("ascii")
+    except (UnicodeError, LookupError):
+        ascii_like = False
+    if not ascii_like:
+        raise UsageError(
+            f"{option('encoding', encoding)} does not write spaces and digits as ASCII does, as a word2vec "
+            "or GloVe file's numbers are written: give an encoding such as utf-8, latin-1 or cp1252"
+        )
+    return found
+
+
+def _resolve(name: str, revision: str | None) -> ModelRef:
     if not name.strip():
         raise UnknownModel("an empty model name; give gpt2, medium, large, xl, a Hub repo id or a folder")
     if revision is not None and not re.fullmatch(_REVISION, revision):
@@ -127,10 +178,22 @@ def resolve(name: str, revision: str | None = None) -> ModelRef:
                 f"{option('revision')} is for Hub models, and {name} is a local folder: leave it out"
             )
         return ModelRef(str(path), folder=path.resolve())
-    if re.match(_PATH, name) or exists:  # a file here is what was meant, even named as a repo (a/b)
+    if exists:  # a file here is what was meant, even named as a repo (a/b): a static word table
+        if revision is not None:
+            raise UsageError(
+                f"{option('revision')} is for Hub models, and {name} is a file (a static word table): leave "
+                "it out"
+            )
+        from gpt2emb import kept  # what gpt2emb reads, it never writes over
+
+        kept.reading(path)
+        return ModelRef(str(path), file=path.resolve())
+    if re.match(_PATH, name):
         shown = name if name.isprintable() else repr(name)
-        problem = f"{shown} is a file, not a folder" if exists else f"no such folder: {shown}"
-        raise UnknownModel(f"{problem}; give the folder that holds the model's config.json and weights")
+        raise UnknownModel(
+            f"no such file or folder: {shown}; give the folder that holds the model's config.json and "
+            "weights, or a word2vec, GloVe or fastText .vec file"
+        )
     if re.fullmatch(_REPO_SHAPED, name):
         if not re.fullmatch(_HUB_RULE, name):
             raise UnknownModel(
@@ -177,12 +240,21 @@ def distinct_models(
 
 
 def distinct_refs(
-    names: list[str], revision: str | None = None, reporter: Reporter | None = None
+    names: list[str],
+    revision: str | None = None,
+    reporter: Reporter | None = None,
+    encoding: str | None = None,
 ) -> list[ModelRef]:
     """The models asked for with -m, each once (gpt2, small and openai-community/gpt2 are one model), all
     checked before the first is fetched (a name that is no model, a folder given --revision): each resolved
-    here, once for the run."""
-    return [ref for _, ref in _distinct(names, revision, reporter)]
+    here, once for the run. encoding: the static files' among them (one at least)."""
+    refs = [ref for _, ref in _distinct(names, revision, reporter)]
+    if encoding is None:
+        return refs
+    static = [with_encoding(ref, encoding) if ref.static else ref for ref in refs]
+    if not any(ref.static for ref in refs):
+        with_encoding(refs[0], encoding)  # refused: no static file to read in it
+    return static
 
 
 def _distinct(
@@ -191,9 +263,10 @@ def _distinct(
     seen: dict[tuple[str | None, Path | None], tuple[str, ModelRef]] = {}
     for name in names:
         ref = resolve(name, revision)
-        if (ref.repo, ref.folder) in seen:
+        key = ref.repo, ref.folder or ref.file
+        if key in seen:
             if reporter is not None:
-                reporter.note(f"{name} is {seen[ref.repo, ref.folder][0]} again: each model is answered once")
+                reporter.note(f"{name} is {seen[key][0]} again: each model is answered once")
             continue
-        seen[ref.repo, ref.folder] = name, ref
+        seen[key] = name, ref
     return list(seen.values())

@@ -229,7 +229,7 @@ class Vocab:
     def _ids(self) -> dict[str, int]:
         return {p: i for i, p in enumerate(self._pieces) if p}
 
-    def _id_of(self, piece: str) -> int | None:
+    def id_of(self, piece: str) -> int | None:
         # a search of the file's bytes costs far less than building the dict, until there are many words
         self._lookups += 1
         if self._lookups > 16:
@@ -363,7 +363,7 @@ class Vocab:
             raise UsageError(f"{quote(text, 40)} is not Unicode text: {problem}")
         whole = self.words.whole(text) if self._shortcut else None
         if whole is not None and not self._holds_added(text):  # a dictionary lookup, no tokenizer
-            found = self._id_of(whole)
+            found = self.id_of(whole)
             if found is not None:
                 return (found,)
         fast = self._bpe.encode(text) if self._bpe is not None else None
@@ -389,7 +389,7 @@ class Vocab:
             return Query(word, (token_id,), pool)
         name = word.strip()
         if name in self._specials or (self.specials is not None and self.specials.fullmatch(name)):
-            raise special_refused(name, self._specials.get(name, self._id_of(name)))
+            raise special_refused(name, self._specials.get(name, self.id_of(name)))
         text = word if exact else self.words.running(word)
         ids = self._as_typed(text) if exact else self.encode(text)
         if ids is None:
@@ -457,7 +457,7 @@ class Vocab:
         """Where a typed word is itself a vocabulary entry that the tokenizer does not make of it (the
         vocabulary's own marks typed as text: GPT-2's "Ġking", BERT's "##ing"), how to ask for that entry;
         the tokenizer reads such a word as the text it is, as any other."""
-        found = self._id_of(word)
+        found = self.id_of(word)
         if found is None or ids == (found,):
             return ""
         shown = self.token(found)

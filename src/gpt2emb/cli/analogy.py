@@ -13,6 +13,7 @@ from gpt2emb import output
 from gpt2emb.choices import Method, Pool, Rule
 from gpt2emb.cli.options import (
     Among,
+    Encoding,
     EvalFile,
     Exact,
     Figure,
@@ -88,6 +89,7 @@ def analogy(
         bool, typer.Option("--errors", help="With --eval: list the questions answered wrong.")
     ] = False,
     revision: Revision = None,
+    encoding: Encoding = None,
     json: Json = False,
     jsonl: Jsonl = False,
     strict: Strict = False,
@@ -105,7 +107,9 @@ def analogy(
         figure, stdin=words == ["-"], jsonl=jsonl, eval_file=eval_file, models=len(model or [])
     )
 
-    models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
+    models = registry.distinct_refs(
+        model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl), encoding
+    )
     if eval_file is not None:
         if words:
             raise UsageError("--eval takes a benchmark file, not words A B C")

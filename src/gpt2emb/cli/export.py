@@ -8,7 +8,7 @@ import typer
 
 from gpt2emb import output
 from gpt2emb.choices import Format, Table
-from gpt2emb.cli.options import Json, Model, Revision, whole
+from gpt2emb.cli.options import Encoding, Json, Model, Revision, whole
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -65,6 +65,7 @@ def export(
         ),
     ] = False,
     revision: Revision = None,
+    encoding: Encoding = None,
     json: Json = False,
 ) -> None:
     """Write a table's rows, in token-id order, for gensim, word2vec tools or the Embedding Projector.
@@ -72,5 +73,7 @@ def export(
     word2vec keys are the tokenizer's own entries (Ġking); the values read back exactly as stored."""
     from gpt2emb.core import export as core
 
-    result = core.export(model, fmt, out, table, limit, whole_words, output.reporter(json), revision)
+    result = core.export(
+        model, fmt, out, table, limit, whole_words, output.reporter(json), revision, encoding
+    )
     output.render(result, json)

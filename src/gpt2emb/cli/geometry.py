@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from gpt2emb import output
-from gpt2emb.cli.options import Figure, Json, Model, Revision, figure_of
+from gpt2emb.cli.options import Encoding, Figure, Json, Model, Revision, figure_of
 from gpt2emb.registry import DEFAULT_MODEL
 
 app = typer.Typer()
@@ -16,7 +16,11 @@ app = typer.Typer()
     "  gpt2emb geometry --json | jq .wte_vs_wpe"
 )
 def geometry(
-    model: Model = DEFAULT_MODEL, revision: Revision = None, json: Json = False, figure: Figure = None
+    model: Model = DEFAULT_MODEL,
+    revision: Revision = None,
+    json: Json = False,
+    figure: Figure = None,
+    encoding: Encoding = None,
 ) -> None:
     """wte and wpe measured: norms, mean cosine, principal components, and content against position.
 
@@ -24,4 +28,4 @@ def geometry(
     from gpt2emb.core import geometry as core
 
     figure = figure_of(figure)
-    output.render(core.geometry(model, output.reporter(json), revision, figure), json)
+    output.render(core.geometry(model, output.reporter(json), revision, figure, encoding), json)

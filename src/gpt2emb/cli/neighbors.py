@@ -14,6 +14,7 @@ from gpt2emb.choices import Pool
 from gpt2emb.cli.options import (
     Among,
     Command,
+    Encoding,
     Exact,
     Figure,
     Json,
@@ -64,6 +65,7 @@ def neighbors(
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
     revision: Revision = None,
+    encoding: Encoding = None,
     json: Json = False,
     jsonl: Jsonl = False,
     strict: Strict = False,
@@ -79,9 +81,11 @@ def neighbors(
 
     if from_stdin(words, json, jsonl, strict):
         reporter = output.reporter(json or jsonl)
-        ref = registry.resolve(one_model(model or [DEFAULT_MODEL]), revision)
+        ref = registry.resolve(one_model(model or [DEFAULT_MODEL]), revision, encoding)
         return stream(core.each_neighbors(ref, stdin_blocks(), options, reporter), json, jsonl, strict)
-    models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl))
+    models = registry.distinct_refs(
+        model or [DEFAULT_MODEL], revision, output.reporter(json or jsonl), encoding
+    )
     if jsonl:
         models = [one_model(models, jsonl=True)]
     reporter = output.reporter(json or jsonl)

@@ -138,6 +138,16 @@ Revision = Annotated[
         show_default=False,
     ),
 ]
+Encoding = Annotated[
+    str | None,
+    typer.Option(
+        "--encoding",
+        help="How a static word table's words are written (utf-8 when left out): cp1252, latin-1, ...; "
+        "only for a word2vec or GloVe file.",
+        metavar="NAME",
+        show_default=False,
+    ),
+]
 Exact = Annotated[
     bool,
     typer.Option(

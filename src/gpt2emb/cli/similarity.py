@@ -13,6 +13,7 @@ from gpt2emb import output
 from gpt2emb.choices import Pool, Rule
 from gpt2emb.cli.options import (
     Command,
+    Encoding,
     EvalFile,
     Exact,
     Figure,
@@ -54,6 +55,7 @@ def similarity(
     rule: RuleOpt = Rule.space,
     ignore_case: IgnoreCase = False,
     revision: Revision = None,
+    encoding: Encoding = None,
     json: Json = False,
     strict: Strict = False,
     figure: Figure = None,
@@ -66,7 +68,7 @@ def similarity(
 
     figure = figure_of(figure, stdin="-" in (words or []), eval_file=eval_file, models=len(model or []))
     reporter = output.reporter(json)
-    models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, reporter)
+    models = registry.distinct_refs(model or [DEFAULT_MODEL], revision, reporter, encoding)
     if eval_file is not None:
         if words:
             raise UsageError("give words, or --eval FILE, not both")

@@ -13,6 +13,7 @@ from gpt2emb import output
 from gpt2emb.choices import Pool
 from gpt2emb.cli.options import (
     Command,
+    Encoding,
     Exact,
     Figure,
     Json,
@@ -53,6 +54,7 @@ def vector(
     exact: Exact = False,
     pool: PoolOpt = Pool.mean,
     revision: Revision = None,
+    encoding: Encoding = None,
     json: Json = False,
     jsonl: Jsonl = False,
     strict: Strict = False,
@@ -65,10 +67,10 @@ def vector(
     shown = None if full else dims
     figure = figure_of(figure, stdin="-" in words, jsonl=jsonl)
     if from_stdin(words, json, jsonl, strict):
-        ref = registry.resolve(model, revision)
+        ref = registry.resolve(model, revision, encoding)
         answers = core.each_vector(ref, stdin_blocks(), exact, pool, output.reporter(json or jsonl))
         return stream(answers, json, jsonl, strict, shown)
-    ref = registry.resolve(model, revision)
+    ref = registry.resolve(model, revision, encoding)
     result = core.vector(ref, words, exact, pool, output.reporter(json or jsonl), figure)
     output.render(result, json, shown, jsonl)
     return ExitCode.OK

@@ -20,6 +20,7 @@ from gpt2emb.core.open import (
     Opened,
     check_position_table,
     open_ref,
+    refuse_token_options,
 )
 from gpt2emb.errors import (
     BadModel,
@@ -92,6 +93,8 @@ def write(
 ) -> ExportResult:
     """Write the chosen rows of one table in token-id (or position) order: --whole-words first, then the
     first `limit` of what is left."""
+    if m.static and whole_words:
+        refuse_token_options(m.name, whole_words=True)
     rows = m.wte if table is Table.wte else m.wpe
     ids = np.arange(len(rows))
     if whole_words:
@@ -273,11 +276,12 @@ def export(
     whole_words: bool = False,
     reporter: Reporter | None = None,
     revision: str | None = None,
+    encoding: str | None = None,
 ) -> ExportResult:
     """One table's rows to word2vec files or the Embedding Projector's, in token-id (or position) order:
     whole words only with whole_words, then the first `limit`."""
     export_target(fmt, out, table, limit, whole_words)  # before the model is opened: a bad -o fetches nothing
-    opened = open_ref(registry.resolve(model, revision), reporter)
+    opened = open_ref(registry.resolve(model, revision, encoding), reporter)
     return export_in(opened, fmt, out, table, limit, whole_words, reporter)
 
 

@@ -79,12 +79,16 @@ def _reading(name: str, d: int, cross: CrossGeometry, tables: dict[str, TableGeo
 
 
 def geometry(
-    model: str, reporter: Reporter | None = None, revision: str | None = None, figure: str | None = None
+    model: str,
+    reporter: Reporter | None = None,
+    revision: str | None = None,
+    figure: str | None = None,
+    encoding: str | None = None,
 ) -> GeometryResult:
     """The shape of wte and of wpe (norms, mean cosine, principal components), and the cosine of every
     wte row with every wpe row next to what random directions would give; a note for each figure that is
     undefined (null)."""
-    opened = open_ref(registry.resolve(model, revision), reporter)
+    opened = open_ref(registry.resolve(model, revision, encoding), reporter)
     result = geometry_in(opened)
     if figure is not None:  # checked at the edge (plot.check_figure)
         from gpt2emb import plot

@@ -8,7 +8,14 @@ import numpy as np
 from gpt2emb import registry
 from gpt2emb.choices import Through
 from gpt2emb.core import logits_masked as masked
-from gpt2emb.core.open import check_top, check_top_fits, known_facts, length_limit, past_limit
+from gpt2emb.core.open import (
+    check_top,
+    check_top_fits,
+    known_facts,
+    length_limit,
+    past_limit,
+    refuse_static,
+)
 from gpt2emb.core.whole import encode, open_for_whole, weights_folder
 from gpt2emb.errors import BadModel, UsageError, option, spelt
 from gpt2emb.families import Family
@@ -41,6 +48,7 @@ def logits(
     the text's last positions drawn there."""
     check_logits(text, k, at)
     ref = registry.resolve(model, revision)
+    refuse_static(ref, "it has no layers and no output layer to score a next token with")
     check_top(k, known_facts(ref)[1])
     result = logits_of(ref, text, k, at, through, layers, figure is not None, reporter)
     if figure is not None:  # checked at the edge (plot.check_figure)

@@ -22,14 +22,53 @@ from gpt2emb.tokens import Query, Specials, Vocab, check_word
 def open_ref(ref: ModelRef, reporter: Reporter | None = None) -> Opened:
     """A model resolved at the edge (registry.resolve, once a run), opened for the cores: its cache entry
     opened and checked once, here (fetched on first use)."""
-    m = build.open_model(ref, reporter)
+    if ref.static:
+        from gpt2emb.store import static  # a static file's only
+
+        m = static.open_static(ref, reporter)
+    else:
+        m = build.open_model(ref, reporter)
     return Opened(m, vocab_of(m), reporter, ref)
 
 
 def vocab_of(m: OpenedEntry) -> Vocab:
     """The tokenizer of a cache entry, with its family's special tokens (refused as words even where the
-    entry's tokenizer does not list them)."""
+    entry's tokenizer does not list them); a static table's keys (keys.Keys)."""
+    if m.static:
+        from gpt2emb.keys import Keys
+
+        return Keys(m.path, m.shape.vocab_size, m.words, m.name)
     return Vocab(m.path, m.shape.vocab_size, m.words, m.family.specials)
+
+
+def refuse_token_options(
+    name: str, exact: bool = False, pool: Pool = Pool.mean, whole_words: bool = False, fold: bool = False
+) -> None:
+    """Refuse, on a static word table, the options about tokens (exit 2): its words are keys, as typed, and
+    nothing is split. --pool mean, the default, is taken: a key is one row, so it changes nothing."""
+    given = [
+        option(flag, value)
+        for flag, value, on in (
+            ("exact", True, exact),
+            ("pool", str(pool), pool is not Pool.mean),
+            ("whole_words", True, whole_words),
+            ("fold", True, fold),
+        )
+        if on
+    ]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} about tokens, and {name} is a static "
+            "word table: its words are keys, looked up as typed, never split; leave "
+            f"{'it' if len(given) == 1 else 'them'} out"
+        )
+
+
+def refuse_static(ref: ModelRef, lacks: str) -> None:
+    """Refuse a command about a model's structure on a static word table (exit 2): lacks says what it has
+    not ("it has no position table")."""
+    if ref.static:
+        raise UsageError(f"{ref.name} is a static word table: {lacks}")
 
 
 def tokens_of(vocab: Vocab, q: Query) -> tuple[Token, ...]:
@@ -61,7 +100,10 @@ class RankOptions(NamedTuple):
 
 
 def check_candidates(ref: ModelRef, options: RankOptions) -> candidates.Restriction | None:
-    """--among, --restrict and --whole-words read and checked before the model is opened."""
+    """--among, --restrict and --whole-words read and checked before the model is opened (and the options
+    about tokens refused for a static word table)."""
+    if ref.static:
+        refuse_token_options(ref.name, options.exact, options.pool, options.whole_words, options.fold)
     among = None if options.among is None else str(options.among)
     restrict, whole, exact = options.restrict, options.whole_words, options.exact
     return candidates.Restriction.read(among, restrict, whole, exact, *known_facts(ref))

@@ -17,6 +17,7 @@ from gpt2emb.core.open import (
     floats,
     open_ref,
     positions_learned,
+    refuse_static,
 )
 from gpt2emb.errors import (
     UsageError,
@@ -28,6 +29,7 @@ from gpt2emb.report import Reporter
 from gpt2emb.results.positions import HeatmapResult, PositionsResult
 from gpt2emb.store.entries import OpenedEntry
 
+NO_POSITIONS = "it has no position table: a word has one vector whatever its place in a text"
 _RANGE = re.compile(r"([0-9]{1,12})-([0-9]{1,12})", re.ASCII)
 
 
@@ -71,7 +73,9 @@ def positions(
     model: str, specs: list[str], reporter: Reporter | None = None, revision: str | None = None
 ) -> PositionsResult:
     spans_of(specs)  # the syntax, before the model is opened
-    return positions_in(open_ref(registry.resolve(model, revision), reporter), specs)
+    ref = registry.resolve(model, revision)
+    refuse_static(ref, NO_POSITIONS)
+    return positions_in(open_ref(ref, reporter), specs)
 
 
 def position_map(
@@ -85,7 +89,9 @@ def position_map(
     """The heatmap; with png or figure (--png, --figure: one name each for the same figure, checked by the
     CLI), also the figure written there."""
     check_map(cells, png)  # before the model is opened
-    return position_map_in(open_ref(registry.resolve(model, revision), reporter), cells, png, figure)
+    ref = registry.resolve(model, revision)
+    refuse_static(ref, NO_POSITIONS)
+    return position_map_in(open_ref(ref, reporter), cells, png, figure)
 
 
 def check_map(cells: int, png: str | Path | None) -> tuple[int, str | None]:

@@ -116,11 +116,13 @@ def of_models(
 ) -> SizesResult:
     """Any models' exact parameter counts, from their config and checkpoint headers."""
     from gpt2emb import families
+    from gpt2emb.core.open import refuse_static
     from gpt2emb.store import checkpoint, revisions
 
     out = []
     for name in names:
         ref = registry.resolve(name, revision)
+        refuse_static(ref, "it has no layers, so it has no sizes but its table's (gpt2emb vector shows them)")
         info = revisions.checkpoint_info(ref)
         s = families.shape_of(info.config, ref.name)
         layers = checkpoint.layers_in(info.tensors) or s.n_layer  # what the weights hold, when they say

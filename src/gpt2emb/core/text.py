@@ -17,6 +17,7 @@ from gpt2emb.core.open import (
     no_position_table,
     open_ref,
     past_limit,
+    refuse_static,
     tokens_of,
 )
 from gpt2emb.core.whole import encode, open_for_whole, weights_folder
@@ -57,7 +58,9 @@ def model_input(
     revision: str | None = None,
 ) -> InputResult:
     check_text(text)
-    return input_in(open_ref(registry.resolve(model, revision), reporter), text, full, truncate)
+    ref = registry.resolve(model, revision)
+    refuse_static(ref, "it has no tokenizer and no position table, so a text is no input to it")
+    return input_in(open_ref(ref, reporter), text, full, truncate)
 
 
 def _overflowed(rows: tables.InputRows) -> list[str]:
@@ -108,6 +111,7 @@ def context(
     """Static against contextual: the word's vector in each sentence, at every layer of the model, compared
     between sentences and with the word's row of wte."""
     ref = registry.resolve(model, revision)
+    refuse_static(ref, "it has no layers, so a word has one vector whatever the sentence around it")
     check_context(word, sentences, known_facts(ref)[0])
     result = context_of(ref, word, sentences, pool, reporter)
     if figure is not None:  # checked at the edge (plot.check_figure)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpt2emb import families, measures, ops, registry
+from gpt2emb.core.open import refuse_static
 from gpt2emb.core.whole import encode, open_for_whole, weights_folder
 from gpt2emb.errors import (
     BadModel,
@@ -32,7 +33,9 @@ def tying(
     on the loaded model, grad the gradient of the language-model loss on a text by each of wte's two uses,
     compare how far an untied output layer's rows are from wte's."""
     check_grad(grad)
-    return tying_of(registry.resolve(model, revision), model, load_model, grad, reporter, compare)
+    ref = registry.resolve(model, revision)
+    refuse_static(ref, "it has no output layer that could reuse its rows")
+    return tying_of(ref, model, load_model, grad, reporter, compare)
 
 
 def check_grad(grad: str | None) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from gpt2emb import candidates, ops
 from gpt2emb.choices import Pool
-from gpt2emb.core.open import Opened, RankOptions
+from gpt2emb.core.open import Opened, RankOptions, refuse_token_options
 from gpt2emb.errors import BadModel, UsageError, spelt
 from gpt2emb.tokens import Query
 
@@ -47,6 +47,8 @@ LETTERS = (
 
 
 def query_of(o: Opened, word: str, exact: bool, pool: Pool) -> Query:
+    if o.model.static:
+        refuse_token_options(o.name, exact, pool)
     q = o.vocab.query(word, exact, pool)
     vocab = o.vocab
     if len(q.ids) > 1 and all(len(vocab.token(i)) <= 1 or not vocab.holds_a_character(i) for i in q.ids):
@@ -84,6 +86,8 @@ def rankings_of(o: Opened, vectors: list[np.ndarray]) -> Iterator[ops.Ranking]:
 
 def restriction_of(o: Opened, options: RankOptions) -> candidates.Restriction | None:
     """The candidates of the options, read and checked once the model is open (the handle's way)."""
+    if o.model.static:
+        refuse_token_options(o.name, options.exact, options.pool, options.whole_words, options.fold)
     # restrict is an int or None by then, checked where it came in (the command line, contract.maybe_count)
     among, restrict, whole_words, exact = options.among, options.restrict, options.whole_words, options.exact
     if among is not None and not isinstance(among, str | Path):

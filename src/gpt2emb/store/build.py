@@ -131,7 +131,7 @@ class _HashingFile:
         return self._f.write(data)
 
 
-def _write(path: Path, content: bytes | np.ndarray) -> str:
+def write(path: Path, content: bytes | np.ndarray) -> str:
     """Write one file of an entry; returns the SHA-256 of what was written."""
     if isinstance(content, np.ndarray) and content.flags.c_contiguous:
         return _write_array(path, content)
@@ -178,7 +178,7 @@ def _hashed(path: Path, array: np.ndarray) -> str:
     return sha256.hexdigest()
 
 
-def _row_crcs(rows: np.ndarray) -> np.ndarray:
+def row_crcs(rows: np.ndarray) -> np.ndarray:
     return np.fromiter((zlib.crc32(r) for r in rows), dtype=np.uint32, count=len(rows))
 
 
@@ -220,7 +220,7 @@ def build_entry(
                 piece_lines.FILE: piece_lines.written(parsed["model"]["vocab"]),  # a warm lookup reads it
                 **encoder,
             }
-            sha256 = {f: _write(tmp / f, content) for f, content in contents.items()}
+            sha256 = {f: write(tmp / f, content) for f, content in contents.items()}
             sha256 = {**tables.result(), **sha256}
         manifest: dict[str, Any] = {
             "format": FORMAT,
@@ -238,7 +238,7 @@ def build_entry(
         }
         manifest[SELF_CHECK] = manifest_digest(manifest)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-        installed = _install(tmp, parent, info.commit)
+        installed = install(tmp, parent, info.commit)
         partial.remove_all(parent, info.commit)  # its bytes are in the entry now
         return installed
     except BaseException as e:
@@ -270,7 +270,7 @@ def _table_files(
     # free the GIL) beside the sums
     landed = (tmp / "wte.npy").exists()
     wte_file = _Background(
-        lambda: _hashed(tmp / "wte.npy", wte) if landed else _write(tmp / "wte.npy", wte), "gpt2emb-write"
+        lambda: _hashed(tmp / "wte.npy", wte) if landed else write(tmp / "wte.npy", wte), "gpt2emb-write"
     )
     try:
         extra = {
@@ -282,14 +282,14 @@ def _table_files(
             "wte.npy": wte,
             "wpe.npy": wpe,
             "wte_norm.npy": row_norms(wte),
-            "wte_crc.npy": _row_crcs(wte),
-            "wpe_crc.npy": _row_crcs(wpe),
+            "wte_crc.npy": row_crcs(wte),
+            "wpe_crc.npy": row_crcs(wpe),
             **extra,
         }
         with reporter.progress(f"{BUILDING} of {ref.name}", sum(c.nbytes for c in contents.values())) as step:
             sha256 = {}
             for f, content in contents.items():
-                sha256[f] = wte_file.result() if f == "wte.npy" else _write(tmp / f, content)
+                sha256[f] = wte_file.result() if f == "wte.npy" else write(tmp / f, content)
                 step.advance(content.nbytes)
     finally:
         wte_file.wait(None)  # a write under way ends before tmp goes
@@ -380,7 +380,7 @@ def _still(folder: Path, commit: str) -> bool:
         return False
 
 
-def _install(tmp: Path, parent: Path, commit: str) -> Path:
+def install(tmp: Path, parent: Path, commit: str) -> Path:
     """Put a complete entry in place of the commit's folders: each is removed first where it can be, and
     the new one takes the next name after those that stay (in use on Windows), which makes it the live one."""
     for leftover in parent.glob(f".{commit}.tmp-*"):  # builds that were killed: never mapped, never reported

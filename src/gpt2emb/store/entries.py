@@ -48,6 +48,7 @@ EXTRA = ("types", "norm")  # token-type rows and the layer norm before the first
 TEXT_FILES = ("config.json", "tokenizer.json", "pieces.txt")
 SELF_CHECK = "crc32_self"  # the manifest's key of its own checksum (and a checkpoint record's)
 RECORDS = "info"  # a model's folder of records: the config and headers of each commit's checkpoint
+STATIC = "static"  # the cache's folder of static word tables' entries (store/static.py), beside hub and local
 # A stored norm may differ from the norm recomputed in float64 by float32 rounding: about 1e-7 relative per
 # step of a sum of at most a few thousand squares, far below this; a damaged norm that is off by less than
 # this changes no digit a command prints (cache verify still finds it).
@@ -148,11 +149,12 @@ def _distinct(ids: np.ndarray) -> np.ndarray:
 
 def repo_dir(ref: ModelRef) -> Path:
     root = cache_root()
-    if ref.folder is not None:
+    local = ref.folder or ref.file
+    if local is not None:
         import hashlib  # a local folder's only: a Hub model's warm open loads no OpenSSL
 
-        digest = hashlib.sha256(str(ref.folder).encode()).hexdigest()[:16]
-        return root / "local" / digest
+        digest = hashlib.sha256(str(local).encode()).hexdigest()[:16]
+        return root / ("local" if ref.folder is not None else STATIC) / digest
     assert ref.repo is not None
     return root / "hub" / ref.repo.replace("/", "--")
 
@@ -162,7 +164,7 @@ def parents(ref: ModelRef | None) -> list[Path]:
     if ref is not None:
         return [repo_dir(ref)]
     root, found = cache_root(), []
-    for sub in ("hub", "local"):
+    for sub in ("hub", "local", STATIC):
         with contextlib.suppress(OSError):  # no such folder, or a name no folder can have: no entries there
             found += [p for p in (root / sub).glob("*") if p.is_dir()]
     return sorted(found)
@@ -232,9 +234,15 @@ def folder_fingerprint(folder: Path) -> str:
     ):
         p = folder / name
         if p.is_file():
-            st = p.stat()
-            parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}")
+            parts.append(f"{name}:{stat_line(p)}")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def stat_line(path: Path) -> str:
+    """What a file's entry is keyed by (see folder_fingerprint): its size, modification and change times, and
+    inode. A static word table's entry is keyed by its file's (store/static.py)."""
+    st = path.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
 def file_fingerprint(path: Path, sha256: bool = False, whole: bool = False) -> str:

@@ -20,6 +20,7 @@ from gpt2emb.results.cache import RefreshedRevision, RefreshFailure
 from gpt2emb.store import hub
 from gpt2emb.store.build import open_model
 from gpt2emb.store.entries import (
+    STATIC,
     UNTRUSTED,
     commit_of,
     folder_fingerprint,
@@ -54,7 +55,8 @@ def entry_of(path: Path, manifest: dict[str, Any] | None, size: int) -> ListedEn
         )
     repo = path.parent.name.replace("--", "/", 1) if path.parent.parent.name == "hub" else None
     spec = registry.find(repo) if repo is not None else None
-    name = spec.name if spec else repo or f"a local folder ({path.parent.name})"
+    local = "a static file" if path.parent.parent.name == STATIC else "a local folder"
+    name = spec.name if spec else repo or f"{local} ({path.parent.name})"
     return ListedEntry(name, repo, commit_of(path), path, size)
 
 
@@ -69,14 +71,26 @@ def unchanged_folder(manifest: dict[str, Any]) -> Path | None:
 
 
 def _outdated(manifest: dict[str, Any]) -> bool:
-    """Whether an entry is outdated: a local folder's whose files have changed or are gone (a Hub entry
-    never is); not where that cannot be told (a folder that cannot be read): never removed on a guess."""
+    """Whether an entry is outdated: a local folder's or static file's whose files have changed or are gone
+    (a Hub entry never is); not where that cannot be told (a folder that cannot be read): never removed on a
+    guess."""
     if manifest["repo"] is not None:
         return False
     try:
+        if manifest.get("file"):
+            return unchanged_file(manifest) is None
         return unchanged_folder(manifest) is None
     except OSError:
         return False
+
+
+def unchanged_file(manifest: dict[str, Any]) -> Path | None:
+    """The static file an entry was read from, while it is the file it was read from (else None)."""
+    from gpt2emb.store import static  # a static file's entry only
+
+    file = Path(manifest["file"])
+    same = file.is_file() and static.commit_of(file, str(manifest.get("encoding", ""))) == manifest["commit"]
+    return file if same else None
 
 
 def partials(ref: ModelRef | None = None) -> list[ListedEntry]:
@@ -164,7 +178,7 @@ def clear(ref: ModelRef | None, outdated: bool = False) -> tuple[list[ListedEntr
         with contextlib.suppress(OSError):
             parent.rmdir()  # not while it holds an entry that stays
     if ref is None and not outdated:
-        for sub in ("hub", "local"):
+        for sub in ("hub", "local", STATIC):
             with contextlib.suppress(OSError):
                 (cache_root() / sub).rmdir()
     return removed, kept

@@ -25,7 +25,7 @@ from gpt2emb.store.entries import (
     read_manifest,
     remove_folder,
 )
-from gpt2emb.store.manage import ListedEntry, entry_of, unchanged_folder
+from gpt2emb.store.manage import ListedEntry, entry_of, unchanged_file, unchanged_folder
 from gpt2emb.store.revisions import check_record
 
 
@@ -128,8 +128,13 @@ def _repair(damaged: Verified, reporter: Reporter) -> Verified:
         return replace(damaged, repaired="removed")
     with locked(entry.path.parent, entry.commit):
         try:
-            # not checkpoint_info: it records the commit as the one "main" means, and this may be an older one
-            build_entry(source, checkpoint.read_info(source, entry.commit), entry.path.parent, reporter)
+            if source.static:  # read from its file again, which is the one it was read from
+                from gpt2emb.store import static
+
+                static.build_static(source, entry.commit, entry.path.parent, reporter)
+            else:
+                # not checkpoint_info: it records the commit as the one "main" means; this may be an older one
+                build_entry(source, checkpoint.read_info(source, entry.commit), entry.path.parent, reporter)
         except (Gpt2embError, OSError) as e:
             reporter.note(f"could not rebuild the cache entry of {entry.name} ({entry.commit[:12]}): {e}")
             return damaged
@@ -137,12 +142,17 @@ def _repair(damaged: Verified, reporter: Reporter) -> Verified:
 
 
 def _source(entry: ListedEntry) -> ModelRef | None:
-    """Where an entry can be rebuilt from: its Hub repo at its commit, or its local folder if unchanged."""
+    """Where an entry can be rebuilt from: its Hub repo at its commit, or its local folder or static file if
+    unchanged."""
     if entry.repo is not None:
         spec = registry.find(entry.repo)
         return ModelRef(spec.name if spec else entry.repo, repo=entry.repo, spec=spec)
     with contextlib.suppress(*UNTRUSTED):
-        folder = unchanged_folder(json.loads((entry.path / "manifest.json").read_text()))
+        manifest = json.loads((entry.path / "manifest.json").read_text())
+        if manifest.get("file"):
+            file = unchanged_file(manifest)
+            return None if file is None else ModelRef(entry.name, file=file, encoding=manifest["encoding"])
+        folder = unchanged_folder(manifest)
         if folder is not None:
             return ModelRef(entry.name, folder=folder)
     return None
