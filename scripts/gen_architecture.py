@@ -212,6 +212,8 @@ def draw(imports: dict[str, set[str]]) -> str:
         )
     for box in BOXES:
         x, y, w, h = places[box.name]
+        lines = [box.says] if box.says else _listed(box, imports, w)
+        h = max(h, 36 + 17 * len(lines))  # a long list of modules: the box grows into the gap below
         out.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="8" fill="{box.colour}"'
         )
@@ -219,7 +221,6 @@ def draw(imports: dict[str, set[str]]) -> str:
         out.append(
             _text(x + PAD, y + 24, box.name, 'font-weight="bold" font-family="DejaVu Sans Mono, monospace"')
         )
-        lines = [box.says] if box.says else _listed(box, imports, w)
         for j, line in enumerate(lines):
             out.append(_text(x + PAD, y + 46 + 17 * j, line, 'font-size="12" fill="#333"'))
     out.append("</svg>")
