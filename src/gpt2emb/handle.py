@@ -98,7 +98,16 @@ class Embeddings(Opened):
     ) -> NeighborsResult:
         """The k nearest tokens to each word by cosine over all of wte (or over the candidates: among, a file
         of words; restrict, the first N ids; whole_words; fold: one row per word, its forms together)."""
-        options, restriction = self._ranked(k, exact, pool, keep_query, among, restrict, whole_words, fold)
+        options, restriction = self._ranked(
+            k=k,
+            exact=exact,
+            pool=pool,
+            keep_query=keep_query,
+            among=among,
+            restrict=restrict,
+            whole_words=whole_words,
+            fold=fold,
+        )
         return neighbors_in(self, contract.words_of(words), options, restriction)
 
     def analogy(
@@ -122,7 +131,15 @@ class Embeddings(Opened):
         (gensim's most_similar(positive=[...], negative=[...]): the methods score as gensim's do): the k best
         tokens (of the candidates, as for neighbors), and where each input itself ranks."""
         signed = contract.signed_words(a, b, c, positive, negative)
-        options, restriction = self._ranked(k, exact, pool, keep_inputs, among, restrict, whole_words)
+        options, restriction = self._ranked(
+            k=k,
+            exact=exact,
+            pool=pool,
+            keep_inputs=keep_inputs,
+            among=among,
+            restrict=restrict,
+            whole_words=whole_words,
+        )
         return analogy_in(self, handed(signed), options, Method(method), restriction)
 
     def similarity(
@@ -246,17 +263,29 @@ class Embeddings(Opened):
 
     def _ranked(
         self,
+        *,
         k: int,
         exact: bool,
         pool: Pool | str,
-        keep_inputs: bool,
         among: str | Path | None,
         restrict: int | None,
         whole_words: bool,
+        keep_query: bool = False,
+        keep_inputs: bool = False,
         fold: bool = False,
     ) -> tuple[RankOptions, Restriction | None]:
         """The ranking options of neighbors and analogy as one record, and its candidates read."""
-        options = RankOptions(k, exact, Pool(pool), keep_inputs, among, restrict, whole_words, fold)
+        options = RankOptions(
+            k=k,
+            exact=exact,
+            pool=Pool(pool),
+            keep_query=keep_query,
+            keep_inputs=keep_inputs,
+            among=among,
+            restrict=restrict,
+            whole_words=whole_words,
+            fold=fold,
+        )
         check_top(k, self.model.shape.vocab_size)
         return options, restriction_of(self, options)
 
@@ -289,7 +318,16 @@ class Embeddings(Opened):
         fold: bool = False,
     ) -> batch.Answers[NeighborsItem]:
         """Each word's nearest tokens, as `neighbors` gives them: a NeighborsItem or batch.FailedLine each."""
-        options, restriction = self._ranked(k, exact, pool, keep_query, among, restrict, whole_words, fold)
+        options, restriction = self._ranked(
+            k=k,
+            exact=exact,
+            pool=pool,
+            keep_query=keep_query,
+            among=among,
+            restrict=restrict,
+            whole_words=whole_words,
+            fold=fold,
+        )
         return each_neighbors_in(self, contract.blocks_of(words), options, restriction)
 
     def each_analogy(
@@ -306,7 +344,15 @@ class Embeddings(Opened):
     ) -> batch.Answers[AnalogyResult]:
         """Each question `A B C` (white space between the words) or a sum `king - man + woman`, answered as
         `analogy` answers it: one AnalogyResult (or batch.FailedLine) per question."""
-        options, restriction = self._ranked(k, exact, pool, keep_inputs, among, restrict, whole_words)
+        options, restriction = self._ranked(
+            k=k,
+            exact=exact,
+            pool=pool,
+            keep_inputs=keep_inputs,
+            among=among,
+            restrict=restrict,
+            whole_words=whole_words,
+        )
         questions_ = contract.blocks_of(questions, "questions")
         return each_analogy_in(self, questions_, options, Method(method), restriction)
 

@@ -102,7 +102,15 @@ def analogy(
     from gpt2emb.core import analogy as core
     from gpt2emb.core.open import RankOptions
 
-    options = RankOptions(top, exact, pool, keep_inputs, among, restrict, whole_words)
+    options = RankOptions(
+        k=top,
+        exact=exact,
+        pool=pool,
+        keep_inputs=keep_inputs,
+        among=among,
+        restrict=restrict,
+        whole_words=whole_words,
+    )
     figure = figure_of(
         figure, stdin=words == ["-"], jsonl=jsonl, eval_file=eval_file, models=len(model or [])
     )

@@ -76,7 +76,16 @@ def neighbors(
     from gpt2emb.core import neighbors as core
     from gpt2emb.core.open import RankOptions
 
-    options = RankOptions(top, exact, pool, keep_query, among, restrict, whole_words, fold)
+    options = RankOptions(
+        k=top,
+        exact=exact,
+        pool=pool,
+        keep_query=keep_query,
+        among=among,
+        restrict=restrict,
+        whole_words=whole_words,
+        fold=fold,
+    )
     figure = figure_of(figure, stdin="-" in words, jsonl=jsonl)  # several models: a panel each
 
     if from_stdin(words, json, jsonl, strict):

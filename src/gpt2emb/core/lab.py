@@ -49,11 +49,11 @@ def lab(
     ref = registry.resolve(name, revision)  # refused before part 1
     a, b, c = ANALOGY
     vector = part(1, lambda: vector_core.vector(ref, [word], False, Pool.mean, reporter))
-    neighbors = part(2, lambda: neighbors_core.neighbors(ref, [word], RankOptions(K), reporter))
+    neighbors = part(2, lambda: neighbors_core.neighbors(ref, [word], RankOptions(k=K), reporter))
 
     def analogy(keep_inputs: bool) -> AnalogyResult:
         return analogy_core.analogy(
-            ref, analogy_core.abc(a, b, c), RankOptions(K, keep_inputs=keep_inputs), Method.add, reporter
+            ref, analogy_core.abc(a, b, c), RankOptions(k=K, keep_inputs=keep_inputs), Method.add, reporter
         )
 
     kept = part(3, lambda: analogy(True))

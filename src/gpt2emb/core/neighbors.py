@@ -30,19 +30,12 @@ def neighbors_in(
 ) -> NeighborsResult:
     """With lacks (models side by side), a word this model cannot answer is an item with no tokens and no
     neighbours, its note the refusal, also kept in lacks by the word's place."""
-    k, exact, pool, keep_query, fold = (
-        options.k,
-        options.exact,
-        options.pool,
-        options.keep_inputs,
-        options.fold,
-    )
-    allowed = allowed_rows(o, restriction, exact, pool)
-    queries = aim_each(o, words, exact, pool, lacks)
-    items = neighbor_items(o, queries, k, keep_query, allowed, fold)
+    allowed = allowed_rows(o, restriction, options.exact, options.pool)
+    queries = aim_each(o, words, options.exact, options.pool, lacks)
+    items = neighbor_items(o, queries, options, allowed)
     for at, why in sorted((lacks or {}).items()):
-        items.insert(at, NeighborsItem(words[at], (), pool.value, why, ()))
-    return neighbors_whole(o, tuple(items), k, allowed, fold)
+        items.insert(at, NeighborsItem(words[at], (), options.pool.value, why, ()))
+    return neighbors_whole(o, tuple(items), options.k, allowed, options.fold)
 
 
 def neighbors_whole(
@@ -54,9 +47,10 @@ def neighbors_whole(
 
 
 def neighbor_items(
-    o: Opened, queries: list[Aimed], k: int, keep_query: bool, allowed: candidates.Allowed, fold: bool
+    o: Opened, queries: list[Aimed], options: RankOptions, allowed: candidates.Allowed
 ) -> list[NeighborsItem]:
     vocab, items, m = o.vocab, [], o.model
+    k, keep_query, fold = options.k, options.keep_query, options.fold
     if len(queries) * k >= 5000:
         vocab.texts()  # thousands of tokens to show: every token's text worked out at once costs less
     for start in range(0, len(queries), BLOCK):  # a block of words per matrix pass
@@ -137,18 +131,12 @@ def each_neighbors_in(
 ) -> batch.Answers[NeighborsItem]:
     from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
 
-    k, exact, pool, keep_query, fold = (
-        options.k,
-        options.exact,
-        options.pool,
-        options.keep_inputs,
-        options.fold,
-    )
-    allowed = allowed_rows(o, restriction, exact, pool)
+    k, fold = options.k, options.fold
+    allowed = allowed_rows(o, restriction, options.exact, options.pool)
     answers = batch.each(
         blocks,
-        lambda text: aimed_of(o, text, exact, pool),
-        lambda qs: neighbor_items(o, qs, k, keep_query, allowed, fold),
+        lambda text: aimed_of(o, text, options.exact, options.pool),
+        lambda qs: neighbor_items(o, qs, options, allowed),
     )
 
     def one(item: NeighborsItem, first: bool) -> NeighborsResult:

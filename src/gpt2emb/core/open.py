@@ -87,12 +87,14 @@ def known_facts(ref: ModelRef) -> tuple[Specials | None, int | None]:
 class RankOptions(NamedTuple):
     """How neighbors and analogy rank, as one record from the command line or a handle's call to the cores:
     k answers, words as given (exact) or pooled, the inputs kept among the answers or not, the candidates
-    (among a file's words, the first `restrict` ids, whole words only), and neighbors' rows folded by word."""
+    (among a file's words, the first `restrict` ids, whole words only), and neighbors' rows folded by word.
+    Built by keyword, each option under the name its command gives it in public."""
 
     k: int = 10
     exact: bool = False
     pool: Pool = Pool.mean
-    keep_inputs: bool = False  # neighbors: the query's own tokens; analogy: A, B and C
+    keep_query: bool = False  # neighbors --keep-query: the query's own tokens among the answers
+    keep_inputs: bool = False  # analogy --keep-inputs: A, B and C among the answers
     among: str | Path | None = None
     restrict: int | None = None
     whole_words: bool = False
