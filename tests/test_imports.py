@@ -75,7 +75,7 @@ main()
 # core.neighbors, results.neighbors, output.views.neighbors), never another stem's cli, core, results or
 # views (cli/root.py imports the stem named by the command alone). A new import fails here.
 WARM_SHARED = {
-    *("bpe", "candidates", "choices", "errors", "kept", "limits", "measures", "ops"),
+    *("bpe", "candidates", "choices", "errors", "kept", "limits", "measures", "ops", "stems"),
     *(
         "registry",
         "report",

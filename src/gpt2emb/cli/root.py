@@ -22,6 +22,7 @@ from typer.core import TyperGroup
 from gpt2emb import output
 from gpt2emb.errors import COMMAND_LINE, LONE_SURROGATE, ExitCode, Gpt2embError, ReaderGone, UsageError
 from gpt2emb.report import HUB_BARS
+from gpt2emb.stems import is_stem
 
 
 class App(TyperGroup):
@@ -39,7 +40,7 @@ class App(TyperGroup):
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name not in self.commands:  # made once per group: kept in its commands, as click's are
-            stem = cmd_name if _declared_stem(cmd_name) else _stem_of(cmd_name)
+            stem = cmd_name if is_stem(cmd_name) else _stem_of(cmd_name)
             command = _made(stem).get_command(ctx, cmd_name) if stem is not None else None
             if command is None:
                 return None
@@ -257,13 +258,6 @@ def _root(
     ] = False,
 ) -> None:
     pass
-
-
-def _declared_stem(name: str) -> bool:
-    """Whether name is a stem's (commands/NAME.py declares it), seen from the file alone: a warm run of a
-    command named as its stem imports no declaration (commands.is_stem, without importing the package)."""
-    folder = os.path.join(os.path.dirname(os.path.dirname(__file__)), "commands")
-    return name.isidentifier() and os.path.isfile(os.path.join(folder, f"{name}.py"))
 
 
 def _stem_of(name: str) -> str | None:

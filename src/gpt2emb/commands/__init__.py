@@ -7,9 +7,12 @@ read these records; nothing lists the stems. Plain data, free of every import bu
 from __future__ import annotations
 
 import importlib
-import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
+
+from gpt2emb.stems import FOLDER, is_stem, names
+
+__all__ = ["FOLDER", "is_stem", "names"]  # said once, in stems.py: a warm run reads them there
 
 # a command's JSON modes, as `schema COMMAND --mode MODE` names them
 JSON, JSONL, SIDE, STDIN, EVAL = "json", "jsonl", "side-by-side", "stdin", "eval"
@@ -50,19 +53,6 @@ class Stem(NamedTuple):
     # parameter names that contract.CHECKS lacks, each with the name of the contract's check it takes
     # (flag, count, maybe_count, text, maybe_text, path, maybe_path)
     checks: Mapping[str, str] = {}
-
-
-FOLDER = os.path.dirname(__file__)
-
-
-def names() -> list[str]:
-    """Every stem's name, from this folder's modules (no import)."""
-    return sorted(f[:-3] for f in os.listdir(FOLDER) if f.endswith(".py") and not f.startswith("_"))
-
-
-def is_stem(name: str) -> bool:
-    """Whether name is a stem's, by its module's file: what a run of a command looks up, importing nothing."""
-    return name.isidentifier() and os.path.isfile(os.path.join(FOLDER, f"{name}.py"))
 
 
 def stem(name: str) -> Stem:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NoReturn
 from gpt2emb import candidates, ops, sums
 from gpt2emb.choices import Method, Pool
 from gpt2emb.core.open import Opened, RankOptions, check_candidates, open_checked
-from gpt2emb.core.words import Aimed, aimed_of, allowed_rows, fewer_notes, rankings_of
+from gpt2emb.core.words import Aimed, aimed_of, fewer_notes, rankings_of
 from gpt2emb.errors import UsageError
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
@@ -129,7 +129,7 @@ def analogy_in(
     restriction: candidates.Restriction | None,
 ) -> AnalogyResult:
     k, exact, pool, keep_inputs = options.k, options.exact, options.pool, options.keep_inputs
-    allowed = allowed_rows(o, restriction, exact, pool)
+    allowed = candidates.allowed_rows(o.vocab, restriction, exact, pool)
     (result,) = analogies(o, [question_of(o, terms, exact, pool, method)], k, keep_inputs, method, allowed)
     return result
 
@@ -237,7 +237,7 @@ def each_analogy_in(
     from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
 
     k, exact, pool, keep_inputs = options.k, options.exact, options.pool, options.keep_inputs
-    allowed = allowed_rows(o, restriction, exact, pool)
+    allowed = candidates.allowed_rows(o.vocab, restriction, exact, pool)
 
     def question(text: str) -> Question:
         refusal = (

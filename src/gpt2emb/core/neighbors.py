@@ -10,7 +10,7 @@ import numpy as np
 
 from gpt2emb import candidates, ops
 from gpt2emb.core.open import Opened, RankOptions, check_candidates, open_checked, tokens_of
-from gpt2emb.core.words import Aimed, aim_each, aimed_of, allowed_rows, fewer_notes, rankings_of
+from gpt2emb.core.words import Aimed, aim_each, aimed_of, fewer_notes, rankings_of
 from gpt2emb.limits import BLOCK
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
@@ -30,7 +30,7 @@ def neighbors_in(
 ) -> NeighborsResult:
     """With lacks (models side by side), a word this model cannot answer is an item with no tokens and no
     neighbours, its note the refusal, also kept in lacks by the word's place."""
-    allowed = allowed_rows(o, restriction, options.exact, options.pool)
+    allowed = candidates.allowed_rows(o.vocab, restriction, options.exact, options.pool)
     queries = aim_each(o, words, options.exact, options.pool, lacks)
     items = neighbor_items(o, queries, options, allowed)
     for at, why in sorted((lacks or {}).items()):
@@ -132,7 +132,7 @@ def each_neighbors_in(
     from gpt2emb import batch  # a stream's only (`-`, the handle's each_*): a warm run does not import it
 
     k, fold = options.k, options.fold
-    allowed = allowed_rows(o, restriction, options.exact, options.pool)
+    allowed = candidates.allowed_rows(o.vocab, restriction, options.exact, options.pool)
     answers = batch.each(
         blocks,
         lambda text: aimed_of(o, text, options.exact, options.pool),

@@ -97,12 +97,6 @@ def restriction_of(o: Opened, options: RankOptions) -> candidates.Restriction | 
     return candidates.Restriction.read(listed, restrict, whole_words, exact, None, o.model.shape.vocab_size)
 
 
-def allowed_rows(
-    o: Opened, restriction: candidates.Restriction | None, exact: bool, pool: Pool
-) -> candidates.Allowed:
-    return candidates.allowed_rows(o.vocab, restriction, exact, pool)
-
-
 def fewer_notes(k: int, found: list[tuple[str, int]], fold: bool) -> list[str]:
     """A note for each answer shorter than k: the candidates ran out (never padded)."""
     what = ("different word", "different words") if fold else ("token", "tokens")
