@@ -84,7 +84,7 @@ _PLOT_TESTS = [
 _PAGE_TESTS = [
     *("tests/commands/test_lab.py", "tests/test_pinned_lab.py", "tests/test_lab_browser.py"),
     "tests/test_figure_text.py::test_the_issue_s_command_lines_answer_and_write_their_file",
-    "tests/test_pinned_pages_lab.py",
+    *("tests/test_pinned_pages_lab.py", "tests/test_pinned_pages.py"),
 ]
 DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot/, output/: its path, key_of)
     # ---- plot/ and output/pages/ (issue 53): the figures and the page, read back and measured
