@@ -89,7 +89,8 @@ _PAGE_TESTS = [
 DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot/, output/: its path, key_of)
     # ---- plot/ and output/pages/ (issue 53): the figures and the page, read back and measured
     **{f"plot/{name}.py": _PLOT_TESTS for name in ("__init__", "analogy", "canvas", "context", "geometry")},
-    **{f"plot/{name}.py": _PLOT_TESTS for name in ("neighbors", "place", "similarity", "sizes", "vector")},
+    **{f"plot/{name}.py": _PLOT_TESTS for name in ("neighbors", "similarity", "sizes", "vector")},
+    "plot/place.py": [*_PLOT_TESTS, "tests/test_pinned_place.py"],
     "plot/logits.py": [*_PLOT_TESTS, "tests/commands/test_logits.py"],
     "plot/positions.py": [*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/test_pinned_positions.py"],
     "output/pages/__init__.py": _PAGE_TESTS,
