@@ -79,7 +79,7 @@ _OPS_TESTS = [
 _EVALUATE_TESTS = ["tests/test_evaluate.py", "tests/test_correlation.py", "tests/test_pinned_evaluate.py"]
 _PLOT_TESTS = [
     *("tests/test_figures.py", "tests/test_overlaps.py", "tests/test_figure_text.py"),
-    "tests/test_heatmap_legend.py",
+    *("tests/test_heatmap_legend.py", "tests/test_pinned_figures.py"),
 ]
 _PAGE_TESTS = [
     *("tests/commands/test_lab.py", "tests/test_pinned_lab.py", "tests/test_lab_browser.py"),
