@@ -6,9 +6,11 @@ counts beside them, the title's wrapping, a cell's token cut short and the pixel
 from __future__ import annotations
 
 import dataclasses
+import re
 import struct
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,8 @@ pytest.importorskip("matplotlib")
 from matplotlib.figure import Figure
 
 from gpt2emb import plot
-from gpt2emb.plot import canvas, context, logits, neighbors, similarity, sizes, vector
+from gpt2emb.errors import COMMAND_LINE, UsageError
+from gpt2emb.plot import canvas, context, geometry, logits, neighbors, positions, similarity, sizes, vector
 
 Recorded = Callable[..., tuple[Any, tuple[Any, ...], Figure]]
 
@@ -284,3 +287,114 @@ def test_every_figure_s_look_is_read_back() -> None:
     ax.scatter([1, 2], [1, 2], s=[90, 30], c=["tab:red", "tab:blue"], zorder=2)
     look = drawn(fig)["panels"][0]["look"]
     assert look["points"] == [[[90.0, 30.0], [["#d62728ff", 1], ["#1f77b4ff", 1]], 26, 2]]
+
+
+# ---- geometry
+
+
+def test_the_token_rows_of_a_large_table_are_2048_drawn_once_and_in_order() -> None:
+    assert geometry.sample(2048).tolist() == list(range(2048))
+    drawn_rows = geometry.sample(50_257)
+    assert len(set(drawn_rows.tolist())) == 2048 and drawn_rows.tolist() == sorted(drawn_rows.tolist())
+    assert drawn_rows[-1] < 50_257 and drawn_rows.tolist() == geometry.sample(50_257).tolist()
+
+
+def test_unit_rows_leave_out_zeros_and_what_is_not_finite() -> None:
+    rows = np.array([[3.0, 4.0], [0.0, 0.0], [np.inf, 1.0], [np.nan, 0.0], [0.0, -2.0]])
+    assert geometry.units(rows).tolist() == [[0.6, 0.8], [0.0, -1.0]]
+
+
+def test_random_directions_density_on_known_dimensions() -> None:
+    c = np.array([-0.5, 0.0, 0.5])
+    assert geometry.random_density(c, 3) == pytest.approx([0.5, 0.5, 0.5])  # uniform on [-1, 1]
+    assert geometry.random_density(c, 4) == pytest.approx(2 / np.pi * np.sqrt(1 - c * c))
+    assert geometry.random_density(c, 2) == pytest.approx(1 / (np.pi * np.sqrt(1 - c * c)))
+    grid = np.linspace(-0.999, 0.999, 20001)
+    assert np.trapezoid(geometry.random_density(grid, 768), grid) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_each_pair_of_distinct_rows_counted_once_a_cosine_of_1_too() -> None:
+    wte = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [3.0, 1.0, 4.0], [3.0, 1.0, 4.0], [1.0, -1.0, 0.0]])
+    wpe = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    model = SimpleNamespace(wte=wte, wpe=wpe, shape=SimpleNamespace(position_table=True))
+    found = geometry.histograms(SimpleNamespace(model=model))
+    tokens, positions, across = found.values()
+    assert (
+        tokens[1] == 10 and tokens[0].sum() == 10
+    )  # 5 rows: 10 pairs, the two alike (cosine 1) in the last bin
+    assert tokens[0][-1] == 2  # [1 1 1] twice, [3 1 4] twice: on 1 (or a rounding past it), the last bin
+    assert positions[1] == 1 and positions[0].sum() == 1 and across[1] == 10 and across[0].sum() == 10
+    assert next(iter(found)) == "token pairs (all tokens)"
+    without = SimpleNamespace(model=SimpleNamespace(wte=wte, shape=SimpleNamespace(position_table=False)))
+    assert list(geometry.histograms(without)) == ["token pairs (all tokens)"]
+
+
+def test_geometry_draws_the_random_curve_from_2_dimensions(recorded: Recorded) -> None:
+    result, rows, fig = recorded("geometry")
+    (ax, *_) = fig.axes
+    assert list(fig.get_size_inches()) == [6.0 * len(fig.axes), 4.8]
+    assert [len(a.lines) for a in geometry.figure(dataclasses.replace(result, d_model=2), *rows).axes] == [
+        1
+    ] * 3
+    assert [len(a.lines) for a in geometry.figure(dataclasses.replace(result, d_model=1), *rows).axes] == [
+        0
+    ] * 3
+    (curve,) = ax.lines
+    pairs = int(ax.get_legend().get_texts()[0].get_text().split()[0].replace(",", ""))
+    x, y = curve.get_xdata(), curve.get_ydata()
+    assert x[0] == -0.998 and x[-1] == 0.998 and len(x) == 401
+    assert y == pytest.approx(pairs * 0.01 * geometry.random_density(x, result.d_model))
+
+
+# ---- positions
+
+
+def test_a_quantity_is_flat_within_a_millionth_of_its_size() -> None:
+    assert positions.flat(np.zeros(3)) and positions.flat(np.array([5.0, 5.0]))
+    assert not positions.flat(np.array([np.nan, np.nan])) and not positions.flat(np.array([]))
+    assert positions.flat(np.array([0.0, 1e-7]), scale=1.0) and not positions.flat(np.array([0.0, 1e-7]))
+    assert positions.flat(np.array([1.0, 1.0 + 5e-7, np.nan]))
+
+
+def test_only_the_principal_components_that_vary_are_drawn() -> None:
+    components = np.array([[0.0, 1.0, 5.0], [0.0, 2.0, 5.0], [0.0, 3.0, 5.0]])
+    fig = positions.figure(np.eye(3), np.array([1.0, 2.0, 3.0]), components, "m")
+    pca = fig.axes[2]
+    assert [t.get_text() for t in pca.get_legend().get_texts()] == ["PC2"]
+    assert [list(ln.get_ydata()) for ln in pca.lines] == [[1.0, 2.0, 3.0]] and pca.get_xlabel() == "position"
+    alike = positions.figure(np.eye(3), np.array([1.0, 2.0, 3.0]), np.ones((3, 2)), "m").axes[2]
+    assert [t.get_text() for t in alike.texts] == ["every position projects alike:\nthe rows are one point"]
+    assert len(alike.lines) == 0 and alike.get_legend() is None and alike.get_xticks().tolist() == []
+    flat = positions.figure(np.eye(3), np.full(3, 2.5), components, "m").axes[1]
+    assert flat.texts[0].get_text() == (
+        "every row's norm is 2.5\n(it varies by less than 1e-06 of it:\nrounding, not drawn)"
+    )
+    heat = fig.axes[0]
+    assert heat.images[0].get_clim() == (-1, 1) and heat.images[0].get_interpolation() == "nearest"
+
+
+# ---- the files
+
+
+def test_a_figure_without_an_extension_is_a_png_at_the_path_named(tmp_path: Path) -> None:
+    fig = canvas.new_figure(2, 1)
+    plot.save(fig, str(tmp_path / "wpe"))
+    assert (tmp_path / "wpe").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not (tmp_path / "wpe.png").exists()
+    token = COMMAND_LINE.set(True)
+    try:
+        with pytest.raises(
+            UsageError, match=r"matplotlib writes no \.txt file; name it \.png, \.svg or \.pdf"
+        ):
+            plot.save(fig, str(tmp_path / "w.txt"), "figure")
+    finally:
+        COMMAND_LINE.reset(token)
+    assert not (tmp_path / "w.txt").exists()
+
+
+def test_an_inline_svg_says_its_smallest_text_and_prefixes_its_ids(recorded: Recorded) -> None:
+    result, rows, _ = recorded("similarity", "king", "queen")
+    made = plot.svg("similarity", result, *rows, prefix="p3-")
+    assert made.startswith('<svg data-smallest-text="9" ') and "<?xml" not in made
+    ids = re.findall(r'\bid="([^"]+)"', made)
+    assert ids and all(i.startswith("p3-") for i in ids)
+    assert all(h.startswith("p3-") for h in re.findall(r'href="#([^"]+)"', made))
