@@ -91,7 +91,10 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     **{f"plot/{name}.py": _PLOT_TESTS for name in ("__init__", "analogy", "canvas", "context", "geometry")},
     **{f"plot/{name}.py": _PLOT_TESTS for name in ("neighbors", "similarity", "sizes", "vector")},
     "plot/place.py": [*_PLOT_TESTS, "tests/test_pinned_place.py"],
-    "plot/logits.py": [*_PLOT_TESTS, "tests/commands/test_logits.py"],
+    "plot/logits.py": [
+        *(*_PLOT_TESTS, "tests/commands/test_logits.py"),
+        "tests/commands/test_logits_masked.py::test_the_grid_fills_in_the_positions_around_the_mask",
+    ],
     "plot/positions.py": [*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/test_pinned_positions.py"],
     "output/pages/__init__.py": _PAGE_TESTS,
     "output/pages/lab.py": _PAGE_TESTS,

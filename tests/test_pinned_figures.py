@@ -271,6 +271,18 @@ def test_a_cell_s_token_is_cut_to_10_characters_quotes_included() -> None:
     assert logits.shown("abcdefghi") == '"abcdefgh…' and logits.shown("abcdefghijklm") == '"abcdefgh…'
 
 
+def test_logits_of_one_token_say_its_one_position(recorded: Recorded) -> None:
+    result, _, fig = recorded("logits", "king")
+    layers = len(result.grid[0].cells)
+    title = fig.get_suptitle().replace("\n", " ")
+    assert (
+        "what each layer would predict next, read through wteᵀ (the logit lens), at its one position" in title
+    )
+    assert fig.axes[0].get_xlabel().endswith("(the cell: the next token it predicts)")
+    assert list(fig.get_size_inches()) == pytest.approx([1.0 + 3.2, max(3.6, 0.42 * layers + 2.2)])
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][:1] == ["0 (h0)"]
+
+
 # ---- the files
 
 
