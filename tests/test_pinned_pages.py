@@ -57,6 +57,7 @@ def test_a_figure_stands_beside_its_tables_while_3_5_of_the_window_holds_it() ->
     assert pages.beside(svg(400), window=1064) and not pages.beside(svg(400.5), window=1064)
     assert pages.least_width(svg(400)) == 600 and pages.least_width(svg(400.5)) == 601
     assert pages.beside(svg(486)) and not pages.beside(svg(487))  # 729 and 731 against 729.6 at 1280
+    assert pages.least_width(svg(486.5)) == 730 and not pages.beside(svg(486.5))  # 1281 would hold 730.2
 
 
 def test_a_figure_s_box_and_the_widths_its_cue_shows_at() -> None:
@@ -84,5 +85,13 @@ def test_a_page_s_file_needs_a_name(tmp_path: Path) -> None:
         with pytest.raises(UsageError, match=r"needs a file name, such as --html lab\.html"):
             pages.check("  ")
         assert pages.check(str(tmp_path / "a.html")) == str(tmp_path / "a.html")
+        # a name ending in a slash names a folder: the fix suggests a file in it
+        folder = f"{tmp_path}/pages/"
+        with pytest.raises(UsageError) as refused:
+            pages.check(folder)
+        assert str(refused.value) == (
+            f"--html {folder} ends with a slash, which names a folder: --html writes a regular file; give a "
+            f"file's path, such as --html {tmp_path}/pages/lab.html"
+        )
     finally:
         COMMAND_LINE.reset(token)
