@@ -5,6 +5,8 @@ points (at any dpi), the margin kept from the axes' frame and no label over a po
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -57,8 +59,9 @@ def test_a_place_flush_with_the_frame_is_free_and_one_past_it_is_not() -> None:
 def test_with_no_place_beside_the_nearest_free_place_on_a_grid_of_half_a_line() -> None:
     # a 10 x 10 label: a grid of 5 pixels; the spot whose centre is nearest (52, 52) is centred on (50, 50)
     assert place._anywhere(52, 52, 10, 10, 1.0, FRAME, []) == (45, 45, True)
-    # flush with the right edge of the frame when that is nearest
+    # flush with the right edge, or the top, of the frame when that is nearest
     assert place._anywhere(99, 50, 10, 10, 1.0, FRAME, []) == (90, 45, True)
+    assert place._anywhere(50, 99, 10, 10, 1.0, FRAME, []) == (45, 90, True)
     # a label 2 pixels high: the grid is 2 points (not a line's half), its centres odd
     assert place._anywhere(50.2, 50.2, 10, 2, 1.0, FRAME, []) == (46, 50, True)
     # the nearer spots taken: the nearest free one, just above them (centre (50, 65))
@@ -131,3 +134,35 @@ def test_the_axes_limits_are_fixed_where_the_labels_were_placed() -> None:
     ax.scatter([50.0], [-50.0])
     place.renderer_of(fig)
     assert (ax.get_xlim(), ax.get_ylim()) == placed and placed[0][0] < 1 < 2 < placed[1][1] < 3
+
+
+def around(dots: list[tuple[float, float]], label: str = "king") -> tuple[Figure, Any, Any]:
+    """A point at the centre of 4 x 3 inch axes (72 dpi: a point a pixel) labelled, and unlabelled points
+    at the given offsets (in points) from it; its label's annotation and box."""
+    fig = Figure(figsize=(4, 3), dpi=72)
+    ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
+    ax.set(xlim=(0, 10), ylim=(0, 10))
+    x, y = ax.transData.transform((5.0, 5.0))
+    points = [(5.0, 5.0), *(tuple(ax.transData.inverted().transform((x + dx, y + dy))) for dx, dy in dots)]
+    made, *_ = place.place(fig, [(ax, points, [label] + [""] * len(dots))], fontsize=10)
+    return fig, made, Text.get_window_extent(made, place.renderer_of(fig))
+
+
+def test_a_point_s_square_reaches_4_points_each_way_and_no_further() -> None:
+    # a point 3 points right of the labelled one: its square ends 7 points right, and the label 9 points
+    # right is free
+    fig, _, box = around([(3.0, 0.0)])
+    x, y = fig.axes[0].transData.transform((5.0, 5.0))
+    assert box.x0 == pytest.approx(x + 9, abs=0.6) and (box.y0 + box.y1) / 2 == pytest.approx(y, abs=0.6)
+
+
+def test_a_label_far_from_its_point_has_a_thin_grey_line_to_it() -> None:
+    # unlabelled points 8 points apart fill 60 points either side and 28 above and below: every place up
+    # to 26 points off is taken, and the first free one is above right, 40 points off
+    dots = [(8.0 * i, 8.0 * j) for i in range(-7, 8) for j in range(-3, 4) if (i, j) != (0, 0)]
+    fig, made, box = around(dots)
+    x, y = fig.axes[0].transData.transform((5.0, 5.0))
+    assert (box.x0, box.y0) == (pytest.approx(x + 40, abs=0.6), pytest.approx(y + 40, abs=0.6))
+    # the line runs from the label's edge to 3 points short of the point
+    assert made.arrowprops == {"arrowstyle": "-", "color": "grey", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
+    assert made.arrow_patch is not None and around([])[1].arrow_patch is None
