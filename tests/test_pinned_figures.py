@@ -410,3 +410,14 @@ def test_an_inline_svg_says_its_smallest_text_and_prefixes_its_ids(recorded: Rec
     ids = re.findall(r'\bid="([^"]+)"', made)
     assert ids and all(i.startswith("p3-") for i in ids)
     assert all(h.startswith("p3-") for h in re.findall(r'href="#([^"]+)"', made))
+
+
+def test_vector_colour_bar_stays_thin_however_many_strips(recorded: Recorded) -> None:
+    """fraction=0.03: the bar takes 3% of the figure's width at most, for two strips or twenty (constrained
+    layout sizes it by its aspect while the figure is wide and low, by the fraction once it is tall)."""
+    result, rows, _ = recorded("vector", "king", "queen")
+    for n in (1, 10):
+        fig = vector.figure(dataclasses.replace(result, items=result.items * n), *rows)
+        fig.draw_without_rendering()
+        _, bar = fig.axes
+        assert bar.get_label() == "<colorbar>" and 0 < bar.get_position().width <= 0.03
