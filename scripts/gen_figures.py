@@ -2,8 +2,9 @@
 
 A command page's ```sh line `gpt2emb ... --figure NAME.svg` is run (in the docs' workspace: ./tiny-gpt2, the
 fake Hub) with docs/img/NAME.svg in place of NAME.svg; docs/img/NAME.json holds the data the figure drew,
-read back from its matplotlib artists (tests/drawn.py). tests/test_figures.py draws each again and compares
-that data, not the bytes, so it holds on any CPU. gen_docs.py calls this; alone:
+read back from its matplotlib artists (tests/drawn.py), a big image as a digest (kept).
+tests/test_figures.py draws each again and compares that data, not the bytes, so it holds on any CPU.
+gen_docs.py calls this; alone:
 
     python scripts/gen_figures.py
 """
@@ -12,8 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from gen_docs import BLOCK, DOCS, Workspace, invoke, sh_commands, words_of
 
@@ -61,6 +65,39 @@ def rounded(value: Any) -> Any:
     return value
 
 
+SIDE = 32  # an image wider or taller than this is kept as a digest (positions' heatmap: 1,024 x 1,024)
+
+
+def digest(image: list[Any]) -> Any:
+    """A big image kept small: its shape, the sum of each row and of each column, the number of blank
+    cells and every STEP-th cell of every STEP-th row (the picture at SIDE cells a side). A change of any one
+    cell beyond rounding moves its row's and its column's sum, so comparing digests still notices it; the
+    whole 1,024 x 1,024 matrix kept 19 MB in git for that. A small image is kept whole."""
+    from drawn import plain
+
+    cells = np.array(image, dtype=np.float64)  # a blank cell, None, as NaN
+    if cells.ndim != 2 or max(cells.shape) <= SIDE:
+        return image
+    step = -(-max(cells.shape) // SIDE)
+    blank = np.isnan(cells)
+    return {
+        "shape": list(cells.shape),
+        "step": step,
+        "blank": int(blank.sum()),
+        "row_sums": np.nansum(cells, axis=1).tolist(),
+        "column_sums": np.nansum(cells, axis=0).tolist(),
+        "cells": plain(cells[::step, ::step]),
+    }
+
+
+def kept(data: dict[str, Any]) -> dict[str, Any]:
+    """What NAME.json keeps of a figure's drawn data, and what the tests compare: each panel's big images
+    as digests, every number to 7 significant digits."""
+    panels = [{**p, "images": [digest(im) for im in p["images"]]} for p in data["panels"]]
+    small: dict[str, Any] = rounded({**data, "panels": panels})
+    return small
+
+
 def same_data(shown: Any, made: Any, key: str = "") -> bool:
     """Two figures' data alike: the same texts, numbers within 1e-4 (relative or absolute: another CPU's
     rounding), a histogram's counts within 4 in all (a cosine on a bin's edge may fall either way)."""
@@ -78,6 +115,16 @@ def same_data(shown: Any, made: Any, key: str = "") -> bool:
     return bool(shown == made)
 
 
+def text_of(data: dict[str, Any]) -> str:
+    """NAME.json's text: indented, but each list of plain numbers on one line (a line's points, a row of
+    cells), not one number a line."""
+
+    def one_line(m: re.Match[str]) -> str:
+        return re.sub(r"\s+", " ", m.group(0)).replace("[ ", "[").replace(" ]", "]")
+
+    return re.sub(r"\[[^\[\]{}\"]*\]", one_line, json.dumps(data, indent=1)) + "\n"
+
+
 def make(hub: Any, folder: Path = IMG, only: str | None = None) -> dict[str, dict[str, Any]]:
     """Draw every page's figure (or the one named only) into folder, NAME.json beside NAME; their data."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -88,8 +135,8 @@ def make(hub: Any, folder: Path = IMG, only: str | None = None) -> dict[str, dic
             continue
         with Workspace(hub).opened():
             for words, name in lines:
-                data = rounded(draw(words, folder / name))
-                (folder / name).with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n")
+                data = kept(draw(words, folder / name))
+                (folder / name).with_suffix(".json").write_text(text_of(data))
                 made[name] = data
     return made
 

@@ -79,18 +79,22 @@ _OPS_TESTS = [
 _EVALUATE_TESTS = ["tests/test_evaluate.py", "tests/test_correlation.py", "tests/test_pinned_evaluate.py"]
 _PLOT_TESTS = [
     *("tests/test_figures.py", "tests/test_overlaps.py", "tests/test_figure_text.py"),
-    "tests/test_heatmap_legend.py",
+    *("tests/test_heatmap_legend.py", "tests/test_pinned_figures.py"),
 ]
 _PAGE_TESTS = [
     *("tests/commands/test_lab.py", "tests/test_pinned_lab.py", "tests/test_lab_browser.py"),
     "tests/test_figure_text.py::test_the_issue_s_command_lines_answer_and_write_their_file",
-    "tests/test_pinned_pages_lab.py",
+    *("tests/test_pinned_pages_lab.py", "tests/test_pinned_pages.py"),
 ]
 DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot/, output/: its path, key_of)
     # ---- plot/ and output/pages/ (issue 53): the figures and the page, read back and measured
     **{f"plot/{name}.py": _PLOT_TESTS for name in ("__init__", "analogy", "canvas", "context", "geometry")},
-    **{f"plot/{name}.py": _PLOT_TESTS for name in ("neighbors", "place", "similarity", "sizes", "vector")},
-    "plot/logits.py": [*_PLOT_TESTS, "tests/commands/test_logits.py"],
+    **{f"plot/{name}.py": _PLOT_TESTS for name in ("neighbors", "similarity", "sizes", "vector")},
+    "plot/place.py": [*_PLOT_TESTS, "tests/test_pinned_place.py"],
+    "plot/logits.py": [
+        *(*_PLOT_TESTS, "tests/commands/test_logits.py"),
+        "tests/commands/test_logits_masked.py::test_the_grid_fills_in_the_positions_around_the_mask",
+    ],
     "plot/positions.py": [*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/test_pinned_positions.py"],
     "output/pages/__init__.py": _PAGE_TESTS,
     "output/pages/lab.py": _PAGE_TESTS,

@@ -384,6 +384,35 @@ def test_same_data_tolerates_rounding_but_not_a_change() -> None:
     assert not gen_figures.same_data(kept, json.loads(json.dumps(kept).replace("cat", "dog")))
 
 
+def test_a_big_image_is_kept_as_a_digest_that_notices_one_cell() -> None:
+    """positions' 1,024 x 1,024 heatmap is kept as its row and column sums and every 32nd cell (docs/img
+    stays small): rounding passes, a change of one cell that no kept cell shows does not."""
+    image = np.subtract.outer(np.arange(100.0), np.arange(100.0)) / 100  # cell (i, j) holds (i - j) / 100
+    image[3, 5] = np.nan
+
+    def digest_of(cells: np.ndarray) -> Any:
+        return gen_figures.rounded(gen_figures.digest(np.where(np.isnan(cells), None, cells).tolist()))
+
+    kept = digest_of(image)
+    assert kept["shape"] == [100, 100] and kept["step"] == 4 and kept["blank"] == 1
+    assert np.array(kept["cells"]).shape == (25, 25) and kept["cells"][1][:3] == [0.04, 0.0, -0.04]
+    assert kept["row_sums"][2] == pytest.approx(2 - 49.5) and kept["row_sums"][3] == pytest.approx(
+        3 - 49.5 + 0.02
+    )
+    assert kept["column_sums"][7] == pytest.approx(49.5 - 7)
+    assert gen_figures.digest([[0.5, 1.0]]) == [[0.5, 1.0]]  # a small image is kept whole
+    assert gen_figures.same_data(kept, digest_of(image + 1e-7))
+    changed = image.copy()
+    changed[50, 51] += 0.01  # neither row 50's nor column 51's cells are kept (every 4th)
+    assert not gen_figures.same_data(kept, digest_of(changed))
+    assert not gen_figures.same_data(kept, digest_of(image.T))
+
+
+def test_every_docs_figure_s_data_is_small() -> None:
+    sizes = {path.name: path.stat().st_size for path in sorted(gen_figures.IMG.glob("*.json"))}
+    assert len(sizes) >= 9 and max(sizes.values()) < 200_000, sizes
+
+
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # tmp_path: nothing is made in it
 @given(
     name=st.text(st.characters(codec="utf-8", exclude_characters="/\0"), min_size=1, max_size=20),

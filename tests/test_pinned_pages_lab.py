@@ -55,6 +55,7 @@ def test_the_page_of_the_default_model(hub: FakeHub, tmp_path: Path) -> None:
     assert "the larger the model, the smaller wte&#x27;s share." in part(page, 4) or (
         "the larger the model, the smaller wte's share." in part(page, 4)
     )
+    assert '<td class="num" data-json="sizes.models.0.wte_params">' in part(page, 4)  # a number: right
 
 
 def test_the_page_of_a_folder(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
@@ -64,6 +65,9 @@ def test_the_page_of_a_folder(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
     sizes = part(page, 4)
     assert sizes.count("<td>tied to wte</td>") == 1  # the tied output layer, and no other cell
     assert '<div class="body drawn">' in sizes  # one model's panel stands beside its table
+    # a counted model's family (a word) stands left, as text does; its numbers right
+    assert '<td data-json="sizes.models.0.family">gpt2</td>' in sizes
+    assert '<td class="num" data-json="sizes.models.0.wte_params">' in sizes
 
 
 def test_the_page_names_a_tag_it_was_asked_for(hub: FakeHub, tmp_path: Path) -> None:

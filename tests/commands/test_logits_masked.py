@@ -240,3 +240,5 @@ def test_the_grid_fills_in_the_positions_around_the_mask(masked: dict[str, Maske
     assert [c["id"] for c in column] == [x["top"][0]["id"] for x in doc["layers"]]
     data = drawn(figures[0])
     assert "what each layer would fill in" in data["title"] and "its 16 positions" in data["title"]
+    assert "read through its head (· wteᵀ + bias) (the logit lens)" in data["title"].replace("\n", " ")
+    assert data["panels"][0]["xlabel"].endswith("(the cell: the token the head puts there)")
