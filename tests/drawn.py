@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 from unittest import mock
 
 import numpy as np
@@ -85,7 +85,14 @@ def hexes(colours: Any) -> list[list[Any]]:
 
 
 def text_look(t: Text) -> list[Any]:
-    return [t.get_fontsize(), to_hex(t.get_color()), t.get_ha(), t.get_va(), t.get_rotation(), t.get_wrap()]
+    return [
+        t.get_fontsize(),
+        to_hex(t.get_color()),
+        t.get_horizontalalignment(),
+        t.get_verticalalignment(),
+        t.get_rotation(),
+        t.get_wrap(),
+    ]
 
 
 def line_colour(ln: Line2D) -> list[Any]:
@@ -102,7 +109,7 @@ def look(ax: Axes) -> dict[str, Any]:
     return {
         "points": [
             [plain(c.get_sizes()), hexes(c.get_facecolors()), len(c.get_paths()[0].vertices), c.get_zorder()]
-            for c in ax.collections
+            for c in cast(list[Any], ax.collections)
             if c.get_paths()
         ],
         "lines": [

@@ -11,7 +11,7 @@ import struct
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -29,6 +29,13 @@ from gpt2emb.errors import COMMAND_LINE, UsageError
 from gpt2emb.plot import canvas, context, geometry, logits, neighbors, positions, similarity, sizes, vector
 
 Recorded = Callable[..., tuple[Any, tuple[Any, ...], Figure]]
+
+
+def legend_texts(ax: Any) -> list[Any]:
+    """The texts of a panel's legend (a panel drawn with one)."""
+    legend = ax.get_legend()
+    assert legend is not None
+    return list(legend.get_texts())
 
 
 @pytest.fixture
@@ -137,7 +144,7 @@ def test_context_lines_of_six_pairs_each_keep_a_marker_and_a_dash(recorded: Reco
     assert [ln.get_marker() for ln in lines] == ["o", "s", "^", "D", "v", "P"]
     assert [ln.get_markersize() for ln in lines] == [9, 7, 5, 3, 3, 3]  # smaller each time, down to 3
     assert [ln.get_linestyle() for ln in lines] == ["-", "--", ":", "-.", "-", "--"]
-    names = [t.get_text().split(":")[0] for t in fig.axes[0].get_legend().get_texts()]
+    names = [t.get_text().split(":")[0] for t in legend_texts(fig.axes[0])]
     assert names == ["1 vs 2", "1 vs 3", "1 vs 4", "2 vs 3", "2 vs 4", "3 vs 4"]
     assert (
         fig.axes[0].get_ylim()[0] == 0.0 or min(p.cosine for layer in result.layers for p in layer.pairs) < 0
@@ -154,15 +161,15 @@ def test_context_scale_goes_below_0_only_for_a_negative_cosine(recorded: Recorde
     assert blank.axes[0].get_ylim() == (0.0, 1.05)
     # layer 0 is marked at x = 0, its note just right of it, at the foot
     (mark,) = [ln for ln in low.axes[0].lines if ln.get_linestyle() == ":" and ln.get_color() == "grey"]
-    assert list(mark.get_xdata()) == [0, 0] and mark.get_linewidth() == 1
-    (note,) = low.axes[0].texts
+    assert list(np.asarray(mark.get_xdata())) == [0, 0] and mark.get_linewidth() == 1
+    (note,) = cast(list[Any], low.axes[0].texts)  # an Annotation: its point and offset
     assert note.xy == (0, 0.02) and note.xyann == (6, 0) and note.get_fontsize() == 8
 
 
 def test_context_says_which_lines_coincide_to_3_decimals(recorded: Recorded) -> None:
     result, _, _ = recorded("context", "king", "the king", "a king", "and king")
     fig = context.figure(with_cosines(result, lambda i, j: 0.5 + (0.0004, 0.0, 0.0012)[j]))
-    said = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    said = [t.get_text() for t in legend_texts(fig.axes[0])]
     # 1 vs 3 lies 0.0004 under 1 vs 2: the same to 3 decimals; 2 vs 3, 0.0008 over it and 0.0012 over
     # 1 vs 3, is a line of its own
     assert "(=" not in said[0] and said[1].endswith("(= 1 vs 2 to 3 decimals)") and "(=" not in said[2]
@@ -219,7 +226,7 @@ def test_gpt2_s_single_pieces_by_the_formula(recorded: Recorded) -> None:
     }
     assert sizes.why_not(gpt2, sizes.pieces(gpt2)) is None
     ax = fig.axes[0]
-    bars = [p.get_width() for p in ax.patches]
+    bars = [p.get_width() for p in cast(list[Any], ax.patches)]
     assert bars == pytest.approx([38.597376, 7.087872, 2.359296, 0.786432, 0.001536])
     assert ax.get_xlim() == pytest.approx((0, 38.597376 * 1.3))
     assert [t.get_text() for t in ax.texts] == ["38.6 M", "7.1 M", "2.4 M", "786,432", "1,536"]
@@ -240,7 +247,9 @@ def test_a_checkpoint_s_pieces_are_counted_and_a_tied_output_left_out(
     ax = fig.axes[0]
     assert ax.get_xlabel().startswith("parameters (thousands)\n\nHere wpe outweighs wte:")
     assert ax.get_title().endswith(f": {m.total_params:,} in all, wte {m.wte_share:.1%}")
-    assert [p.get_width() for p in ax.patches] == pytest.approx([v / 1e3 for v in found.values()])
+    assert [p.get_width() for p in cast(list[Any], ax.patches)] == pytest.approx(
+        [v / 1e3 for v in found.values()]
+    )
     untied = dataclasses.replace(m, output_params=m.wte_params, total_params=m.total_params + m.wte_params)
     assert sizes.pieces(untied)["output layer (not tied to wte)"] == m.wte_params
     assert list(sizes.pieces(untied).values())[2] == rest // m.n_layer
@@ -329,7 +338,7 @@ def test_each_pair_of_distinct_rows_counted_once_a_cosine_of_1_too() -> None:
     wte = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [3.0, 1.0, 4.0], [3.0, 1.0, 4.0], [1.0, -1.0, 0.0]])
     wpe = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     model = SimpleNamespace(wte=wte, wpe=wpe, shape=SimpleNamespace(position_table=True))
-    found = geometry.histograms(SimpleNamespace(model=model))
+    found = geometry.histograms(cast(Any, SimpleNamespace(model=model)))
     tokens, positions, across = found.values()
     assert (
         tokens[1] == 10 and tokens[0].sum() == 10
@@ -338,7 +347,7 @@ def test_each_pair_of_distinct_rows_counted_once_a_cosine_of_1_too() -> None:
     assert positions[1] == 1 and positions[0].sum() == 1 and across[1] == 10 and across[0].sum() == 10
     assert next(iter(found)) == "token pairs (all tokens)"
     without = SimpleNamespace(model=SimpleNamespace(wte=wte, shape=SimpleNamespace(position_table=False)))
-    assert list(geometry.histograms(without)) == ["token pairs (all tokens)"]
+    assert list(geometry.histograms(cast(Any, without))) == ["token pairs (all tokens)"]
 
 
 def test_geometry_draws_the_random_curve_from_2_dimensions(recorded: Recorded) -> None:
@@ -352,8 +361,8 @@ def test_geometry_draws_the_random_curve_from_2_dimensions(recorded: Recorded) -
         0
     ] * 3
     (curve,) = ax.lines
-    pairs = int(ax.get_legend().get_texts()[0].get_text().split()[0].replace(",", ""))
-    x, y = curve.get_xdata(), curve.get_ydata()
+    pairs = int(legend_texts(ax)[0].get_text().split()[0].replace(",", ""))
+    x, y = np.asarray(curve.get_xdata()), np.asarray(curve.get_ydata())
     assert x[0] == -0.998 and x[-1] == 0.998 and len(x) == 401
     assert y == pytest.approx(pairs * 0.01 * geometry.random_density(x, result.d_model))
 
@@ -372,8 +381,10 @@ def test_only_the_principal_components_that_vary_are_drawn() -> None:
     components = np.array([[0.0, 1.0, 5.0], [0.0, 2.0, 5.0], [0.0, 3.0, 5.0]])
     fig = positions.figure(np.eye(3), np.array([1.0, 2.0, 3.0]), components, "m")
     pca = fig.axes[2]
-    assert [t.get_text() for t in pca.get_legend().get_texts()] == ["PC2"]
-    assert [list(ln.get_ydata()) for ln in pca.lines] == [[1.0, 2.0, 3.0]] and pca.get_xlabel() == "position"
+    assert [t.get_text() for t in legend_texts(pca)] == ["PC2"]
+    assert [list(np.asarray(ln.get_ydata())) for ln in pca.lines] == [
+        [1.0, 2.0, 3.0]
+    ] and pca.get_xlabel() == "position"
     alike = positions.figure(np.eye(3), np.array([1.0, 2.0, 3.0]), np.ones((3, 2)), "m").axes[2]
     assert [t.get_text() for t in alike.texts] == ["every position projects alike:\nthe rows are one point"]
     assert len(alike.lines) == 0 and alike.get_legend() is None and alike.get_xticks().tolist() == []

@@ -70,7 +70,9 @@ def test_with_no_place_beside_the_nearest_free_place_on_a_grid_of_half_a_line() 
     assert place._anywhere(50, 50, 120, 10, 2.0, FRAME, []) == (58, 45, False)
 
 
-def laid_out(points: list[tuple[float, float]], labels: list[str], dpi: float) -> tuple[Figure, list, object]:
+def laid_out(
+    points: list[tuple[float, float]], labels: list[str], dpi: float
+) -> tuple[Figure, list[Any], Any]:
     fig = Figure(figsize=(4, 3), dpi=dpi)
     ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
     ax.scatter(*zip(*points, strict=True))
