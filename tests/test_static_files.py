@@ -190,6 +190,21 @@ def test_the_entry_is_warm_and_a_changed_file_is_read_again(tmp_path: Path, cach
     assert entries(caches) == []
 
 
+def test_an_unwritable_cache_answers_from_a_temporary_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a model does: a cache folder that cannot be made (a file in the way) is no internal error."""
+    path = write(tmp_path, ROWS)
+    blocker = write(tmp_path, b"not a folder", "a-file")
+    monkeypatch.setenv("GPT2EMB_CACHE_DIR", str(blocker / "cache"))
+    for _ in range(2):  # nothing was kept: the second run reads the file again, and says so again
+        done = run_cli("neighbors", "king", "-m", str(path), "-k", "1", "--json")
+        assert done.exit_code == 0, done.stderr
+        assert json.loads(done.stdout)["items"][0]["neighbors"][0]["token"] == "queen"
+        assert done.stderr.count("working without it this time") == 1, done.stderr
+    assert blocker.read_bytes() == b"not a folder"
+
+
 @pytest.mark.parametrize(
     "args",
     [

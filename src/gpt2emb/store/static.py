@@ -91,12 +91,17 @@ def open_static(ref: ModelRef, reporter: Reporter | None = None) -> OpenedEntry:
             raise
         except UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({e}); reading the file again")
-    with build.locked(parent, commit):
-        entry = live_folder(generations(parent).get(commit, []))
-        if entry is not None:  # another process may have built it while we waited
-            with contextlib.suppress(*UNTRUSTED):
-                return open_entry(ref, entry)
-        built = build_static(ref, commit, parent, reporter)
+    try:
+        with build.locked(parent, commit):
+            entry = live_folder(generations(parent).get(commit, []))
+            if entry is not None:  # another process may have built it while we waited
+                with contextlib.suppress(*UNTRUSTED):
+                    return open_entry(ref, entry)
+            built = build_static(ref, commit, parent, reporter)
+    except OSError as e:  # a cache that cannot be written: answered from a temporary entry, as a model is
+        return open_entry(
+            ref, build_static(ref, commit, build.without_cache(e, parent, commit, reporter), reporter)
+        )
     older = [f for f in live_folders(parent) if entry_commit(f) != commit]
     if older:
         what = "outdated entry stays" if len(older) == 1 else f"{len(older)} outdated entries stay"
