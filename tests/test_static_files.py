@@ -54,6 +54,11 @@ BAD = [
     ("nan", ROWS.replace(b"dog 0.5", b"dog nan"), "line 2, holds NaN"),
     ("inf", ROWS.replace(b"dog 0.5", b"dog -inf"), "line 2, holds an infinite value"),
     ("past float32", ROWS.replace(b"dog 0.5", b"dog 1e39"), "line 2, holds an infinite value"),
+    (
+        "past float32, then junk",
+        ROWS.replace(b"dog 0.5", b"dog 1e39").replace(b"king 0", b"king zero"),
+        "line 2, holds an infinite value",
+    ),
     ("empty", b"", "is empty"),
     ("blank", ROWS.replace(b"\ndog", b"\n\ndog"), "line 2, is blank"),
     ("bom", b"\xef\xbb\xbf" + ROWS, "starts with a byte-order mark (line 1)"),

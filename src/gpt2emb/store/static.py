@@ -328,9 +328,12 @@ def _line_values(rest: bytes, number: int, encoding: str, name: str) -> list[flo
     found = []
     for field in text.split(" "):
         try:
-            found.append(np.float32(field).item())
+            with np.errstate(over="ignore"):  # past float32's range: infinite, refused by the caller
+                found.append(np.float32(field).item())
         except ValueError:
             raise BadModel(f"{name}, line {number:,}, holds {field[:40]!r}, which is not a number") from None
+    if not np.isfinite(found).all():  # the first line at fault is named, not a later one's junk
+        raise BadModel(_not_finite(name, f"line {number:,}", np.array(found)))
     return found
 
 
