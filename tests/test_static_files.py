@@ -211,6 +211,29 @@ def test_an_unwritable_cache_answers_from_a_temporary_entry(
 
 
 @pytest.mark.parametrize(
+    ("args", "headers"),
+    [
+        (["neighbors", "king", "-k", "3"], ["rank   key       id   cosine"]),
+        (
+            ["analogy", "cat", "dog", "king", "-k", "2"],
+            ["rank   key", "(among all keys)", "word   key", "1 key is"],
+        ),
+        (["similarity", "cat", "dog"], ['key         "cat"']),
+    ],
+)
+def test_the_tables_call_a_static_files_rows_keys(
+    tmp_path: Path, args: list[str], headers: list[str]
+) -> None:
+    path = write(tmp_path, ROWS)
+    done = run_cli(*args, "-m", str(path))
+    assert done.exit_code == 0, done.stderr
+    for header in headers:
+        assert header in done.stdout, done.stdout
+    assert "token" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert json.loads(run_cli(*args, "-m", str(path), "--json").stdout)["static"] is True
+
+
+@pytest.mark.parametrize(
     "args",
     [
         ["neighbors", "cat", "--exact"],
