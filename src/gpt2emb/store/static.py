@@ -44,6 +44,7 @@ from gpt2emb.store.entries import (
     live_folders,
     manifest_digest,
     open_entry,
+    read_manifest,
     repo_dir,
     row_norms,
     stat_line,
@@ -78,9 +79,23 @@ def commit_of(file: Path, encoding: str) -> str:
 
 
 def open_static(ref: ModelRef, reporter: Reporter | None = None) -> OpenedEntry:
-    """A static file's cache entry, read from the file and built on first use (and when the file changed)."""
-    assert ref.file is not None
+    """A static file's cache entry, read from the file and built on first use (and when the file changed).
+    A word that appears twice is told on every run, warm or not: the entry's manifest keeps how many."""
     reporter = reporter or QuietReporter()
+    opened = _entry_of(ref, reporter)
+    repeated, first = read_manifest(opened.path)["repeated"]
+    if repeated:
+        times = "word appears" if repeated == 1 else "words appear"
+        reporter.note(
+            f"{ref.name}: {repeated:,} {times} more than once (the first: {first!r}); each keeps its first "
+            "row, as gensim does"
+        )
+    return opened
+
+
+def _entry_of(ref: ModelRef, reporter: Reporter) -> OpenedEntry:
+    """The entry opened, or built first (in a temporary folder where the cache cannot be written)."""
+    assert ref.file is not None
     commit = commit_of(ref.file, ref.encoding)
     parent = repo_dir(ref)
     entry = live_folder(generations(parent).get(commit, []))
@@ -119,12 +134,6 @@ def build_static(ref: ModelRef, commit: str, parent: Path, reporter: Reporter) -
     table = read_table(ref.file, ref.encoding, ref.name, reporter)
     if commit_of(ref.file, ref.encoding) != commit:
         raise BadModel(f"{ref.name} changed while being read; run the command again once it is whole")
-    if table.repeated:
-        times = "word appears" if table.repeated == 1 else "words appear"
-        reporter.note(
-            f"{ref.name}: {table.repeated:,} {times} more than once (the first: {table.first_repeated!r}); "
-            "each keeps its first row, as gensim does"
-        )
     rows = table.rows
     n, d = rows.shape
     parent.mkdir(parents=True, exist_ok=True)
