@@ -177,6 +177,31 @@ def test_reading_shows_progress_over_the_whole_file(tmp_path: Path, kind: str) -
     assert reporter.bars == [("building the cache entry of t.txt", len(data), len(data))]
 
 
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_bar_of_a_first_use_stays_on_one_line(tmp_path: Path, width: int) -> None:
+    """At 80 columns rich wrapped the bytes' column ("MB" on a line of its own) under a long path."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from gpt2emb.output.progress import Reporter
+
+    rows = b"".join(f"w{i} {i % 7} 0.5 {i % 3}\n".encode() for i in range(static.BLOCK * 3))
+    folder = tmp_path / "a folder with a long name" / "and another below it"
+    folder.mkdir(parents=True)
+    path = write(folder, rows, "glove.6B.300d.txt")
+    reporter = Reporter()
+    out = io.StringIO()
+    reporter._err = Console(file=out, width=width, height=24, force_terminal=True, color_system=None)
+    static.read_table(path, "utf-8", str(path), reporter)
+    lines = {line for line in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", out.getvalue()))}
+    drawn = [line for line in lines if line.strip()]
+    bytes_done = re.compile(r" [0-9.]+/[0-9.]+ [kM]B ")  # each line is whole: the bytes are on it
+    assert drawn and all(bytes_done.search(line) and len(line) <= width for line in drawn), drawn
+    assert all(line.startswith("building the cache") and "glove.6B.300d.txt" in line for line in drawn), drawn
+
+
 def test_the_entry_is_warm_and_a_changed_file_is_read_again(tmp_path: Path, caches: dict[str, Path]) -> None:
     path = write(tmp_path, ROWS)
     first = run_json("neighbors", "king", "-m", str(path), "-k", "1")["items"][0]["neighbors"][0]
