@@ -159,13 +159,13 @@ class Recorder:
         self.bars.append((label, total, done[0]))
 
 
-@pytest.mark.parametrize("kind", ["text", "binary"])
+@pytest.mark.parametrize("kind", ["text", "text with a header", "binary"])
 def test_reading_shows_progress_over_the_whole_file(tmp_path: Path, kind: str) -> None:
     rng = np.random.default_rng(5)
     words = [f"w{i}".encode() for i in range(static.BLOCK * 2 + 7)]
     vectors = rng.standard_normal((len(words), 4)).astype(np.float32)
-    if kind == "text":
-        data = b"".join(
+    if kind.startswith("text"):
+        data = (f"{len(words)} 4\n".encode() if kind != "text" else b"") + b"".join(
             w + b" " + " ".join(map(str, v)).encode() + b"\n" for w, v in zip(words, vectors, strict=True)
         )
     else:
@@ -200,6 +200,57 @@ def test_the_bar_of_a_first_use_stays_on_one_line(tmp_path: Path, width: int) ->
     bytes_done = re.compile(r" [0-9.]+/[0-9.]+ [kM]B ")  # each line is whole: the bytes are on it
     assert drawn and all(bytes_done.search(line) and len(line) <= width for line in drawn), drawn
     assert all(line.startswith("building the cache") and "glove.6B.300d.txt" in line for line in drawn), drawn
+
+
+def test_a_file_changed_while_read_is_refused_and_nothing_cached(
+    tmp_path: Path, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, ROWS)
+    read = static.read_table
+
+    def read_then_change(*args: object, **kwargs: object) -> static.Table:
+        table = read(*args, **kwargs)  # type: ignore[arg-type]
+        path.write_bytes(ROWS + b"emu 1 1 1\n")  # another program writes the file meanwhile
+        return table
+
+    monkeypatch.setattr(static, "read_table", read_then_change)
+    done = run_cli("vector", "cat", "-m", str(path))
+    assert done.exit_code == 6 and "changed while being read; run the command again" in done.stderr
+    assert entries(caches) == []
+
+
+def test_a_build_that_cannot_write_leaves_no_temporary_folder(
+    tmp_path: Path, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk in the cache: the answer comes from a temporary entry, and the cache keeps no part-built
+    folder of it."""
+    import errno
+
+    from gpt2emb.store import build
+
+    path = write(tmp_path, ROWS)
+    written = build.write
+
+    def full_in_cache(to: Path, content: bytes | np.ndarray) -> str:
+        if to.is_relative_to(caches["cache"]) and to.name == "wte_norm.npy":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return written(to, content)
+
+    monkeypatch.setattr(build, "write", full_in_cache)
+    done = run_cli("vector", "cat", "-m", str(path), "--json")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout)["items"][0]["vector"] == [1.0, 0.0, 0.0]
+    assert "working without it this time" in done.stderr
+    left = [p.name for p in caches["cache"].rglob("*") if ".tmp-" in p.name]
+    assert left == [] and entries(caches) == []
+
+
+def test_the_entry_has_the_shape_of_a_static_table(tmp_path: Path) -> None:
+    from gpt2emb.registry import Shape
+
+    e = gpt2emb.open(write(tmp_path, ROWS))
+    assert e.model.shape == Shape(4, 3, 0, 0, 0, "static") and e.model.static
+    assert repr(e).endswith(": 4 keys x 3>")
 
 
 def test_the_entry_is_warm_and_a_changed_file_is_read_again(tmp_path: Path, caches: dict[str, Path]) -> None:
