@@ -98,6 +98,9 @@ def test_a_binary_file_cut_short_or_longer_than_its_header(tmp_path: Path, cache
     write(tmp_path, binary(rows, count=2), "t.bin")
     done = run_cli("vector", "cat", "-m", str(path))
     assert done.exit_code == 6 and "holds more after them" in done.stderr
+    write(tmp_path, binary([*rows[:1], (b"dog", [0.5, float("nan")]), *rows[2:]]), "t.bin")
+    done = run_cli("vector", "cat", "-m", str(path))
+    assert done.exit_code == 6 and "t.bin, word 2 ('dog'), holds NaN" in done.stderr
     assert entries(caches) == []
     write(tmp_path, whole, "t.bin")
     doc = run_json("vector", "dog", "-m", str(path))
