@@ -45,7 +45,7 @@ class Reporter:
         speed = width >= 100
         fixed = len("1,234.5/1,234.5 MB") + len("0:00:00") + 3 + (len(" 123.4 MB/s") if speed else 0)
         room = max(width - fixed - 10 - 1, 20)  # the bar keeps 10 cells
-        shown = label if len(label) <= room else f"{label[: room // 2 - 1]}…{label[-(room - room // 2):]}"
+        shown = label if len(label) <= room else f"{label[: room // 2 - 1]}…{label[-(room - room // 2) :]}"
         columns = (
             TextColumn("{task.description}"),
             BarColumn(bar_width=max(min(40, width - fixed - len(shown) - 2), 10)),
