@@ -256,6 +256,20 @@ def test_the_entry_has_the_shape_of_a_static_table(tmp_path: Path) -> None:
     assert repr(e).endswith(": 4 keys x 3>")
 
 
+def test_keys_a_refusal_and_a_text_are_looked_up_whole(tmp_path: Path) -> None:
+    """A missing word names at most 5 nearest keys, and its lowercase only where that is a key; a text's rows
+    are the key it is, or none."""
+    path = write(tmp_path, b"".join(f"cat{i} {i} 1 0\n".encode() for i in range(8)) + ROWS)
+    done = run_cli("vector", "cats", "-m", str(path))
+    assert done.exit_code == 2 and "the nearest keys: " in done.stderr
+    named = done.stderr.partition("the nearest keys: ")[2].strip().split(", ")
+    assert len(named) == 5 and set(named) <= {"cat", *(f"cat{i}" for i in range(8))}, named
+    done = run_cli("vector", "Cats", "-m", str(path))  # its lowercase is no key either: not said to be one
+    assert done.exit_code == 2 and "its lowercase" not in done.stderr
+    e = gpt2emb.open(path)
+    assert e.vocab.tokenize("king") == (10,) and e.vocab.tokenize("kin") == ()
+
+
 def test_the_entry_is_warm_and_a_changed_file_is_read_again(tmp_path: Path, caches: dict[str, Path]) -> None:
     path = write(tmp_path, ROWS)
     first = run_json("neighbors", "king", "-m", str(path), "-k", "1")["items"][0]["neighbors"][0]
