@@ -160,7 +160,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         *("tests/test_damaged_cache_fuzz.py", "tests/commands/test_cache.py"),
         "tests/test_pinned_revisions.py",
     ],
-    "static.py": ["tests/test_static.py", "tests/test_static_files.py"],
+    "static.py": ["tests/test_static.py", "tests/test_static_files.py", "tests/test_static_fuzz.py"],
     "keys.py": ["tests/test_static.py", "tests/test_static_files.py"],
     "verify.py": [
         *("tests/test_verify.py", "tests/test_store.py", "tests/commands/test_cache.py"),

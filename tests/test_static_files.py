@@ -54,6 +54,11 @@ BAD = [
     ("nan", ROWS.replace(b"dog 0.5", b"dog nan"), "line 2, holds NaN"),
     ("inf", ROWS.replace(b"dog 0.5", b"dog -inf"), "line 2, holds an infinite value"),
     ("past float32", ROWS.replace(b"dog 0.5", b"dog 1e39"), "line 2, holds an infinite value"),
+    (
+        "past float32, then junk",
+        ROWS.replace(b"dog 0.5", b"dog 1e39").replace(b"king 0", b"king zero"),
+        "line 2, holds an infinite value",
+    ),
     ("empty", b"", "is empty"),
     ("blank", ROWS.replace(b"\ndog", b"\n\ndog"), "line 2, is blank"),
     ("bom", b"\xef\xbb\xbf" + ROWS, "starts with a byte-order mark (line 1)"),
@@ -93,6 +98,9 @@ def test_a_binary_file_cut_short_or_longer_than_its_header(tmp_path: Path, cache
     write(tmp_path, binary(rows, count=2), "t.bin")
     done = run_cli("vector", "cat", "-m", str(path))
     assert done.exit_code == 6 and "holds more after them" in done.stderr
+    write(tmp_path, binary([*rows[:1], (b"dog", [0.5, float("nan")]), *rows[2:]]), "t.bin")
+    done = run_cli("vector", "cat", "-m", str(path))
+    assert done.exit_code == 6 and "t.bin, word 2 ('dog'), holds NaN" in done.stderr
     assert entries(caches) == []
     write(tmp_path, whole, "t.bin")
     doc = run_json("vector", "dog", "-m", str(path))
@@ -111,12 +119,23 @@ def test_a_folder_is_no_static_file(tmp_path: Path) -> None:
     assert done.exit_code == 6 and "has no config.json" in done.stderr
 
 
-def test_a_word_seen_twice_keeps_its_first_row_with_a_note(tmp_path: Path) -> None:
+def test_a_word_seen_twice_keeps_its_first_row_with_a_note_on_every_run(
+    tmp_path: Path, caches: dict[str, Path]
+) -> None:
     path = write(tmp_path, ROWS + b"cat 0 1 0\ndog 1 1 1\ndog 2 2 2\n")
-    done = run_cli("vector", "cat", "-m", str(path), "--json")
-    assert done.exit_code == 0
-    assert "2 words appear more than once (the first: 'cat'); each keeps its first row" in done.stderr
-    assert json.loads(done.stdout)["items"][0]["vector"] == [1.0, 0.0, 0.0]
+    for run in ("first", "warm"):  # the warm run opens the entry the first built, and is told as well
+        done = run_cli("vector", "cat", "-m", str(path), "--json")
+        assert done.exit_code == 0
+        said = "2 words appear more than once (the first: 'cat'); each keeps its first row"
+        assert done.stderr.count(said) == 1, (run, done.stderr)
+        assert json.loads(done.stdout)["items"][0]["vector"] == [1.0, 0.0, 0.0]
+        assert len(entries(caches)) == 1
+    one = write(tmp_path, ROWS + b"queen 0 1 0\n", "one.txt")
+    assert (
+        "1 word appears more than once (the first: 'queen')"
+        in run_cli("vector", "cat", "-m", str(one)).stderr
+    )
+    assert "more than once" not in run_cli("vector", "cat", "-m", str(write(tmp_path, ROWS, "no.txt"))).stderr
     kv = KeyedVectors.load_word2vec_format(str(path), no_header=True)
     table = static.read_table(path, "utf-8", "t.txt")
     assert table.keys == [k for k in kv.index_to_key if k is not None]  # gensim adds a None key
@@ -143,13 +162,13 @@ class Recorder:
         self.bars.append((label, total, done[0]))
 
 
-@pytest.mark.parametrize("kind", ["text", "binary"])
+@pytest.mark.parametrize("kind", ["text", "text with a header", "binary"])
 def test_reading_shows_progress_over_the_whole_file(tmp_path: Path, kind: str) -> None:
     rng = np.random.default_rng(5)
     words = [f"w{i}".encode() for i in range(static.BLOCK * 2 + 7)]
     vectors = rng.standard_normal((len(words), 4)).astype(np.float32)
-    if kind == "text":
-        data = b"".join(
+    if kind.startswith("text"):
+        data = (f"{len(words)} 4\n".encode() if kind != "text" else b"") + b"".join(
             w + b" " + " ".join(map(str, v)).encode() + b"\n" for w, v in zip(words, vectors, strict=True)
         )
     else:
@@ -159,6 +178,96 @@ def test_reading_shows_progress_over_the_whole_file(tmp_path: Path, kind: str) -
     table = static.read_table(path, "utf-8", "t.txt", reporter)
     assert np.array_equal(table.rows, vectors) and len(table.keys) == len(words)
     assert reporter.bars == [("building the cache entry of t.txt", len(data), len(data))]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_bar_of_a_first_use_stays_on_one_line(tmp_path: Path, width: int) -> None:
+    """At 80 columns rich wrapped the bytes' column ("MB" on a line of its own) under a long path."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from gpt2emb.output.progress import Reporter
+
+    rows = b"".join(f"w{i} {i % 7} 0.5 {i % 3}\n".encode() for i in range(static.BLOCK * 3))
+    folder = tmp_path / "a folder with a long name" / "and another below it"
+    folder.mkdir(parents=True)
+    path = write(folder, rows, "glove.6B.300d.txt")
+    reporter = Reporter()
+    out = io.StringIO()
+    reporter._err = Console(file=out, width=width, height=24, force_terminal=True, color_system=None)
+    static.read_table(path, "utf-8", str(path), reporter)
+    lines = {line for line in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", out.getvalue()))}
+    drawn = [line for line in lines if line.strip()]
+    bytes_done = re.compile(r" [0-9.]+/[0-9.]+ [kM]B ")  # each line is whole: the bytes are on it
+    assert drawn and all(bytes_done.search(line) and len(line) <= width for line in drawn), drawn
+    assert all(line.startswith("building the cache") and "glove.6B.300d.txt" in line for line in drawn), drawn
+
+
+def test_a_file_changed_while_read_is_refused_and_nothing_cached(
+    tmp_path: Path, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, ROWS)
+    read = static.read_table
+
+    def read_then_change(*args: object, **kwargs: object) -> static.Table:
+        table = read(*args, **kwargs)  # type: ignore[arg-type]
+        path.write_bytes(ROWS + b"emu 1 1 1\n")  # another program writes the file meanwhile
+        return table
+
+    monkeypatch.setattr(static, "read_table", read_then_change)
+    done = run_cli("vector", "cat", "-m", str(path))
+    assert done.exit_code == 6 and "changed while being read; run the command again" in done.stderr
+    assert entries(caches) == []
+
+
+def test_a_build_that_cannot_write_leaves_no_temporary_folder(
+    tmp_path: Path, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk in the cache: the answer comes from a temporary entry, and the cache keeps no part-built
+    folder of it."""
+    import errno
+
+    from gpt2emb.store import build
+
+    path = write(tmp_path, ROWS)
+    written = build.write
+
+    def full_in_cache(to: Path, content: bytes | np.ndarray) -> str:
+        if to.is_relative_to(caches["cache"]) and to.name == "wte_norm.npy":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return written(to, content)
+
+    monkeypatch.setattr(build, "write", full_in_cache)
+    done = run_cli("vector", "cat", "-m", str(path), "--json")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout)["items"][0]["vector"] == [1.0, 0.0, 0.0]
+    assert "working without it this time" in done.stderr
+    left = [p.name for p in caches["cache"].rglob("*") if ".tmp-" in p.name]
+    assert left == [] and entries(caches) == []
+
+
+def test_the_entry_has_the_shape_of_a_static_table(tmp_path: Path) -> None:
+    from gpt2emb.registry import Shape
+
+    e = gpt2emb.open(write(tmp_path, ROWS))
+    assert e.model.shape == Shape(4, 3, 0, 0, 0, "static") and e.model.static
+    assert repr(e).endswith(": 4 keys x 3>")
+
+
+def test_keys_a_refusal_and_a_text_are_looked_up_whole(tmp_path: Path) -> None:
+    """A missing word names at most 5 nearest keys, and its lowercase only where that is a key; a text's rows
+    are the key it is, or none."""
+    path = write(tmp_path, b"".join(f"cat{i} {i} 1 0\n".encode() for i in range(8)) + ROWS)
+    done = run_cli("vector", "cats", "-m", str(path))
+    assert done.exit_code == 2 and "the nearest keys: " in done.stderr
+    named = done.stderr.partition("the nearest keys: ")[2].strip().split(", ")
+    assert len(named) == 5 and set(named) <= {"cat", *(f"cat{i}" for i in range(8))}, named
+    done = run_cli("vector", "Cats", "-m", str(path))  # its lowercase is no key either: not said to be one
+    assert done.exit_code == 2 and "its lowercase" not in done.stderr
+    e = gpt2emb.open(path)
+    assert e.vocab.tokenize("king") == (10,) and e.vocab.tokenize("kin") == ()
 
 
 def test_the_entry_is_warm_and_a_changed_file_is_read_again(tmp_path: Path, caches: dict[str, Path]) -> None:
@@ -188,6 +297,44 @@ def test_the_entry_is_warm_and_a_changed_file_is_read_again(tmp_path: Path, cach
     assert run_json("vector", "cat", "-m", str(path))["items"][0]["vector"] == [1.0, 0.0, 0.0]
     assert run_json("cache", "clear", str(path))["entries"]
     assert entries(caches) == []
+
+
+def test_an_unwritable_cache_answers_from_a_temporary_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a model does: a cache folder that cannot be made (a file in the way) is no internal error."""
+    path = write(tmp_path, ROWS)
+    blocker = write(tmp_path, b"not a folder", "a-file")
+    monkeypatch.setenv("GPT2EMB_CACHE_DIR", str(blocker / "cache"))
+    for _ in range(2):  # nothing was kept: the second run reads the file again, and says so again
+        done = run_cli("neighbors", "king", "-m", str(path), "-k", "1", "--json")
+        assert done.exit_code == 0, done.stderr
+        assert json.loads(done.stdout)["items"][0]["neighbors"][0]["token"] == "queen"
+        assert done.stderr.count("working without it this time") == 1, done.stderr
+    assert blocker.read_bytes() == b"not a folder"
+
+
+@pytest.mark.parametrize(
+    ("args", "headers"),
+    [
+        (["neighbors", "king", "-k", "3"], ["rank   key       id   cosine"]),
+        (
+            ["analogy", "cat", "dog", "king", "-k", "2"],
+            ["rank   key", "(among all keys)", "word   key", "1 key is"],
+        ),
+        (["similarity", "cat", "dog"], ['key         "cat"']),
+    ],
+)
+def test_the_tables_call_a_static_files_rows_keys(
+    tmp_path: Path, args: list[str], headers: list[str]
+) -> None:
+    path = write(tmp_path, ROWS)
+    done = run_cli(*args, "-m", str(path))
+    assert done.exit_code == 0, done.stderr
+    for header in headers:
+        assert header in done.stdout, done.stdout
+    assert "token" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert json.loads(run_cli(*args, "-m", str(path), "--json").stdout)["static"] is True
 
 
 @pytest.mark.parametrize(

@@ -75,8 +75,8 @@ class Embeddings(Opened):
     """
 
     def __repr__(self) -> str:
-        shape = self.model.shape
-        return f"<gpt2emb {self.name}: {shape.vocab_size:,} tokens x {shape.d_model:,}>"
+        shape, rows = self.model.shape, "keys" if self.model.static else "tokens"
+        return f"<gpt2emb {self.name}: {shape.vocab_size:,} {rows} x {shape.d_model:,}>"
 
     def vector(
         self, words: str | Sequence[str], exact: bool = False, pool: Pool | str = Pool.mean

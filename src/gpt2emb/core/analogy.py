@@ -163,12 +163,21 @@ def analogies(
         notes = (
             *dict.fromkeys(q.note for q in queries if q.note),
             *allowed.notes,
-            *fewer_notes(k, [(quote(expression, 80), len(ranked))], False),
+            *fewer_notes(k, [(quote(expression, 80), len(ranked))], False, o.model.static),
             *_below_range([*ranked, *inputs]),
         )
         results.append(
             AnalogyResult(
-                o.name, expression, terms, method.value, keep_inputs, ranked, inputs, notes, allowed.info
+                o.name,
+                expression,
+                terms,
+                method.value,
+                keep_inputs,
+                ranked,
+                inputs,
+                notes,
+                allowed.info,
+                static=o.model.static,
             )
         )
     o.model.check_rows(i for r in results for i in (*(x.id for x in r.inputs), *(x.id for x in r.results)))

@@ -42,8 +42,8 @@ def neighbors_whole(
     o: Opened, items: tuple[NeighborsItem, ...], k: int, allowed: candidates.Allowed, fold: bool
 ) -> NeighborsResult:
     answered = [(item.word, len(item.neighbors)) for item in items if item.tokens]  # not a word it lacks
-    notes = (*allowed.notes, *fewer_notes(k, answered, fold))
-    return NeighborsResult(o.name, k, items, allowed.info, fold, notes)
+    notes = (*allowed.notes, *fewer_notes(k, answered, fold, o.model.static))
+    return NeighborsResult(o.name, k, items, allowed.info, fold, notes, static=o.model.static)
 
 
 def neighbor_items(
@@ -142,11 +142,17 @@ def each_neighbors_in(
     def one(item: NeighborsItem, first: bool) -> NeighborsResult:
         said = allowed.notes if first else ()
         return NeighborsResult(
-            o.name, k, (item,), allowed.info if first else None, fold, (*said, *fewer(item))
+            o.name,
+            k,
+            (item,),
+            allowed.info if first else None,
+            fold,
+            (*said, *fewer(item)),
+            static=o.model.static,
         )
 
     def fewer(item: NeighborsItem) -> tuple[str, ...]:
-        return tuple(fewer_notes(k, [(item.word, len(item.neighbors))], fold))
+        return tuple(fewer_notes(k, [(item.word, len(item.neighbors))], fold, o.model.static))
 
     return batch.Answers(
         answers, lambda items: neighbors_whole(o, items, k, allowed, fold), one, allowed.notes, fewer

@@ -49,7 +49,9 @@ def matrix_of(o: Opened, queries: list[Aimed]) -> SimilarityResult:
     matrix, norms = measures.cosine_matrix(np.stack([v for _, v in queries]))
     items = tuple(Word(q.word, tokens_of(o.vocab, q), q.pool.value, q.note) for q, _ in queries)
     o.model.check_rows(t.id for item in items for t in item.tokens)
-    return SimilarityResult(o.name, items, floats(norms), tuple(floats(r) for r in matrix))
+    return SimilarityResult(
+        o.name, items, floats(norms), tuple(floats(r) for r in matrix), static=o.model.static
+    )
 
 
 def similarity(

@@ -97,9 +97,12 @@ def restriction_of(o: Opened, options: RankOptions) -> candidates.Restriction | 
     return candidates.Restriction.read(listed, restrict, whole_words, exact, None, o.model.shape.vocab_size)
 
 
-def fewer_notes(k: int, found: list[tuple[str, int]], fold: bool) -> list[str]:
-    """A note for each answer shorter than k: the candidates ran out (never padded)."""
-    what = ("different word", "different words") if fold else ("token", "tokens")
+def fewer_notes(k: int, found: list[tuple[str, int]], fold: bool, static: bool = False) -> list[str]:
+    """A note for each answer shorter than k: the candidates ran out (never padded). static: a static word
+    table's rows, which are keys."""
+    what = (
+        ("different word", "different words") if fold else ("key", "keys") if static else ("token", "tokens")
+    )
     return [
         f"{word}: only {n:,} {what[n != 1]} {'is' if n == 1 else 'are'} left to rank, fewer than the {k:,} "
         f"asked for ({spelt('-k', 'k')})"

@@ -38,15 +38,23 @@ class Reporter:
             TransferSpeedColumn,
         )
 
+        # one line at any width: rich wraps a column that does not fit onto a second line ("MB" under the
+        # bytes) and redraws both, so the speed goes where it has no room, and a long label is cut in its
+        # middle, keeping its verb and its model or file name (a path's end)
+        width = self._err.width
+        speed = width >= 100
+        fixed = len("1,234.5/1,234.5 MB") + len("0:00:00") + 3 + (len(" 123.4 MB/s") if speed else 0)
+        room = max(width - fixed - 10 - 1, 20)  # the bar keeps 10 cells
+        shown = label if len(label) <= room else f"{label[: room // 2 - 1]}…{label[-(room - room // 2) :]}"
         columns = (
             TextColumn("{task.description}"),
-            BarColumn(),
+            BarColumn(bar_width=max(min(40, width - fixed - len(shown) - 2), 10)),
             DownloadColumn(),
-            TransferSpeedColumn(),
+            *([TransferSpeedColumn()] if speed else []),
             TimeRemainingColumn(),
         )
         with Progress(*columns, console=self._err, transient=True) as bar:
-            task = bar.add_task(label, total=total)
+            task = bar.add_task(shown, total=total)
 
             class _Task:
                 def advance(self, n: int) -> None:

@@ -52,6 +52,7 @@ class AnalogyResult(Document):
     notes: tuple[str, ...]
     candidates: Candidates | None = None  # None: every token; else inputs rank among these
     figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)
+    static: bool = False  # a static word table's (word2vec, GloVe): its rows are keys, not tokens
 
 
 @dataclass(frozen=True)

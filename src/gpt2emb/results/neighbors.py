@@ -51,3 +51,4 @@ class NeighborsResult(Document):
     fold: bool = False
     notes: tuple[str, ...] = ()
     figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)
+    static: bool = False  # a static word table's (word2vec, GloVe): its rows are keys, not tokens

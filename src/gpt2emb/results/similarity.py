@@ -25,3 +25,4 @@ class SimilarityResult(Document):
     norms: tuple[float, ...]
     matrix: tuple[tuple[float, ...], ...]  # cosine of items[i] with items[j]
     figure: str | None = None  # the figure written with --figure (a key only in a document that drew one)
+    static: bool = False  # a static word table's (word2vec, GloVe): its rows are keys, not tokens

@@ -416,25 +416,10 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     try:
         model = _build_locked(ref, commit, reporter)
     except OSError as e:
-        if e.errno not in _CANNOT_WRITE or not _in_cache(e):
-            raise  # a model's file that cannot be read is no cache that cannot be written
-        # a read-only or full cache folder: answer from a temporary entry, removed when the process ends
-        import tempfile
+        from gpt2emb.store.checkpoint import read_info
 
-        from gpt2emb.store import checkpoint, partial
-
-        root = cache_root()
-        why = e.strerror
-        with contextlib.suppress(OSError):  # a name too long to look up, say
-            if root.is_symlink() and not root.exists():
-                why = f"a symbolic link to {os.readlink(root)}, which does not exist"
-        kept = partial.staying(parent, commit)  # the room they take may be what the build lacked
-        reporter.note(f"cannot write the cache in {root} ({why}); working without it this time{kept}")
-        parent = Path(tempfile.mkdtemp(prefix="gpt2emb-"))
-        atexit.register(shutil.rmtree, parent, True)
-        return open_entry(
-            ref, build_entry(ref, checkpoint.read_info(ref, commit), parent, reporter, keep=False)
-        )
+        parent = without_cache(e, parent, commit, reporter)
+        return open_entry(ref, build_entry(ref, read_info(ref, commit), parent, reporter, keep=False))
     if not known:
         record_commit(ref, commit)
     older = [f for f in live_folders(parent) if commit_of(f) != commit] if ref.folder is not None else []
@@ -444,11 +429,27 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     return model
 
 
-def _in_cache(e: OSError) -> bool:
-    """Whether a failure is the cache's: of a path in it, or of none (a write to a full disk names none)."""
-    if e.filename is None:
-        return True
-    return Path(os.fsdecode(e.filename)).is_relative_to(cache_root())
+def without_cache(e: OSError, parent: Path, commit: str, reporter: Reporter) -> Path:
+    """Where to build an entry when the cache cannot be written (e: read-only, full, cannot be made): a
+    temporary folder, removed at exit, with a note. e is raised again where it is not the cache's failure."""
+    root = cache_root()
+    # the cache's failure is of a path in it, or of none (a write to a full disk names none); a model's file
+    # that cannot be read is no cache that cannot be written
+    if e.errno not in _CANNOT_WRITE or not Path(os.fsdecode(e.filename or root)).is_relative_to(root):
+        raise e
+    import tempfile
+
+    from gpt2emb.store import partial
+
+    why = e.strerror
+    with contextlib.suppress(OSError):  # a name too long to look up, say
+        if root.is_symlink() and not root.exists():
+            why = f"a symbolic link to {os.readlink(root)}, which does not exist"
+    kept = partial.staying(parent, commit)  # the room they take may be what the build lacked
+    reporter.note(f"cannot write the cache in {root} ({why}); working without it this time{kept}")
+    temporary = Path(tempfile.mkdtemp(prefix="gpt2emb-"))
+    atexit.register(shutil.rmtree, temporary, True)
+    return temporary
 
 
 def _problem(e: Exception) -> str:

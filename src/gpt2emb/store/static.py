@@ -44,6 +44,7 @@ from gpt2emb.store.entries import (
     live_folders,
     manifest_digest,
     open_entry,
+    read_manifest,
     repo_dir,
     row_norms,
     stat_line,
@@ -78,9 +79,23 @@ def commit_of(file: Path, encoding: str) -> str:
 
 
 def open_static(ref: ModelRef, reporter: Reporter | None = None) -> OpenedEntry:
-    """A static file's cache entry, read from the file and built on first use (and when the file changed)."""
-    assert ref.file is not None
+    """A static file's cache entry, read from the file and built on first use (and when the file changed).
+    A word that appears twice is told on every run, warm or not: the entry's manifest keeps how many."""
     reporter = reporter or QuietReporter()
+    opened = _entry_of(ref, reporter)
+    repeated, first = read_manifest(opened.path)["repeated"]
+    if repeated:
+        times = "word appears" if repeated == 1 else "words appear"
+        reporter.note(
+            f"{ref.name}: {repeated:,} {times} more than once (the first: {first!r}); each keeps its first "
+            "row, as gensim does"
+        )
+    return opened
+
+
+def _entry_of(ref: ModelRef, reporter: Reporter) -> OpenedEntry:
+    """The entry opened, or built first (in a temporary folder where the cache cannot be written)."""
+    assert ref.file is not None
     commit = commit_of(ref.file, ref.encoding)
     parent = repo_dir(ref)
     entry = live_folder(generations(parent).get(commit, []))
@@ -91,12 +106,17 @@ def open_static(ref: ModelRef, reporter: Reporter | None = None) -> OpenedEntry:
             raise
         except UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({e}); reading the file again")
-    with build.locked(parent, commit):
-        entry = live_folder(generations(parent).get(commit, []))
-        if entry is not None:  # another process may have built it while we waited
-            with contextlib.suppress(*UNTRUSTED):
-                return open_entry(ref, entry)
-        built = build_static(ref, commit, parent, reporter)
+    try:
+        with build.locked(parent, commit):
+            entry = live_folder(generations(parent).get(commit, []))
+            if entry is not None:  # another process may have built it while we waited
+                with contextlib.suppress(*UNTRUSTED):
+                    return open_entry(ref, entry)
+            built = build_static(ref, commit, parent, reporter)
+    except OSError as e:  # a cache that cannot be written: answered from a temporary entry, as a model is
+        return open_entry(
+            ref, build_static(ref, commit, build.without_cache(e, parent, commit, reporter), reporter)
+        )
     older = [f for f in live_folders(parent) if entry_commit(f) != commit]
     if older:
         what = "outdated entry stays" if len(older) == 1 else f"{len(older)} outdated entries stay"
@@ -114,12 +134,6 @@ def build_static(ref: ModelRef, commit: str, parent: Path, reporter: Reporter) -
     table = read_table(ref.file, ref.encoding, ref.name, reporter)
     if commit_of(ref.file, ref.encoding) != commit:
         raise BadModel(f"{ref.name} changed while being read; run the command again once it is whole")
-    if table.repeated:
-        times = "word appears" if table.repeated == 1 else "words appear"
-        reporter.note(
-            f"{ref.name}: {table.repeated:,} {times} more than once (the first: {table.first_repeated!r}); "
-            "each keeps its first row, as gensim does"
-        )
     rows = table.rows
     n, d = rows.shape
     parent.mkdir(parents=True, exist_ok=True)
@@ -323,9 +337,12 @@ def _line_values(rest: bytes, number: int, encoding: str, name: str) -> list[flo
     found = []
     for field in text.split(" "):
         try:
-            found.append(np.float32(field).item())
+            with np.errstate(over="ignore"):  # past float32's range: infinite, refused by the caller
+                found.append(np.float32(field).item())
         except ValueError:
             raise BadModel(f"{name}, line {number:,}, holds {field[:40]!r}, which is not a number") from None
+    if not np.isfinite(found).all():  # the first line at fault is named, not a later one's junk
+        raise BadModel(_not_finite(name, f"line {number:,}", np.array(found)))
     return found
 
 

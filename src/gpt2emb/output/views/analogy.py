@@ -25,14 +25,15 @@ def _(result: AnalogyResult, dims: int | None) -> RenderableType:
         for r in result.results
     ]
     inputs = [[i.word, tok(i.token), str(i.id), str(i.rank), num(i.score)] for i in result.inputs]
-    among = "all tokens" if result.candidates is None else "the candidates"
+    unit = "key" if result.static else "token"  # a static word table's rows are its keys
+    among = f"all {unit}s" if result.candidates is None else "the candidates"
     return Group(
         *candidates_line(result.candidates),
         *note_lines(list(result.notes)),
         titled_table(
             f"{result.expression} in {result.model} ({result.method}, {kept})",
-            f"rank> token id> {score}>",
+            f"rank> {unit} id> {score}>",
             rows,
         ),
-        titled_table(f"where the inputs rank (among {among})", f"word token id> rank> {score}>", inputs),
+        titled_table(f"where the inputs rank (among {among})", f"word {unit} id> rank> {score}>", inputs),
     )

@@ -48,7 +48,8 @@ def _(result: NeighborsResult, dims: int | None) -> RenderableType:
         title = f"nearest to {split(item.tokens)} in {result.model}"
         if not result.fold:
             rows = [[str(n.rank), tok(n.token), str(n.id), num(n.score)] for n in item.neighbors]
-            parts.append(titled_table(title, "rank> token id> cosine>", rows))
+            unit = "key" if result.static else "token"  # a static word table's rows are its keys
+            parts.append(titled_table(title, f"rank> {unit} id> cosine>", rows))
             continue
         folded: list[list[Any]] = [
             [

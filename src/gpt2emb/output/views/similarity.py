@@ -13,13 +13,14 @@ from gpt2emb.tokens import quote as tok
 @view.register
 def _(result: SimilarityResult, dims: int | None) -> RenderableType:
     norms = [[split(i.tokens), num(n)] for i, n in zip(result.items, result.norms, strict=True)]
+    unit = "key" if result.static else "token"  # a static word table's rows are its keys
     matrix = Matrix(
         f"cosine similarity in {result.model}",
-        ["token"],
+        [unit],
         [[split(i.tokens)] for i in result.items],
         [tok("".join(t.token for t in i.tokens)) + ">" for i in result.items],  # the text its tokens spell
         result.matrix,
         cosine_cell,
-        instead=titled_table(f"norms of the words' vectors in {result.model}", "token norm>", norms),
+        instead=titled_table(f"norms of the words' vectors in {result.model}", f"{unit} norm>", norms),
     )
     return Group(*note_lines([i.note for i in result.items]), matrix)
