@@ -197,16 +197,16 @@ def pairs_known(
     return known
 
 
-def too_few_pairs(file: str, o: Opened, rule: Rule, found: int) -> str:
+def too_few_pairs(file: str, o: Opened, rule: Rule, ignore_case: bool, found: int) -> str:
     """Why a model cannot be scored on a pair file: a correlation needs two pairs. gensim's
     evaluate_word_pairs raises a ValueError when none is found, and scipy's pearsonr when one is."""
-    case = option("ignore_case", True)
+    case = "" if ignore_case else f"{option('ignore_case', True)} or "
     if o.model.static:
         how = f"both words as keys of {o.name}"
-        fix = f"try {case}, or a table that holds the file's words (GloVe's keys are lowercase)"
+        fix = f"try {case}a table that holds the file's words (GloVe's keys are lowercase)"
     else:
         how = f"both words single tokens under the {rule.value} rule"
-        fix = f"try {option('rule', 'bare' if rule is Rule.space else 'space')} or {case}"
+        fix = f"try {case}{option('rule', 'bare' if rule is Rule.space else 'space')}"
     pairs = "no pair" if not found else f"only {found} pair" if found == 1 else f"only {found:,} pairs"
     has = "have" if found > 1 else "has"
     return f"{pairs} of {file} {has} {how}: a correlation needs two at least; {fix}"
@@ -234,7 +234,7 @@ def similarity_eval_in(
             ours.append(float(ops.cosines(m.wte[ia], m.wte[ib])[0]))
             named.append((a, b))
     if len(gold) < 2:
-        raise UsageError(too_few_pairs(file, opened, rule, len(gold)))
+        raise UsageError(too_few_pairs(file, opened, rule, ignore_case, len(gold)))
     m.check_rows(used)
     g, o = np.array(gold), np.array(ours)
     skipped = len(read.pairs) - len(gold)

@@ -103,7 +103,7 @@ def similarity_eval_side_by_side(
     evaluate.refuse_rule(opened, rule)
     known = [set(evaluate.pairs_known(o, read, rule, ignore_case)) for o in opened]
     left_out = {
-        at: evaluate.too_few_pairs(file, o, rule, len(k))
+        at: evaluate.too_few_pairs(file, o, rule, ignore_case, len(k))
         for at, (o, k) in enumerate(zip(opened, known, strict=True))
         if len(k) < 2
     }
