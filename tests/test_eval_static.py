@@ -9,12 +9,17 @@ only the questions both can answer (found from the tokenizer's vocabulary and th
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from conftest import run_cli, run_json
+from gpt2emb.errors import UsageError
+
+from conftest import FUZZ, run_cli, run_json
 from fakehub import FakeHub
 from tinymodel import Tiny
 
@@ -181,3 +186,100 @@ def test_two_model_eval_a_static_table_beside_the_tiny_gpt2(hub: FakeHub, tiny: 
     shown = " ".join(run_cli("analogy", "--eval", str(file), "--method", "3cosadd", *models).stdout.split())
     assert f"on the {len(common)} of 6 questions that every model answers" in shown
     assert "words as 'space' tokens, a static table's as keys" in shown
+
+
+# keys that differ by case alone (gensim's case_insensitive takes the first of them for all), and a word no
+# table holds
+SPELLINGS = [
+    "king",
+    "King",
+    "KING",
+    "queen",
+    "Queen",
+    "man",
+    "Man",
+    "woman",
+    "cat",
+    "Cat",
+    "dog",
+    "cats",
+    "x",
+]
+
+
+@FUZZ
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_keys=st.integers(4, len(SPELLINGS) - 1),
+    n_questions=st.integers(1, 25),
+    ignore=st.booleans(),
+    restrict=st.one_of(st.none(), st.integers(4, len(SPELLINGS) - 1)),
+)
+def test_fuzz_eval_of_random_tables_equals_gensim(
+    tmp_path_factory: pytest.TempPathFactory,
+    seed: int,
+    n_keys: int,
+    n_questions: int,
+    ignore: bool,
+    restrict: int | None,
+) -> None:
+    """On random word2vec files whose keys differ by case alone, and random questions and pairs (some with
+    a word no key is), --eval's counts, wrong answers, skipped share and correlations equal gensim's."""
+    import gpt2emb
+
+    rng = np.random.default_rng(seed)
+    keys = list(rng.permutation(SPELLINGS[:-1])[:n_keys])
+    rows = rng.normal(size=(n_keys, 5))  # continuous: no two scores tie, so both rank alike
+    folder = tmp_path_factory.mktemp("fuzz")
+    table = folder / "t.vec"
+    table.write_text(
+        f"{n_keys} 5\n"
+        + "".join(f"{k} {' '.join(f'{x:.6f}' for x in r)}\n" for k, r in zip(keys, rows, strict=True))
+    )
+    words = rng.choice(SPELLINGS, size=(n_questions, 4))
+    # no question whose answer is one of its inputs (a spelling of one, ignoring case): gpt2emb never answers
+    # with an input; gensim counts it right when all of its best five are inputs and the last is the answer
+    fold = np.char.upper if ignore else np.asarray
+    words = words[[fold(q[3]) not in fold(q[:3]) for q in words]]
+    n_questions = len(words)
+    if n_questions < 2:
+        return
+    questions = folder / "q.txt"
+    questions.write_text(
+        ": a\n"
+        + "".join(" ".join(q) + "\n" for q in words[: n_questions // 2])
+        + ": b\n"
+        + "".join(" ".join(q) + "\n" for q in words[n_questions // 2 :])
+    )
+    # no pair of a word with itself: its cosine is 1 give or take gensim's float32 rounding, which differs
+    # from row to row, so two such pairs tie in exact numbers and gensim's Spearman ranks them by that noise
+    scores = rng.uniform(0, 10, n_questions)
+    kept = [(a, b, s) for (a, b, *_), s in zip(words, scores, strict=True) if a.upper() != b.upper()]
+    pairs = folder / "p.tsv"
+    pairs.write_text("".join(f"{a}\t{b}\t{s:.2f}\n" for a, b, s in kept) or "x\tx\t1\n")
+    kv = KeyedVectors.load_word2vec_format(str(table))
+    restrict = None if restrict is None or restrict > n_keys else restrict
+    m = gpt2emb.open(str(table))
+    _, sections = kv.evaluate_word_analogies(
+        str(questions), restrict_vocab=restrict or 300000, case_insensitive=ignore
+    )
+    ours = m.analogy_eval(questions, method="3cosadd", ignore_case=ignore, errors=True, restrict=restrict)
+    theirs = [(s["section"], len(s["correct"]), len(s["incorrect"])) for s in sections]
+    assert [(s.section, s.correct, s.incorrect) for s in (*ours.sections, ours.total)] == theirs
+    wrong = {tuple(w.upper() if ignore else w for w in (*e.question, e.expected)) for e in ours.errors}
+    assert wrong == set(sections[-1]["incorrect"])
+    try:
+        with warnings.catch_warnings():  # scipy warns of a constant column, and gives NaN
+            warnings.simplefilter("ignore")
+            pearson, spearman, oov_ratio = kv.evaluate_word_pairs(str(pairs), case_insensitive=ignore)
+    except ValueError:  # no pair found (gensim), or one (scipy): gpt2emb refuses, naming the count
+        with pytest.raises(UsageError, match="a correlation needs two"):
+            m.similarity_eval(pairs, ignore_case=ignore)
+        return
+    scored = m.similarity_eval(pairs, ignore_case=ignore)
+    assert scored.oov_ratio == pytest.approx(oov_ratio, abs=1e-9)
+    for mine, gensims in ((scored.pearson, pearson[0]), (scored.spearman, spearman[0])):
+        if mine is None:  # undefined: a constant column, where scipy gives NaN
+            assert np.isnan(gensims)
+        else:
+            assert mine == pytest.approx(gensims, abs=SCORE_TOL)
