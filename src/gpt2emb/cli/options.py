@@ -166,7 +166,9 @@ EvalFile = Annotated[
 RuleOpt = Annotated[
     Rule,
     typer.Option(
-        "--rule", help="With --eval, how a word becomes a token: space (' king', as in text) or bare."
+        "--rule",
+        help="With --eval, how a word becomes a token: space (' king', as in text) or bare. A static "
+        "file's words are its keys, whatever the rule.",
     ),
 ]
 IgnoreCase = Annotated[

@@ -17,10 +17,11 @@ from gpt2emb.core.open import (
 )
 from gpt2emb.errors import (
     UsageError,
+    option,
 )
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
-from gpt2emb.results.evaluate import AnalogyEvalResult, PairsEvalResult, SectionScore, WrongAnswer
+from gpt2emb.results.evaluate import KEYS, AnalogyEvalResult, PairsEvalResult, SectionScore, WrongAnswer
 from gpt2emb.store.entries import OpenedEntry
 from gpt2emb.tokens import Vocab
 
@@ -28,10 +29,33 @@ from gpt2emb.tokens import Vocab
 def _words(
     m: OpenedEntry, vocab: Vocab, rule: Rule, ignore_case: bool, restrict: int | None = None
 ) -> evaluate_files.RuleWords:
-    """The words of a rule, from the first `restrict` token ids only when given (gensim's restrict_vocab)."""
+    """The words of a rule, from the first `restrict` token ids only when given (gensim's restrict_vocab); a
+    static table's are its keys, as gensim reads them, whatever the rule (`rule_of`)."""
     pieces, texts = vocab.texts()
     rows = m.shape.vocab_size if restrict is None else restrict
+    if m.static:
+        return evaluate_files.RuleWords.of_keys(texts[:rows], ignore_case)
     return evaluate_files.RuleWords.build(pieces[:rows], texts[:rows], rule, ignore_case)
+
+
+def rule_of(o: Opened, rule: Rule) -> str:
+    """The rule a model's words were read by, as its result says: a static table's words are its keys."""
+    return KEYS if o.model.static else rule.value
+
+
+def refuse_rule(opened: list[Opened], rule: Rule) -> None:
+    """Refuse --rule bare where every model is a static table (exit 2): a rule says how a word becomes a
+    token, and a static table has no tokens, its words are keys; beside a transformer it is that one's."""
+    if rule is not Rule.space and all(o.model.static for o in opened):
+        raise UsageError(
+            f"{option('rule', rule.value)} is about tokens, and {opened[0].name} is a static word table: its "
+            "words are keys, read whole and as written (what bare does for a tokenizer); leave it out"
+        )
+
+
+def how_read(rule: str) -> str:
+    """How words were found, as messages say it: 'one token under the space rule', 'a key'."""
+    return "a key" if rule == KEYS else f"one token under the {rule} rule"
 
 
 def analogy_eval(
@@ -70,6 +94,8 @@ def analogy_eval_in(
     """analogy_eval of an opened model, the file's sections read (started: when the evaluation began); with
     asked (models side by side), only those questions of each section, the others counted as skipped."""
     m, vocab = o.model, o.vocab
+    if asked is None:
+        refuse_rule([o], rule)
     if restrict is not None:
         candidates.check_restrict(restrict, m.shape.vocab_size)
     words = _words(m, vocab, rule, ignore_case, restrict)
@@ -107,7 +133,7 @@ def analogy_eval_in(
         m.name,
         file,
         method.value,
-        rule.value,
+        rule_of(o, rule),
         ignore_case,
         tuple(scores),
         total,
@@ -171,8 +197,19 @@ def pairs_known(
     return known
 
 
-def too_few_pairs(file: str, rule: Rule) -> str:
-    return f"fewer than two pairs of {file} are single tokens under the {rule.value} rule"
+def too_few_pairs(file: str, o: Opened, rule: Rule, ignore_case: bool, found: int) -> str:
+    """Why a model cannot be scored on a pair file: a correlation needs two pairs. gensim's
+    evaluate_word_pairs raises a ValueError when none is found, and scipy's pearsonr when one is."""
+    case = "" if ignore_case else f"{option('ignore_case', True)} or "
+    if o.model.static:
+        how = f"both words as keys of {o.name}"
+        fix = f"try {case}a table that holds the file's words (GloVe's keys are lowercase)"
+    else:
+        how = f"both words single tokens under the {rule.value} rule"
+        fix = f"try {case}{option('rule', 'bare' if rule is Rule.space else 'space')}"
+    pairs = "no pair" if not found else f"only {found} pair" if found == 1 else f"only {found:,} pairs"
+    has = "have" if found > 1 else "has"
+    return f"{pairs} of {file} {has} {how}: a correlation needs two at least; {fix}"
 
 
 def similarity_eval_in(
@@ -186,6 +223,8 @@ def similarity_eval_in(
     """similarity_eval of an opened model, the file's pairs read; with asked (models side by side), only
     those pairs, the others counted as skipped."""
     m = opened.model
+    if asked is None:
+        refuse_rule([opened], rule)
     gold, ours, used, named = [], [], [], []
     for at, (ia, ib) in pairs_known(opened, read, rule, ignore_case).items():
         if asked is None or at in asked:
@@ -195,7 +234,7 @@ def similarity_eval_in(
             ours.append(float(ops.cosines(m.wte[ia], m.wte[ib])[0]))
             named.append((a, b))
     if len(gold) < 2:
-        raise UsageError(too_few_pairs(file, rule))
+        raise UsageError(too_few_pairs(file, opened, rule, ignore_case, len(gold)))
     m.check_rows(used)
     g, o = np.array(gold), np.array(ours)
     skipped = len(read.pairs) - len(gold)
@@ -218,7 +257,7 @@ def similarity_eval_in(
     return PairsEvalResult(
         m.name,
         file,
-        rule.value,
+        rule_of(opened, rule),
         ignore_case,
         len(read.pairs),
         len(gold),

@@ -59,12 +59,13 @@ def analogy_eval_side_by_side(
             candidates.check_restrict(restrict, known_facts(m)[1])
     sections = evaluate_files.read_analogies(limits.user_path(file))
     opened = [open_ref(m, reporter) for m in models]
+    evaluate.refuse_rule(opened, rule)
     known = []
     for o in opened:
         per_section = evaluate.analogies_known(o, sections, rule, ignore_case, restrict)
         known.append({(s, i) for s, found in enumerate(per_section) for i in found})
     left_out = {
-        at: f"no question of {file} has its four words single tokens under the {rule.value} rule"
+        at: f"no question of {file} has its four words each {evaluate.how_read(evaluate.rule_of(o, rule))}"
         for at, (o, k) in enumerate(zip(opened, known, strict=True))
         if not k
     }
@@ -99,9 +100,10 @@ def similarity_eval_side_by_side(
     (a model that answers fewer than two is left out, and says so)."""
     read = evaluate_files.read_pairs(limits.user_path(file))
     opened = [open_ref(m, reporter) for m in models]
+    evaluate.refuse_rule(opened, rule)
     known = [set(evaluate.pairs_known(o, read, rule, ignore_case)) for o in opened]
     left_out = {
-        at: evaluate.too_few_pairs(file, rule)
+        at: evaluate.too_few_pairs(file, o, rule, ignore_case, len(k))
         for at, (o, k) in enumerate(zip(opened, known, strict=True))
         if len(k) < 2
     }

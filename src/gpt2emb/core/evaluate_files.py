@@ -3,6 +3,7 @@
 makes candidates.
 
 Words become tokens by a rule: `space` (the word as it appears in running text, " king") or `bare` ("king").
+A static word table's words are its keys, whole and as written, whatever the rule (gensim's own reading).
 The candidate answers are the tokens of that rule, each known by its word; `ignore_case` folds words to upper
 case as gensim does by default (the lowest token id stands for all the spellings of a word).
 """
@@ -47,6 +48,16 @@ class RuleWords:
                 seen.add(word)
                 words.append(word)
                 ids.append(token_id)
+        return RuleWords._indexed(words, ids, ignore_case)
+
+    @staticmethod
+    def of_keys(keys: list[str], ignore_case: bool) -> RuleWords:
+        """A static word table's words: every key, whole and as written, in file order (gensim's
+        index_to_key: every key is a candidate answer, whatever it holds)."""
+        return RuleWords._indexed(keys, list(range(len(keys))), ignore_case)
+
+    @staticmethod
+    def _indexed(words: list[str], ids: list[int], ignore_case: bool) -> RuleWords:
         lookup: dict[str, int] = {}
         group = np.arange(len(words))
         for i, w in enumerate(words):

@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from gpt2emb.results.common import Document
 from gpt2emb.results.compare import Side
 
+KEYS = "keys"  # a result's rule on a static word table: its words are its keys, read whole and as written
+
 
 @dataclass(frozen=True)
 class SectionScore(Document):
     section: str
     correct: int
     incorrect: int
-    skipped: int  # questions with a word that is not one token under the rule
+    skipped: int  # questions with a word that is not one token under the rule (a static table's: not a key)
     accuracy: float | None  # correct / (correct + incorrect); None when nothing was answered
 
 
@@ -33,7 +35,7 @@ class AnalogyEvalResult(Document):
     model: str
     file: str
     method: str
-    rule: str
+    rule: str  # --rule (space, bare), or "keys" on a static word table: its words are its keys
     ignore_case: bool
     sections: tuple[SectionScore, ...]
     total: SectionScore
@@ -47,7 +49,7 @@ class AnalogyEvalResult(Document):
 class PairsEvalResult(Document):
     model: str
     file: str
-    rule: str
+    rule: str  # --rule (space, bare), or "keys" on a static word table: its words are its keys
     ignore_case: bool
     pairs: int
     used: int

@@ -11,7 +11,7 @@ from gpt2emb.output.layout import (
     titled_table,
 )
 from gpt2emb.output.views import view
-from gpt2emb.results.evaluate import AnalogyEvalResult, EvalSideBySide, PairsEvalResult
+from gpt2emb.results.evaluate import KEYS, AnalogyEvalResult, EvalSideBySide, PairsEvalResult
 
 
 @view.register
@@ -24,7 +24,7 @@ def _(result: AnalogyEvalResult, dims: int | None) -> RenderableType:
     if result.restrict is not None:
         case += f", ids below {result.restrict:,}"
     title = (
-        f"{result.file} on {result.model} ({result.method}, words as {result.rule!r} tokens{case}): "
+        f"{result.file} on {result.model} ({result.method}, {_read(result.rule)}{case}): "
         f"{pct(result.total.accuracy)} of answered questions, coverage {pct(result.coverage)}, "
         f"{result.seconds:.2f} s"
     )
@@ -45,11 +45,14 @@ def _(result: PairsEvalResult, dims: int | None) -> RenderableType:
         ["Spearman", "undefined" if result.spearman is None else f"{result.spearman:.4f}"],
         ["Pearson", "undefined" if result.pearson is None else f"{result.pearson:.4f}"],
         ["pairs used", f"{result.used:,} of {result.pairs:,}"],
-        ["skipped (not one token)", f"{result.skipped:,} ({result.oov_ratio:.1f}%)"],
+        [
+            "skipped (not a key)" if result.rule == KEYS else "skipped (not one token)",
+            f"{result.skipped:,} ({result.oov_ratio:.1f}%)",
+        ],
     ]
     if result.unreadable:
         rows.append(["lines skipped (unreadable)", f"{result.unreadable:,}"])
-    title = f"{result.file} on {result.model} (words as {result.rule!r} tokens{case})"
+    title = f"{result.file} on {result.model} ({_read(result.rule)}{case})"
     return Group(titled_table(title, "measure value>", rows), *note_lines(list(result.notes)))
 
 
@@ -69,8 +72,9 @@ def _(result: EvalSideBySide, dims: int | None) -> RenderableType:
         labels = [["Spearman"], ["Pearson"]]
         cells = [[_correlation(r, name) for r in result.results] for name in ("spearman", "pearson")]
         label = "measure"
+    read = _read(*(r.rule for r in result.results if r is not None))
     title = (
-        f"{result.file} side by side ({how}words as {first.rule!r} tokens{case}): each model on the "
+        f"{result.file} side by side ({how}{read}{case}): each model on the "
         f"{result.common:,} of {result.asked:,} {what} that every model answers"
     )
     matrix = Matrix(title, [label], labels, [f"{m}>" for m in result.models], cells)
@@ -81,6 +85,15 @@ def _(result: EvalSideBySide, dims: int | None) -> RenderableType:
     if errors:
         said.append("--errors: --json lists each model's questions answered wrong")
     return Group(matrix, *note_lines(said))
+
+
+def _read(*rules: str) -> str:
+    """How the words were read, as a title says it: "words as 'space' tokens", "words as keys" (a static
+    table's), or both where models side by side differ."""
+    tokens = [f"words as {r!r} tokens" for r in dict.fromkeys(rules) if r != KEYS]
+    if KEYS not in rules:
+        return tokens[0]
+    return f"{tokens[0]}, a static table's as keys" if tokens else "words as keys"
 
 
 def _accuracy(r: AnalogyEvalResult | PairsEvalResult | None, at: int) -> str:
