@@ -72,7 +72,10 @@ def test_the_scaffold_makes_a_command_that_passes_its_tests(tmp_path: Path) -> N
     ).stdout
     changed = {line[3:] for line in status.splitlines()}
     written = {pattern.format(name=NAME) for pattern in new_command.FILES}
-    assert written <= changed and changed - written <= GENERATED, changed - written
+    # docs/img: the figures, drawn again, differ where this machine's BLAS rounds otherwise than the one
+    # that drew them (generate.py writes them all; the figure tests compare them with a tolerance)
+    regenerated = {c for c in changed - written if not c.startswith("docs/img/")}
+    assert written <= changed and regenerated <= GENERATED, regenerated
     assert not any(line.startswith(" M") and line[3:] in written for line in status.splitlines())
     ruff = subprocess.run(
         [sys.executable, "-m", "ruff", "check", *(w for w in written if w.endswith(".py"))], cwd=repo
