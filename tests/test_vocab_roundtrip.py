@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
@@ -344,6 +344,16 @@ def vocabularies(draw: st.DrawFn, base: dict[str, Any]) -> tuple[dict[str, Any],
     return doc, words
 
 
+def _with_added(base: dict[str, Any], content: str, words: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """base with one added token after its entries, and words that hold it: the drawn examples may hold no
+    such word (how many do varies from one run to another, though they are derandomized), this one does."""
+    doc = json.loads(json.dumps(base))
+    end = max([*doc["model"]["vocab"].values(), *(t["id"] for t in doc["added_tokens"])]) + 1
+    flags = dict.fromkeys(("single_word", "lstrip", "rstrip", "special"), False)
+    doc["added_tokens"].append({"id": end, "content": content, **flags, "normalized": True})
+    return doc, words
+
+
 def _variant(source: Path, folder: Path, doc: dict[str, Any], ids: int) -> None:
     """source's model copied into folder with the tokenizer.json doc, its token table grown to hold ids."""
     from safetensors.numpy import load_file, save_file
@@ -403,6 +413,7 @@ def test_fuzz_random_vocabularies_give_the_library_s_ids(
 
     @FUZZ
     @given(vocabularies(base))
+    @example(_with_added(base, "kitz", ["kitz", "a kitz"]))  # the words holding an added token, always
     def check(case: tuple[dict[str, Any], list[str]]) -> None:
         doc, words = case
         folder = tmp_path_factory.mktemp("vocab")
