@@ -53,7 +53,7 @@ def test_every_schema_is_a_draft_2020_12_schema_of_strict_json() -> None:
 
 def test_a_schema_lists_every_key_as_required_and_says_which_may_be_null() -> None:
     neighbors = json.loads((SHIPPED / "NeighborsResult.json").read_text())
-    assert neighbors["required"] == ["model", "k", "items", "candidates", "fold", "notes"]
+    assert neighbors["required"] == ["model", "k", "items", "candidates", "fold", "notes", "static"]
     assert neighbors["properties"]["k"] == {"type": "integer"}
     assert neighbors["properties"]["candidates"]["anyOf"] == [
         {"$ref": "#/$defs/Candidates"},
@@ -189,6 +189,7 @@ def neighbors_doc() -> dict[str, Any]:
         "candidates": None,
         "fold": False,
         "notes": [],
+        "static": False,
     }
 
 
