@@ -152,3 +152,24 @@ def test_a_word_is_a_key_as_typed() -> None:
     assert done.exit_code == 2 and "a phrase is a key only where the file holds it as one" in done.stderr
     done = run_cli("vector", "id:76", "-m", str(GLOVE))
     assert done.exit_code == 2 and "id:76 does not exist" in done.stderr and "id:0 to id:75" in done.stderr
+
+
+@pytest.mark.parametrize("command", [["neighbors"], ["vector"], ["analogy", "king", "man"]])
+def test_an_empty_word_and_a_large_k_speak_of_keys(command: list[str]) -> None:
+    """A static table has keys, not tokens, and no --exact: the messages offer neither."""
+    done = run_cli(*command, "", "-m", str(GLOVE))
+    assert done.exit_code == 2
+    assert "an empty word is not a key; type a word" in done.stderr and "--exact" not in done.stderr
+    if command == ["neighbors"]:
+        done = run_cli("neighbors", "the", "-m", str(GLOVE), "-k", "77")
+        assert done.exit_code == 2 and "must be at most 76 (the number of keys), not 77" in done.stderr
+    done = run_cli("neighbors", "", "-m", "gpt2")  # a model keeps its own words
+    assert done.exit_code == 2 and "has no token; type a word, or use --exact" in done.stderr
+
+
+def test_the_handle_s_k_speaks_of_keys() -> None:
+    import gpt2emb
+    from gpt2emb.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"at most 76 \(the number of keys\), not 80"):
+        gpt2emb.open(str(GLOVE)).neighbors("the", k=80)

@@ -286,7 +286,7 @@ class Embeddings(Opened):
             whole_words=whole_words,
             fold=fold,
         )
-        check_top(k, self.model.shape.vocab_size)
+        check_top(k, self.model.shape.vocab_size, self.model.static)
         return options, restriction_of(self, options)
 
     def _ref(self) -> registry.ModelRef:

@@ -34,7 +34,7 @@ class Keys(Vocab):
     def query(self, word: str, exact: bool, pool: Pool) -> Query:
         """A word's row: the key it is, or the key id:N names; else a UsageError naming the nearest keys."""
         word = word.strip()  # as check_word reads it
-        row = check_word(word, False)
+        row = check_word(word, False, static=True)
         if row is not None:
             if row >= self.n_rows:
                 raise UsageError(

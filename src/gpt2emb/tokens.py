@@ -139,10 +139,10 @@ def special_refused(name: str, token_id: int | None) -> UsageError:
     return UsageError(f"{name} is a special token, not a word: ask for its row by id (id:{token_id})")
 
 
-def check_word(word: str, exact: bool, specials: Specials | None = None) -> int | None:
+def check_word(word: str, exact: bool, specials: Specials | None = None, static: bool = False) -> int | None:
     """What can be said of a word before any model is opened: its id for `id:N`, or a UsageError.
     specials: the model's special tokens, when the registry knows them before opening. Without exact, the
-    white space around a word is no part of it, as on a line of stdin."""
+    white space around a word is no part of it, as on a line of stdin. static: a key of a static table."""
     if not exact:
         word = word.strip()
     match = _ID.fullmatch(word)
@@ -157,13 +157,13 @@ def check_word(word: str, exact: bool, specials: Specials | None = None) -> int 
         return int(raw)
     if len(word) > MAX_WORD_CHARS:
         raise UsageError(f"a word of {len(word):,} characters is too long: at most {MAX_WORD_CHARS:,}")
+    if (exact or static) and not word:  # a static table has no --exact to offer
+        raise UsageError(f"an empty word {'is not a key' if static else 'has no token'}; type a word")
     if not exact and not word:
         raise UsageError(
             f"an empty word has no token; type a word, or use {option('exact', True)} to look up whitespace "
             "itself"
         )
-    if exact and not word:
-        raise UsageError("an empty word has no token; type a word")
     for ch in word:
         if unicodedata.category(ch) in ("Cc", "Cs") and not (exact and ch in "\t\n\r"):
             raise UsageError(

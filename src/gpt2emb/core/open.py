@@ -111,14 +111,14 @@ def check_candidates(ref: ModelRef, options: RankOptions) -> candidates.Restrict
     return candidates.Restriction.read(among, restrict, whole, exact, *known_facts(ref))
 
 
-def check_top(k: int, rows: int | None) -> int:
+def check_top(k: int, rows: int | None, static: bool = False) -> int:
     """k, once it is one a ranking can give (rows: the model's tokens, None while they are not known). An
     int by then, checked once where it came in: the command line parses it so, the handle's contract makes it
-    one (contract.count)."""
+    one (contract.count). static: the rows are a static table's keys, and the message says so."""
     if k < 1:
         raise UsageError(f"{option('k')} must be 1 or more, not {k}")
     if rows is not None and k > rows:
-        raise _too_many(k, rows)
+        raise _too_many(k, rows, static)
     return k
 
 
@@ -147,23 +147,25 @@ def open_checked(
     stdin; never an empty list: the command line asks for one word at least)."""
     specials, rows = known_facts(ref)
     for w in words or ():
-        check_word(w, exact, specials)
+        check_word(w, exact, specials, static=ref.static)
     if k is not None:
         check_top(k, rows)
     opened = open_ref(ref, reporter)
     if k is not None and rows is None:
-        check_top_fits(k, opened.model.shape.vocab_size)
+        check_top_fits(k, opened.model.shape.vocab_size, ref.static)
     return opened
 
 
-def check_top_fits(k: int, rows: int) -> None:
+def check_top_fits(k: int, rows: int, static: bool = False) -> None:
     """-k no more than the model's tokens, for a model whose size is known once it is open."""
     if k > rows:
-        raise _too_many(k, rows)
+        raise _too_many(k, rows, static)
 
 
-def _too_many(k: int, rows: int) -> UsageError:
-    return UsageError(f"{option('k')} must be at most {rows:,} (the number of tokens), not {k:,}")
+def _too_many(k: int, rows: int, static: bool) -> UsageError:
+    # A static table's rows are its keys: "tokens" would send its reader looking for a tokenizer.
+    what = "keys" if static else "tokens"
+    return UsageError(f"{option('k')} must be at most {rows:,} (the number of {what}), not {k:,}")
 
 
 def floats(values: np.ndarray) -> tuple[float, ...]:
