@@ -163,7 +163,10 @@ class Recorder:
 
 
 @pytest.mark.parametrize("kind", ["text", "text with a header", "binary"])
-def test_reading_shows_progress_over_the_whole_file(tmp_path: Path, kind: str) -> None:
+def test_reading_shows_progress_over_the_whole_file(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(static, "READ_BLOCK", 4096)  # the file is read in many blocks, joined in order
     rng = np.random.default_rng(5)
     words = [f"w{i}".encode() for i in range(static.BLOCK * 2 + 7)]
     vectors = rng.standard_normal((len(words), 4)).astype(np.float32)
@@ -177,7 +180,11 @@ def test_reading_shows_progress_over_the_whole_file(tmp_path: Path, kind: str) -
     reporter = Recorder()
     table = static.read_table(path, "utf-8", "t.txt", reporter)
     assert np.array_equal(table.rows, vectors) and len(table.keys) == len(words)
-    assert reporter.bars == [("building the cache entry of t.txt", len(data), len(data))]
+    # reading the file, then building from it: each bar runs over the whole file
+    assert reporter.bars == [
+        ("reading t.txt", len(data), len(data)),
+        ("building the cache entry of t.txt", len(data), len(data)),
+    ]
 
 
 @pytest.mark.parametrize("width", [80, 120])
@@ -202,7 +209,9 @@ def test_the_bar_of_a_first_use_stays_on_one_line(tmp_path: Path, width: int) ->
     drawn = [line for line in lines if line.strip()]
     bytes_done = re.compile(r" [0-9.]+/[0-9.]+ [kM]B ")  # each line is whole: the bytes are on it
     assert drawn and all(bytes_done.search(line) and len(line) <= width for line in drawn), drawn
-    assert all(line.startswith("building the cache") and "glove.6B.300d.txt" in line for line in drawn), drawn
+    bars = ("reading ", "building the cache")
+    assert all(line.startswith(bars) and "glove.6B.300d.txt" in line for line in drawn), drawn
+    assert {line.startswith(bars[0]) for line in drawn} == {True, False}, drawn  # both bars were drawn
 
 
 def test_a_file_changed_while_read_is_refused_and_nothing_cached(
