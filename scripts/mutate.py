@@ -91,9 +91,8 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     # each with its own unit tests (tests/units/plot/test_MODULE.py; __init__'s: test_init.py)
     **{
         f"plot/{name}.py": [*_PLOT_TESTS, f"tests/units/plot/test_{name.strip('_')}.py"]
-        for name in ("__init__", "analogy", "canvas", "context")
+        for name in ("__init__", "analogy", "canvas", "context", "geometry")
     },
-    **{f"plot/{name}.py": _PLOT_TESTS for name in ("geometry",)},
     **{f"plot/{name}.py": _PLOT_TESTS for name in ("neighbors", "similarity", "sizes", "vector")},
     "plot/place.py": [*_PLOT_TESTS, "tests/test_pinned_place.py"],
     "plot/logits.py": [
