@@ -12,6 +12,11 @@ from fakehub import FakeHub
 
 pytest.importorskip("matplotlib")
 
+from matplotlib.figure import Figure
+
+from gpt2emb import plot
+from gpt2emb.plot import canvas
+
 
 @pytest.mark.parametrize("path", ["", "   "])
 def test_a_figure_of_no_name_is_refused_before_anything_is_fetched(
@@ -54,3 +59,40 @@ def test_a_path_ending_in_a_slash_is_given_a_file_in_that_folder(
         f"give a file's path, such as --figure {fix}"
     )
     assert hub.requests == [] and list(tmp_path.iterdir()) == []
+
+
+def a_figure() -> Figure:
+    fig = canvas.new_figure(3, 2)
+    fig.add_subplot().plot([0, 1], [1, 0], label="a line")
+    canvas.suptitle(fig, "a title")
+    return fig
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".pdf"])
+def test_the_same_figure_writes_the_same_file(tmp_path: Path, suffix: str) -> None:
+    """No date in an SVG or a PDF, an SVG's ids salted alike and its text drawn as paths (no <text>, no
+    font asked of the reader's machine): the same figure, made twice, writes the same bytes. (One figure
+    written twice may not: constrained layout moves its panels by a hair on the second drawing.)"""
+    first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+    plot.save(a_figure(), str(first), "figure")
+    plot.save(a_figure(), str(second), "figure")
+    assert first.read_bytes() == second.read_bytes()
+    if suffix == ".svg":
+        text = first.read_text()
+        assert "<text" not in text and "<dc:date>" not in text and 'id="' in text
+
+
+@pytest.mark.parametrize("name", ["x.txt", "x.png"])
+def test_a_figure_in_the_cache_is_refused_as_such_whatever_its_extension(
+    hub: FakeHub, caches: dict[str, Path], name: str
+) -> None:
+    """What gpt2emb reads is refused before the extension is looked at: one message for x.txt and x.png."""
+    caches["cache"].mkdir(parents=True)
+    target = caches["cache"] / name
+    result = run_cli("vector", "king", "--figure", str(target))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"gpt2emb: --figure {target} is in gpt2emb's cache ({caches['cache'].resolve()}), which gpt2emb "
+        "reads from: give a path elsewhere"
+    )
+    assert hub.requests == [] and list(caches["cache"].iterdir()) == []
