@@ -3,11 +3,14 @@ the writing of it. Pinned on known answers where a mutation run found them loose
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from conftest import run_cli
+from drawn import captured
 from fakehub import FakeHub
 
 pytest.importorskip("matplotlib")
@@ -96,3 +99,51 @@ def test_a_figure_in_the_cache_is_refused_as_such_whatever_its_extension(
         "reads from: give a path elsewhere"
     )
     assert hub.requests == [] and list(caches["cache"].iterdir()) == []
+
+
+def test_a_legend_too_long_for_its_figure_is_written_without_a_warning(hub: FakeHub, tmp_path: Path) -> None:
+    """analogy's legend, beside its panel, names the expression: one of 25 words leaves matplotlib no room to
+    lay the panel out. It says so as a warning (an error under pytest's settings); the figure is written all
+    the same, and nothing reaches stderr."""
+    six = ("-", "man", "+", "woman", "-", "cat", "+", "dog", "-", "queen", "+", "king")  # six terms
+    terms = ["king", *six * 4]
+    target = tmp_path / "a.png"
+    with captured() as figures:
+        result = run_cli("analogy", *terms, "-k", "2", "--figure", str(target))
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == "" and target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    legend = figures[0].axes[0].get_legend()
+    assert legend is not None and any(len(t.get_text()) > 150 for t in legend.get_texts())
+
+
+def test_an_inline_svg_s_smallest_text_is_the_smallest_a_reader_sees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """data-smallest-text counts the texts drawn: not a hidden one, nor one that is empty or blank."""
+
+    def figure(result: str) -> Figure:
+        fig = canvas.new_figure(3, 2)
+        ax = fig.add_subplot()
+        ax.text(0.1, 0.1, result, fontsize=9)
+        ax.text(0.2, 0.2, "hidden", fontsize=4).set_visible(False)
+        ax.text(0.3, 0.3, "", fontsize=5)
+        ax.text(0.4, 0.4, "   ", fontsize=6)
+        return fig
+
+    monkeypatch.setitem(sys.modules, "gpt2emb.plot.texts", SimpleNamespace(figure=figure))
+    made = plot.svg("texts", "seen")
+    assert made.startswith('<svg data-smallest-text="9" ')
+
+
+def test_an_inline_svg_of_no_text_says_10_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A figure that writes no text (a bare canvas) is given the size of matplotlib's own default text, 10
+    points; and a text that holds "<svg" is escaped in the file, so the root alone carries the size."""
+
+    def figure(title: str) -> Figure:
+        fig = canvas.new_figure(3, 2)
+        if title:
+            fig.add_subplot().set_title(title, fontsize=11)
+        return fig
+
+    monkeypatch.setitem(sys.modules, "gpt2emb.plot.bare", SimpleNamespace(figure=figure))
+    assert plot.svg("bare", "").startswith('<svg data-smallest-text="10" ')
+    titled = plot.svg("bare", "a <svg b")
+    assert titled.count("<svg") == 1 and titled.count("data-smallest-text") == 1
