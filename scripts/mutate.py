@@ -88,7 +88,11 @@ _PAGE_TESTS = [
 ]
 DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot/, output/: its path, key_of)
     # ---- plot/ and output/pages/ (issue 53): the figures and the page, read back and measured
-    **{f"plot/{name}.py": _PLOT_TESTS for name in ("__init__", "analogy", "canvas", "context", "geometry")},
+    # each with its own unit tests (tests/units/plot/test_MODULE.py; __init__'s: test_init.py)
+    **{
+        f"plot/{name}.py": [*_PLOT_TESTS, f"tests/units/plot/test_{name.strip('_')}.py"]
+        for name in ("__init__", "analogy", "canvas", "context", "geometry")
+    },
     **{f"plot/{name}.py": _PLOT_TESTS for name in ("neighbors", "similarity", "sizes", "vector")},
     "plot/place.py": [*_PLOT_TESTS, "tests/test_pinned_place.py"],
     "plot/logits.py": [

@@ -99,10 +99,15 @@ LITERAL: dict[RcKeyType, Any] = {"text.parse_math": False, "text.usetex": False}
 
 @contextlib.contextmanager
 def literal() -> Iterator[None]:
-    """Within it, every text a figure makes is drawn as it is (see LITERAL)."""
+    """Within it, every text a figure makes is drawn as it is (see LITERAL), and a figure too small for its
+    texts is drawn quietly. A text too long for its figure (an expression of 25 words in analogy's legend)
+    leaves matplotlib no room to lay the panels out: it draws them where they stand, and says so to stderr
+    with its own source line, each time the figure is drawn (place.py draws it to measure the labels, before
+    it is written); the figure is written all the same."""
     import matplotlib
 
-    with matplotlib.rc_context(LITERAL):
+    with matplotlib.rc_context(LITERAL), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "constrained_layout not applied", UserWarning)
         yield
 
 
@@ -112,12 +117,8 @@ def _print(fig: Figure, f: BinaryIO, fmt: str) -> None:
     # no date in an SVG or a PDF: the same figure makes the same file; an SVG's ids made alike on every run,
     # its text drawn as paths (no font asked of the reader's machine, whatever a matplotlibrc says)
     metadata = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}.get(fmt)
-    # a text too long for its figure (a model's name past a hundred characters) leaves matplotlib no room to
-    # lay the panels out: it draws them where they stand, and says so to stderr with its own source line;
-    # the figure is written all the same
     rc: dict[RcKeyType, Any] = {"svg.hashsalt": "gpt2emb", "svg.fonttype": "path", **LITERAL}
-    with matplotlib.rc_context(rc), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "constrained_layout not applied", UserWarning)
+    with matplotlib.rc_context(rc):
         fig.savefig(f, format=fmt, dpi=110, metadata=metadata)
 
 
