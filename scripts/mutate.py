@@ -94,6 +94,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     "plot/logits.py": [
         *(*_PLOT_TESTS, "tests/commands/test_logits.py"),
         "tests/commands/test_logits_masked.py::test_the_grid_fills_in_the_positions_around_the_mask",
+        "tests/units/plot/test_logits.py",
     ],
     "plot/positions.py": [*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/test_pinned_positions.py"],
     "output/pages/__init__.py": _PAGE_TESTS,
