@@ -7,12 +7,15 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
+import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
+from gpt2emb import plot
 from gpt2emb.plot import logits
 
 
@@ -50,7 +53,7 @@ def test_the_colours_run_from_probability_0_to_1_layer_0_at_the_bottom() -> None
     (image,) = ax.images
     assert image.get_clim() == (0.0, 1.0) and image.get_cmap().name == "viridis"
     assert image.origin == "lower"
-    assert image.get_array().tolist() == [[0.1, 0.3, 0.5], [0.2, 0.4, 0.6]]  # (layers, positions)
+    assert np.asarray(image.get_array()).tolist() == [[0.1, 0.3, 0.5], [0.2, 0.4, 0.6]]  # (layers, positions)
 
 
 def test_a_cell_below_0_6_is_written_in_white_at_its_layer_and_position() -> None:
@@ -95,10 +98,6 @@ def test_the_title_says_what_the_lens_reads_masked_or_not() -> None:
 def test_every_text_is_drawn_as_typed_its_labels_too() -> None:
     """A figure is made within plot.literal(), as --figure makes it: no text of it, an axis's label or a
     tick's as much as a cell's, is read as mathtext (a label's own parse_math=True would override the rc)."""
-    from matplotlib.text import Text
-
-    from gpt2emb import plot
-
     with plot.literal():
         fig = logits.figure(lens([[0.5, 0.5], [0.5, 0.5]]))
         fig.draw_without_rendering()
