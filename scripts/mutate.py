@@ -98,8 +98,12 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     "plot/logits.py": [
         *(*_PLOT_TESTS, "tests/commands/test_logits.py"),
         "tests/commands/test_logits_masked.py::test_the_grid_fills_in_the_positions_around_the_mask",
+        "tests/units/plot/test_logits.py",
     ],
-    "plot/positions.py": [*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/test_pinned_positions.py"],
+    "plot/positions.py": [
+        *(*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/test_pinned_positions.py"),
+        "tests/units/plot/test_positions.py",
+    ],
     "output/pages/__init__.py": _PAGE_TESTS,
     "output/pages/lab.py": _PAGE_TESTS,
     # store/checkpoint.py, and the modules that hold the rest of what was checkpoint.py
