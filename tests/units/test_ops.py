@@ -1,4 +1,10 @@
-"""The math against independent references: numpy written out by hand, and gensim for the analogy methods."""
+"""ops.py: the ranking math against independent references.
+
+The references are numpy written out by hand, scipy's cosine distance, float64 loops from the definitions,
+and gensim for the analogy methods. Rows of extreme norm and crowded tables are ranked exactly."""
+
+import math
+import statistics
 
 import numpy as np
 import pytest
@@ -7,6 +13,7 @@ from gensim.models import KeyedVectors
 from gpt2emb import measures, ops, sums
 from gpt2emb.choices import Method, Pool
 from gpt2emb.tokens import Query
+from oracles import REL, cos64
 
 from conftest import run_json
 from fakehub import FakeHub
@@ -205,3 +212,176 @@ def test_a_cosine_never_passes_one() -> None:
     assert np.all(np.abs(measures.all_cosines(rows)[0]) <= 1.0)
     assert np.all(measures.paired_cosines(rows[past], rows[past]) == 1.0)
     assert np.isnan(ops.cosines(np.full((1, 64), np.nan, dtype=np.float32), rows[i])[0])  # NaN stays NaN
+
+
+def brute_cosines(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Each row's cosine with v, in float64 row by row (0 for a zero row), scaled first so that no square
+    under- or overflows float64 either."""
+    out = np.zeros(len(rows))
+    v64 = v.astype(np.float64) / np.abs(v).max()
+    for i, row in enumerate(rows.astype(np.float64)):
+        if row.any():
+            r = row / np.abs(row).max()
+            out[i] = r @ v64 / (np.linalg.norm(r) * np.linalg.norm(v64))
+    return out
+
+
+def extreme_table(scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """A query of norm `scale` (2^-70 or 2^66: outside what float32 products of two such vectors survive),
+    rows of ordinary norm that point near it, and rows of the same extreme norm, one of them the query's
+    own direction: in float32 the extreme rows' products with the query under- or overflow."""
+    rng = np.random.default_rng(9)
+    d = 16
+    q = np.abs(rng.standard_normal(d)) + 0.5  # all positive: an overflow is +inf, never inf - inf
+    rows = q + 0.8 * rng.standard_normal((40, d))  # cosines about 0.5 to 0.9
+    rows[30:] = np.abs(rng.standard_normal((10, d))) * scale  # cosines below 0.9, extreme norm
+    rows[35] = q * scale  # the best row: the query's direction
+    return rows.astype(np.float32), (q * scale).astype(np.float32)
+
+
+@pytest.mark.parametrize("scale", [2.0**-70, 2.0**66], ids=["tiny", "huge"])
+def test_a_query_of_extreme_norm_ranks_every_row_exactly(scale: float) -> None:
+    """Float32 products of two vectors of such norms underflow to 0 or overflow to inf: neither the query
+    nor those rows may get a fast bound, and the ranking is the exact one."""
+    rows, q = extreme_table(scale)
+    norms = np.array([np.linalg.norm(r.astype(np.float64)) for r in rows], dtype=np.float32)
+    exact = brute_cosines(rows, q)
+    expected = sorted(range(len(rows)), key=lambda i: (-exact[i], i))[:5]
+    assert expected[0] == 35
+    (ranking,) = ops.cosine_rankings(rows, norms, [q])
+    got = ranking.top(5)
+    assert [i for i, _ in got] == expected
+    assert [s for _, s in got] == pytest.approx(exact[expected], rel=REL)
+    (tops,) = ops.cosine_tops(rows, norms, [q], 5, [()])
+    assert [i for i, _ in tops] == expected
+    ((place, score),) = ranking.ranks([35])
+    assert place == 1 and score == pytest.approx(1.0, rel=REL)
+
+
+def crowded_table(n: int, d: int, seed: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Random rows, a zero row, and for three queries of four a crowd of rows within 1e-6 of its direction
+    (float32's fast pass cannot order them: the exact pass must) and one row equal to it."""
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((n, d))
+    queries = [rng.standard_normal(d) for _ in range(3)]
+    for q, where in zip(queries, (0, 300, 520), strict=True):  # row 0: the first a screen reads
+        rows[where : where + 12] = q * rng.uniform(0.5, 2, (12, 1)) + 1e-6 * rng.standard_normal((12, d))
+        rows[where + 12] = q
+    rows[[0, 12]] = rows[[12, 0]]  # the first query's own direction is row 0
+    rows[20] = 0.0
+    queries.append(rng.standard_normal(d))  # and a query without a crowd: its best rows are far apart
+    return rows.astype(np.float32), [q.astype(np.float32) for q in queries]
+
+
+def brute_top(exact: np.ndarray, k: int, exclude: tuple[int, ...], allowed: np.ndarray | None) -> list[int]:
+    """The k best ids by exact score, ties to the smaller id, among the rows left."""
+    ids = [i for i in range(len(exact)) if i not in exclude and (allowed is None or allowed[i])]
+    return sorted(ids, key=lambda i: (-exact[i], i))[:k]
+
+
+@pytest.mark.parametrize("columns", [8192, 64])
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_cosine_tops_and_rankings_are_every_row_scored(
+    columns: int, unsafe: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ops, "_COLUMNS", columns)
+    rows, queries = crowded_table(600, 16, seed=21)
+    if unsafe:  # a row without a fast bound: lo and hi of every row, _kth_largest's groups
+        rows[99] = rows[99] * np.float32(2.0**-60)
+    norms = np.array([np.linalg.norm(r.astype(np.float64)) for r in rows], dtype=np.float32)
+    excludes = [(12,), (312, 305), (), ()]
+    allowed = np.ones(len(rows), dtype=bool)
+    allowed[[5, 6, 7, 300, 301, 525]] = False
+    exacts = [brute_cosines(rows, q) for q in queries]
+    assert brute_top(exacts[0], 1, (), None) == [0]
+    for k in (1, 5, 80):  # 80: more than a block of 64 columns holds
+        for mask in (None, allowed):
+            tops = ops.cosine_tops(rows, norms, queries, k, excludes, mask)
+            rankings = ops.cosine_rankings(rows, norms, queries)
+            for exact, e, top, ranking in zip(exacts, excludes, tops, rankings, strict=True):
+                assert (ranking.lo <= exact).all() and (exact <= ranking.hi).all()
+                expected = brute_top(exact, k, e, mask)
+                assert [i for i, _ in top] == expected
+                assert [s for _, s in top] == pytest.approx(exact[expected], rel=REL)
+                assert [i for i, _ in ranking.top(k, e, mask)] == expected
+    ranking = ops.cosine_rankings(rows, norms, queries)[0]
+    exact = exacts[0]
+    asked = [5, 10, 12, 20, 200, 10]  # one pass for them all, a repeat among them
+    for i, (place, score) in zip(asked, ranking.ranks(asked), strict=True):
+        assert place == int((exact > exact[i]).sum()) + 1
+        assert score == pytest.approx(exact[i], rel=REL)
+    for i, (place, _) in zip(asked, ranking.ranks(asked, allowed), strict=True):
+        assert place == int((exact[allowed] > exact[i]).sum()) + 1
+    # 512 rows: 64 groups of exactly 8 (no rows left over for a last group)
+    tops = ops.cosine_tops(rows[:512], norms[:512], queries, 5, excludes)
+    for scores, e, top in zip(exacts, excludes, tops, strict=True):
+        assert [i for i, _ in top] == brute_top(scores[:512], 5, e, None)
+    # many excluded ids: more than a block of 64 columns holds, with few asked for
+    excluded = tuple(range(100, 160))
+    (top,) = ops.cosine_tops(rows, norms, queries[3:], 10, [excluded])
+    assert [i for i, _ in top] == brute_top(exacts[3], 10, excluded, None)
+    assert ranking.top(5, allowed=np.zeros(len(rows), dtype=bool)) == []
+    # nearly every row asked for: one by one, fewer than k when fewer remain
+    many = ops.cosine_tops(rows[:20], norms[:20], queries[:1], 19, [(3, 4)])
+    assert [i for i, _ in many[0]] == brute_top(exact[:20], 19, (3, 4), None)
+
+
+def test_cosine_cosines_and_matrices_are_scipys() -> None:
+    rng = np.random.default_rng(17)
+    rows = rng.standard_normal((6, 5)).astype(np.float32)
+    rows[1] *= np.float32(0.01)  # a norm below 1: two such rows' norms multiply to less than 1
+    rows[3] *= np.float32(0.02)
+    rows[2] = 0.0
+    rows[4, 1] = np.nan
+    v = rng.standard_normal(5).astype(np.float32)
+    assert ops.cosine(rows[0], v) == pytest.approx(cos64(rows[0], v), rel=REL)
+    assert ops.cosine(rows[2], v) is None and ops.cosine(v, rows[2]) is None
+    got = ops.cosines(rows, v)
+    for i in (0, 1, 3, 5):
+        assert got[i] == pytest.approx(cos64(rows[i], v), rel=REL)
+    assert got[2] == 0.0 and np.isnan(got[4])
+    matrix, norms = measures.cosine_matrix(rows)
+    whole, whole_norms = measures.all_cosines(rows)
+    for i in (0, 1, 3, 5):
+        assert norms[i] == pytest.approx(math.hypot(*map(float, rows[i])), rel=REL)
+        assert whole_norms[i] == pytest.approx(norms[i], rel=REL)
+        for j in (0, 1, 3, 5):
+            assert matrix[i, j] == pytest.approx(cos64(rows[i], rows[j]), rel=REL)
+            assert whole[i, j] == pytest.approx(cos64(rows[i], rows[j]), rel=1e-12)
+    assert np.isnan(matrix[4]).all() and np.isnan(matrix[:, 4]).all() and np.isnan(whole[4]).all()
+    assert matrix[2, 0] == 0.0 and matrix[0, 2] == 0.0 and whole[2, 0] == 0.0
+
+
+def test_a_mean_of_rows_near_float32s_largest_is_the_float64_mean() -> None:
+    rows = np.array([[3e38, -3e38, 1.0], [3e38, -1e38, 3.0], [2e38, 1e38, 8.0]], dtype=np.float32)
+    got = ops.query_vector(rows, Query(word="w", ids=(0, 1, 2), pool=Pool.mean))
+    expected = [statistics.fmean(float(x) for x in rows[:, j]) for j in range(3)]
+    assert got.dtype == np.float32 and got.tolist() == pytest.approx(expected, rel=1e-7)
+    assert ops.query_vector(rows, Query(word="w", ids=(1, 2), pool=Pool.first)).tolist() == rows[1].tolist()
+
+
+def test_slack_is_the_documented_bound() -> None:
+    """3.7e-4 for d = 768, as its docstring and the analogy evaluation's integer steps rely on."""
+    assert ops.slack(768) == pytest.approx(3.7e-4, rel=0.01)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_the_bounds_hold_in_one_two_and_three_dimensions(d: int) -> None:
+    """The fewest dimensions: the float32 pass's error is still within the bounds of every row."""
+    rng = np.random.default_rng(47 + d)
+    rows = rng.standard_normal((200, d)).astype(np.float32)
+    q = rng.standard_normal(d).astype(np.float32)
+    norms = np.array([np.linalg.norm(r.astype(np.float64)) for r in rows], dtype=np.float32)
+    (ranking,) = ops.cosine_rankings(rows, norms, [q])
+    exact = brute_cosines(rows, q)
+    assert (ranking.lo <= exact).all() and (exact <= ranking.hi).all()
+    assert [i for i, _ in ranking.top(7)] == brute_top(exact, 7, (), None)
+
+
+@pytest.mark.parametrize("size", [1e-3, 0.5, 1.0, 3.0])
+def test_the_cosine_of_two_short_vectors_is_a_cosine(size: float) -> None:
+    """Found loose on seed 13: the cosine of vectors whose norms multiply to 1 or less (a direction is a
+    direction whatever its length); None only for a vector of zeros."""
+    a, b = np.array([size, 0.0]), np.array([size, size])
+    assert ops.cosine(a, b) == pytest.approx(1 / math.sqrt(2), rel=1e-12)  # 45 degrees apart
+    assert ops.cosine(a, np.zeros(2)) is None
