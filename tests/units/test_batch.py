@@ -369,7 +369,7 @@ def test_failed_is_the_older_name_of_failed_line() -> None:
 
 
 def test_the_python_page_example_runs(hub: FakeHub) -> None:
-    page = (Path(__file__).resolve().parents[1] / "docs" / "python.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text(encoding="utf-8")
     (example,) = re.findall(r"```python\n(.+?)\n```", page, re.DOTALL)
     scope: dict[str, Any] = {}
     exec(compile(example, "docs/python.md", "exec"), scope)  # the example as a reader pastes it
