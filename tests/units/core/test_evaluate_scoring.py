@@ -224,10 +224,8 @@ def step_ties(seed: int = 53) -> tuple[np.ndarray, np.ndarray]:
     return np.vstack(rows).astype(np.float32), abc
 
 
-def test_3cosadd_answers_where_the_fast_steps_round_apart() -> None:
-    wte, abc = step_ties()
-    names = [f"w{i}" for i in range(len(wte))]
-    words = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case=False)
+def cosadd_answers(wte: np.ndarray, abc: np.ndarray) -> list[int]:
+    """Each question's 3cosadd answer, every row scored in float64, the inputs left out."""
     x = wte.astype(np.float64)
     unit = x / np.sqrt((x * x).sum(axis=1))[:, None]
     expected = []
@@ -235,6 +233,14 @@ def test_3cosadd_answers_where_the_fast_steps_round_apart() -> None:
         scores = unit @ unit[b] - unit @ unit[a] + unit @ unit[c]
         scores[[a, b, c]] = -np.inf
         expected.append(int(np.argmax(scores)))
+    return expected
+
+
+def test_3cosadd_answers_where_the_fast_steps_round_apart() -> None:
+    wte, abc = step_ties()
+    names = [f"w{i}" for i in range(len(wte))]
+    words = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case=False)
+    expected = cosadd_answers(wte, abc)
     got = evaluate_scoring.analogy_answers(wte, words, abc, Method.cosadd, False)
     assert got.tolist() == expected
 
@@ -262,13 +268,7 @@ def test_more_pairs_than_words_in_ten_dimensions() -> None:
     words = evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case=False)
     pairs = [(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1), (3, 4), (4, 3)]
     abc = np.array([(a, b, next(c for c in range(5) if c not in (a, b))) for a, b in pairs])
-    x = wte.astype(np.float64)
-    unit = x / np.sqrt((x * x).sum(axis=1))[:, None]
-    expected = []
-    for a, b, c in abc.tolist():
-        scores = unit @ unit[b] - unit @ unit[a] + unit @ unit[c]
-        scores[[a, b, c]] = -np.inf
-        expected.append(int(np.argmax(scores)))
+    expected = cosadd_answers(wte, abc)
     assert evaluate_scoring.analogy_answers(wte, words, abc, Method.cosadd, False).tolist() == expected
 
 
