@@ -6,7 +6,7 @@ from gensim.models import KeyedVectors
 
 from gpt2emb import measures, ops, sums
 from gpt2emb.choices import Method, Pool
-from gpt2emb.tokens import Query
+from gpt2emb.queries import Query
 
 from conftest import run_json
 from fakehub import FakeHub

@@ -14,7 +14,7 @@ from scipy.spatial import distance
 
 from gpt2emb import measures, ops, tables
 from gpt2emb.choices import Pool
-from gpt2emb.tokens import Query
+from gpt2emb.queries import Query
 
 REL = 1e-9  # float64 against float64, summed in other orders: far below any changed constant
 

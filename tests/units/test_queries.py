@@ -1,58 +1,140 @@
-"""tokens.py pinned where a mutation run (scripts/mutate.py) found it loose: how a token without a vocabulary
-entry is shown (an added token by its text, a row past the tokenizer by its id), the limits of a word and of
-an id, the messages' quoting, the tokenizers library's faults, the edges of the split and the hints, and
-what a WordPiece vocabulary answers without its tokenizer. Each answer is worked out by hand from a
-vocabulary the test itself lays out (which pieces, which merges), never read back from tokens.py."""
+"""queries.py: a typed word resolved to token ids, or refused with the reason and the way to ask instead.
+
+A word as in running text, a split word shown split, token ids, words with no answer and what is not a word
+refused with the reason, --exact white space, the limits of a word and of an id, the edges of the split and
+the hints, and a WordPiece vocabulary's splits and unknowns.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import pickle
-import subprocess
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers, processors
+from tokenizers import Tokenizer
 
-from gpt2emb import piece_lines
 from gpt2emb.choices import Pool
-from gpt2emb.errors import BadModel, UsageError
-from gpt2emb.families.bert import WordPiece
-from gpt2emb.tokens import LibraryFault, Vocab, check_word, library_faults, quote
+from gpt2emb.errors import UsageError
+from gpt2emb.queries import check_word
+from gpt2emb.tokens import Vocab
+from vocab_entries import PLAIN, byte_level_entry, make_vocab, wordpiece_entry
 
-from tinymodel import Tiny
-
-
-def entry_with_added(tiny: Tiny, folder: Path, added: list[str], extra_rows: int) -> tuple[Vocab, int]:
-    """An entry whose tokenizer has tokens added past its vocabulary, and extra_rows rows past those; and
-    the first added id."""
-    tok = Tokenizer.from_str(tiny.tokenizer.to_str())
-    first = tok.get_vocab_size(with_added_tokens=True)
-    tok.add_tokens([AddedToken(t, special=False) for t in added])
-    folder.mkdir(parents=True)
-    (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
-    vocab = json.loads(tok.to_str())["model"]["vocab"]
-    (folder / "pieces.txt").write_bytes(piece_lines.written(vocab))
-    return Vocab(folder, first + len(added) + extra_rows), first
+from conftest import run_cli
+from tinymodel import Tiny, save_local
 
 
-def test_an_added_token_is_shown_by_its_text_and_a_row_past_it_by_its_id(tiny: Tiny, tmp_path: Path) -> None:
-    added = ["<|mine|>", "another one"]
-    vocab, first = entry_with_added(tiny, tmp_path / "entry", added, extra_rows=2)
-    assert first == len(tiny.vocab)  # the added tokens have no vocabulary entry
-    shown = [vocab.token(first + i) for i in range(len(added) + 2)]
-    assert shown == [*added, f"<id {first + 2}>", f"<id {first + 3}>"]
-    assert vocab.token(first) == "<|mine|>"  # asked again: the same
-    pieces, texts = vocab.texts()
-    assert pieces[first:] == [""] * 4 and texts[first:] == [""] * 4
+@pytest.fixture
+def vocab(tiny: Tiny, tmp_path: Path) -> Vocab:
+    return make_vocab(tmp_path / "entry", tiny.tokenizer.to_str())
 
 
-# ---------------------------------------------------------------- before any model: check_word, quote
+def test_a_word_means_the_word_in_running_text(vocab: Vocab, tiny: Tiny) -> None:
+    q = vocab.query("king", exact=False, pool=Pool.mean)
+    assert q.ids == (tiny.id("king"),) and vocab.token(q.ids[0]) == " king" and q.note == ""
+    assert vocab.query(" king", exact=False, pool=Pool.mean).ids == q.ids  # a typed space is not doubled
+    for pasted in ("king ", "  king  "):  # nor does one around the word change it (as on stdin)
+        assert vocab.query(pasted, exact=False, pool=Pool.mean) == q, repr(pasted)  # its word too
+    assert vocab.query(" id:3 ", exact=False, pool=Pool.mean).ids == (3,)
+    assert vocab.query("king ", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("king ").ids)
+    exact = vocab.query("king", exact=True, pool=Pool.mean)
+    assert exact.ids == tuple(tiny.tokenizer.encode("king").ids) and exact.ids != q.ids
+
+
+def test_a_split_word_is_shown_split_never_cut(vocab: Vocab, tiny: Tiny) -> None:
+    expected = tuple(tiny.tokenizer.encode(" gato").ids)
+    assert len(expected) > 1
+    q = vocab.query("gato", exact=False, pool=Pool.mean)
+    assert q.ids == expected
+    assert f"splits into {len(expected)} tokens" in q.note and "mean" in q.note
+    assert "first piece" in vocab.query("gato", exact=False, pool=Pool.first).note
+    with pytest.raises(UsageError, match="is not one token"):
+        vocab.query("gato", exact=False, pool=Pool.strict)
+
+
+def test_token_ids(vocab: Vocab) -> None:
+    assert vocab.query("id:5", exact=False, pool=Pool.mean).ids == (5,)
+    for bad, message in (
+        ("id:-1", "does not exist"),
+        ("id:99999", "does not exist"),
+        ("id:abc", "not a token id"),
+        ("id:", "not a token id"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            vocab.query(bad, exact=False, pool=Pool.mean)
+
+
+@pytest.mark.parametrize("word", ["", "   ", "x" * 5000])
+def test_words_that_have_no_answer(vocab: Vocab, word: str) -> None:
+    with pytest.raises(UsageError):
+        vocab.query(word, exact=False, pool=Pool.mean)
+
+
+@pytest.mark.parametrize(
+    ("word", "exact", "message"),
+    [
+        ("\x07", False, "control character U\\+0007"),
+        ("a\x1bb", True, "control character U\\+001B"),
+        ("<|endoftext|>", False, "special token, not a word.*id:0"),  # the tiny vocabulary's id
+        (" <|endoftext|> ", True, "special token"),
+        ("🙂", False, "raw bytes"),  # the tiny vocabulary has no token for it: only its four bytes
+        ("日本", False, "raw bytes"),
+        ("supercalifragilisticexpialidocious", False, "splits into [0-9]+ tokens .*: more than the 8"),
+    ],
+)
+def test_what_is_not_a_word_is_refused_with_the_reason(
+    vocab: Vocab, word: str, exact: bool, message: str
+) -> None:
+    for pool in Pool:
+        with pytest.raises(UsageError, match=message):
+            vocab.query(word, exact=exact, pool=pool)
+
+
+def test_whitespace_tokens_with_exact(vocab: Vocab, tiny: Tiny) -> None:
+    assert vocab.query("\n", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("\n").ids)
+    assert len(vocab.query("\t", exact=True, pool=Pool.mean).ids) == 1
+    # whitespace that splits is pooled as a split word is: its pieces are whole characters, not byte parts;
+    # an ideographic space, which the tiny vocabulary has only as its three bytes, is refused
+    with pytest.raises(UsageError, match="raw bytes"):
+        vocab.query("\u3000", exact=True, pool=Pool.mean)
+    for text in ("  ", " \n"):
+        q = vocab.query(text, exact=True, pool=Pool.mean)
+        assert q.ids == tuple(tiny.tokenizer.encode(text).ids) and len(q.ids) == 2
+        assert q.note is not None and "splits into 2 tokens" in q.note
+
+
+def test_a_split_into_whole_characters_is_answered(tmp_path: Path) -> None:
+    from tokenizers import models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    tok.train_from_iterator(["é " * 50 + " caf" * 50], trainers.BpeTrainer(initial_alphabet=alphabet))
+    vocab = make_vocab(tmp_path / "entry", tok.to_str())
+    q = vocab.query("café", exact=False, pool=Pool.mean)
+    assert [vocab.token(i) for i in q.ids] == [" caf", "é"]  # é is two bytes, merged into one token
+    assert "splits into 2 tokens" in q.note
+
+
+def test_a_word_with_some_whole_characters_is_answered_with_its_bytes_shown(vocab: Vocab, tiny: Tiny) -> None:
+    q = vocab.query("kingé", exact=False, pool=Pool.mean)  # the tiny BPE never saw é: " king" + its 2 bytes
+    assert q.ids == (tiny.id("king"), *tiny.tokenizer.encode("é").ids) and len(q.ids) == 3
+    assert '(" king" + "\\xc3" + "\\xa9")' in q.note  # as the tables show them: one backslash
+
+
+def test_a_special_token_is_refused_where_the_tokenizer_does_not_list_it(tiny: Tiny, tmp_path: Path) -> None:
+    # a folder whose tokenizer.json lists no added tokens: the family's pattern still knows <|endoftext|>,
+    # and the vocabulary gives its id
+    folder = save_local(tiny, tmp_path / "model")
+    doc = json.loads((folder / "tokenizer.json").read_text())
+    doc["added_tokens"] = []
+    (folder / "tokenizer.json").write_text(json.dumps(doc))
+    result = run_cli("vector", "<|endoftext|>", "-m", str(folder))
+    assert result.exit_code == 2
+    assert "<|endoftext|> is a special token, not a word: ask for its row by id (id:0)" in result.stderr
+    assert run_cli("vector", "king", "-m", str(folder)).exit_code == 0
+    other = run_cli("vector", "<|im_start|>", "-m", str(folder))  # another tokenizer's special token
+    assert other.exit_code == 2 and "this model's vocabulary has no such token" in other.stderr
 
 
 def test_a_word_may_have_1000_characters_and_no_more() -> None:
@@ -81,115 +163,21 @@ def test_a_control_character_is_named_after_the_word_s_first_40_characters() -> 
     assert str(refused.value).startswith(f'"{"a" * 40}" holds the control character U+0007: ')
 
 
-def test_quote_escapes_control_characters_and_cuts_a_long_text() -> None:
-    # U+0007 and U+0085 are below 256: \xNN; U+2028 (a line separator) is not: \uNNNN; a space stays
-    assert quote("a\x07\x85\u2028 b") == '"a\\x07\\x85\\u2028 b"'
-    assert quote("abcdef", 3) == '"abc"...'
-    assert quote("abc", 3) == '"abc"'
-
-
-# ---------------------------------------------------------------- the tokenizers library's faults
-
-
-def test_library_faults_silences_descriptor_2_in_a_process_of_one_thread() -> None:
-    # in a process of its own: this one runs the fake Hub's threads
-    code = (
-        "import os\nfrom gpt2emb.tokens import library_faults\nwith library_faults():\n"
-        "    os.write(2, b\"thread '<unnamed>' panicked at a Rust backtrace\\n\")\nos.write(2, b'after\\n')\n"
+def test_an_empty_word_names_the_option_that_looks_up_whitespace(hub: Any) -> None:
+    # (seed 13) the advice names the option turned on, in the caller's words: exact=True from Python, --exact
+    # on the command line
+    with pytest.raises(UsageError) as refused:
+        check_word("  ", exact=False)
+    assert str(refused.value) == (
+        "an empty word has no token; type a word, or use exact=True to look up whitespace itself"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stderr) == (0, "after\n")
+    from conftest import run_cli
 
-
-def test_library_faults_makes_one_fault(capfd: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(LibraryFault, match=r"^no such piece$"), library_faults():
-        raise ValueError("no such piece")
-
-    class PanicException(BaseException):  # what pyo3 raises for a Rust panic: no Exception
-        pass
-
-    with pytest.raises(LibraryFault, match=r"^it panicked$"), library_faults():
-        raise PanicException("it panicked")
-    with pytest.raises(KeyboardInterrupt), library_faults():
-        raise KeyboardInterrupt  # an interrupt stays one
-    os.write(2, b"after\n")  # descriptor 2 is itself again
-    assert capfd.readouterr().err == "after\n"
-
-
-def test_library_faults_leaves_descriptor_2_alone_while_another_thread_runs(
-    capfd: pytest.CaptureFixture[str],
-) -> None:
-    """Descriptor 2 is the whole process's: pointed at /dev/null, what another thread prints (a batch's
-    reader, a notebook's own threads) would be lost: it is left alone while one runs."""
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()
-    try:
-        with library_faults():
-            os.write(2, b"printed by another thread meanwhile\n")
-        with pytest.raises(LibraryFault, match=r"^no such piece$"), library_faults():
-            raise ValueError("no such piece")
-    finally:
-        stop.set()
-        other.join()
-    assert capfd.readouterr().err == "printed by another thread meanwhile\n"
-
-
-# ---------------------------------------------------------------- a byte-level vocabulary laid out here
-
-# The byte alphabet in byte order (GPT-2's mapping), after one piece of id 0 that is not a single byte
-# (" a"), then the pieces the merges below make. Known answers, from the merges alone:
-#   " abcdefgh" -> " a" b c d e f g h (8 pieces), " abcdefghi" 9;
-#   " xy" -> " " + "xy" (no merge puts x after a space); " king" one piece; "é" (C3 A9) one piece;
-#   " \xc3" (a space and half of é) a piece that starts a word but holds no whole character.
-_MERGES = [("Ġ", "a"), ("x", "y"), ("Ġ", "k"), ("Ġk", "i"), ("Ġki", "n"), ("Ġkin", "g")]
-_MERGES += [("Ã", "©"), ("Ġ", "Ã")]
-
-
-def gpt2_byte_alphabet() -> list[str]:
-    """GPT-2's character for each byte, in byte order (its encoder.py's bytes_to_unicode): the printable
-    Latin-1 bytes stand for themselves, the others for 256, 257, ... in order."""
-    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    moved = iter(range(256, 512))
-    return [chr(b) if b in kept else chr(next(moved)) for b in range(256)]
-
-
-_PLAIN = "<☃>"  # an entry stored as plain text (☃ is no character of the byte alphabet), added as a token
-_PIECES = ["Ġa", *gpt2_byte_alphabet(), *(a + b for a, b in _MERGES[1:]), _PLAIN]
-
-
-def byte_level_entry(folder: Path, n_rows: int | None = None) -> tuple[Vocab, dict[str, int]]:
-    """An entry (tokenizer.json and pieces.txt, nothing else: tokens.py's oldest layout) of the vocabulary
-    above, with n_rows rows (default: one per piece); and the vocabulary."""
-    vocab = {p: i for i, p in enumerate(_PIECES)}
-    assert len(vocab) == len(_PIECES) == 265
-    tok = Tokenizer(models.BPE(vocab, _MERGES))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.add_tokens([AddedToken(_PLAIN, special=False)])
-    folder.mkdir(parents=True)
-    (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
-    (folder / "pieces.txt").write_bytes(piece_lines.written(vocab))
-    return Vocab(folder, len(vocab) if n_rows is None else n_rows), vocab
-
-
-def test_token_0_is_shown_by_its_text(tmp_path: Path) -> None:
-    vocab, ids = byte_level_entry(tmp_path / "entry")
-    assert ids["Ġa"] == 0
-    assert [vocab.token(0), vocab.token(ids["Ġking"]), vocab.token(ids["Ã©"])] == [" a", " king", "é"]
-    assert vocab.holds_a_character(0)
-
-
-def test_every_row_has_one_text_and_a_fragment_is_no_whole_word(tmp_path: Path) -> None:
-    vocab, ids = byte_level_entry(tmp_path / "entry")  # as many rows as pieces
-    pieces, texts = vocab.texts()
-    assert pieces == _PIECES and len(texts) == vocab.n_rows == 265
-    leading, whole = vocab.word_starts
-    assert len(leading) == len(whole) == 265
-    starts = {p for p, yes in zip(_PIECES, leading, strict=True) if yes}
-    assert starts == {"Ġa", "Ġ", "Ġk", "Ġki", "Ġkin", "Ġking", "ĠÃ"}
-    # " " holds only the space, " \xc3" half a character: neither is a whole word
-    assert {p for p, yes in zip(_PIECES, whole, strict=True) if yes} == {"Ġa", "Ġk", "Ġki", "Ġkin", "Ġking"}
-    assert texts[ids["ĠÃ"]] == " \\xc3"
+    result = run_cli("vector", " ")
+    assert result.exit_code == 2
+    assert "an empty word has no token; type a word, or use --exact to look up whitespace itself" in " ".join(
+        result.stderr.split()
+    )
 
 
 def test_an_id_goes_up_to_the_last_row(tmp_path: Path) -> None:
@@ -250,80 +238,11 @@ def test_a_word_of_plain_text_entries_alone_is_answered(tmp_path: Path) -> None:
     """An entry stored as plain text holds whole characters: a word made of two of them is a split like any
     other, not a word of byte fragments."""
     vocab, ids = byte_level_entry(tmp_path / "entry")
-    assert vocab.token(ids[_PLAIN]) == _PLAIN and vocab.holds_a_character(ids[_PLAIN])
-    q = vocab.query(_PLAIN * 2, exact=True, pool=Pool.mean)
-    assert q.ids == (ids[_PLAIN], ids[_PLAIN])
-    pieces = f'("{_PLAIN}" + "{_PLAIN}")'
-    assert q.note == f'"{_PLAIN * 2}" splits into 2 tokens {pieces}; using the mean of their rows (pool)'
-
-
-def test_a_text_that_is_no_unicode_is_refused_with_its_start(tmp_path: Path) -> None:
-    vocab, _ = byte_level_entry(tmp_path / "entry")
-    with pytest.raises(UsageError) as refused:
-        vocab.tokenize("a" * 50 + "\udcff")
-    assert str(refused.value).startswith(f'"{"a" * 40}"... is not Unicode text: it holds U+DCFF, ')
-
-
-def test_a_library_fault_while_encoding_is_a_damaged_model(tmp_path: Path) -> None:
-    vocab, _ = byte_level_entry(tmp_path / "entry")
-
-    class Failing:
-        def encode(self, text: str, add_special_tokens: bool) -> Any:
-            raise ValueError("a damaged merge")
-
-    vocab.__dict__["_tokenizer"] = Failing()  # what the cached property would have loaded
-    with pytest.raises(BadModel) as refused:
-        vocab.tokenize("a b")  # two pre-tokens: no shortcut, no bpe.npy: the library
-    assert str(refused.value) == (
-        'the tokenizers library fails on "a b" with this model\'s tokenizer.json (a damaged merge): the '
-        "tokenizer is damaged; save the model's tokenizer again"
-    )
-
-
-def test_a_pickle_in_place_of_bpe_npy_is_never_unpickled(tmp_path: Path) -> None:
-    vocab, _ = byte_level_entry(tmp_path / "entry")
-    (tmp_path / "entry" / "added.json").write_text("[]", encoding="utf-8")
-    marker = tmp_path / "unpickled"
-
-    class Payload:
-        def __reduce__(self) -> tuple[Any, ...]:
-            return os.mkdir, (str(marker),)
-
-    (tmp_path / "entry" / "bpe.npy").write_bytes(pickle.dumps(Payload()))
-    with contextlib.suppress(Exception):  # refused, however: what is pinned is that nothing ran
-        vocab.tokenize("a b")  # two pre-tokens: no shortcut, so bpe.npy is loaded
-    assert not marker.exists()
-
-
-# ---------------------------------------------------------------- a WordPiece vocabulary laid out here
-
-_WORDPIECE = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "king", "play", "##ing", "##s"]
-
-
-def wordpiece_entry(folder: Path) -> Vocab:
-    """A BERT-style entry as the cache builds one (tokenizer.json, pieces.txt, added.json): an uncased
-    WordPiece with [CLS] text [SEP] around a text, the four specials its only added tokens."""
-    vocab = {p: i for i, p in enumerate(_WORDPIECE)}
-    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.add_special_tokens([AddedToken(s, special=True) for s in _WORDPIECE[:4]])
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
-    )
-    folder.mkdir(parents=True)
-    (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
-    (folder / "pieces.txt").write_bytes(piece_lines.written(vocab))
-    added = [{"content": s, "id": vocab[s], "special": True} for s in _WORDPIECE[:4]]
-    (folder / "added.json").write_text(json.dumps(added), encoding="utf-8")
-    return Vocab(folder, len(vocab), words=WordPiece())
-
-
-def test_a_wordpiece_word_is_found_without_the_tokenizer(tmp_path: Path) -> None:
-    vocab = wordpiece_entry(tmp_path / "entry")
-    assert vocab.query("king", exact=False, pool=Pool.mean).ids == (4,)
-    assert vocab.tokenize("play") == (5,)
-    assert "_tokenizer" not in vocab.__dict__  # the tokenizers library was never asked: pieces.txt answered
+    assert vocab.token(ids[PLAIN]) == PLAIN and vocab.holds_a_character(ids[PLAIN])
+    q = vocab.query(PLAIN * 2, exact=True, pool=Pool.mean)
+    assert q.ids == (ids[PLAIN], ids[PLAIN])
+    pieces = f'("{PLAIN}" + "{PLAIN}")'
+    assert q.note == f'"{PLAIN * 2}" splits into 2 tokens {pieces}; using the mean of their rows (pool)'
 
 
 def test_a_wordpiece_split_is_the_pieces_alone(tmp_path: Path) -> None:
@@ -355,35 +274,3 @@ def test_a_wordpiece_word_start_is_refused_with_exact(tmp_path: Path) -> None:
         'ask for a piece by its id (id:N); "play" is how this vocabulary writes the token " play": ask for '
         "it by its id (id:5) or as play"
     )
-
-
-def test_an_empty_word_names_the_option_that_looks_up_whitespace(hub: Any) -> None:
-    # (seed 13) the advice names the option turned on, in the caller's words: exact=True from Python, --exact
-    # on the command line
-    with pytest.raises(UsageError) as refused:
-        check_word("  ", exact=False)
-    assert str(refused.value) == (
-        "an empty word has no token; type a word, or use exact=True to look up whitespace itself"
-    )
-    from conftest import run_cli
-
-    result = run_cli("vector", " ")
-    assert result.exit_code == 2
-    assert "an empty word has no token; type a word, or use --exact to look up whitespace itself" in " ".join(
-        result.stderr.split()
-    )
-
-
-def test_a_library_fault_on_a_long_text_quotes_its_first_40_characters(tmp_path: Path) -> None:
-    # (seed 13) as test_a_library_fault_while_encoding_is_a_damaged_model, on a text of 41 characters
-    vocab, _ = byte_level_entry(tmp_path / "entry")
-
-    class Failing:
-        def encode(self, text: str, add_special_tokens: bool) -> Any:
-            raise ValueError("a damaged merge")
-
-    vocab.__dict__["_tokenizer"] = Failing()
-    text = "a b" + "c" * 38  # 41 characters
-    with pytest.raises(BadModel) as refused:
-        vocab.tokenize(text)
-    assert str(refused.value).startswith(f'the tokenizers library fails on "{text[:40]}"... with this model')

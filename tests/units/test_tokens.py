@@ -1,126 +1,32 @@
-"""Words to tokens (tokens.py's Vocab): a word as in running text, a split word shown split, token ids, words
-with no answer and what is not a word refused with the reason, --exact white space, bytes that are not
-characters shown, GPT-2's real vocabulary."""
+"""tokens.py's Vocab: a token's entry and text, lookups that need no tokenizer, and the tokenizer's faults.
 
+How a token without a vocabulary entry is shown (an added token by its text, a row past the tokenizer by its
+id), which rows start a word, entries read from pieces.txt's bytes, GPT-2's real vocabulary encoded as its
+tokenizer encodes it, a text that is no Unicode, a damaged tokenizer, and a WordPiece word found without the
+tokenizer.
+"""
+
+from __future__ import annotations
+
+import contextlib
 import json
+import os
+import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tokenizers import AddedToken, Tokenizer
 
 from gpt2emb import piece_lines
 from gpt2emb.bpe import to_byte_level
 from gpt2emb.choices import Pool
-from gpt2emb.errors import UsageError
+from gpt2emb.errors import BadModel, UsageError
 from gpt2emb.tokens import Vocab, display
+from vocab_entries import PIECES, byte_level_entry, make_vocab, wordpiece_entry
 
-from conftest import GPT2_VOCAB, run_cli
-from tinymodel import Tiny, save_local
-
-
-def make_vocab(folder: Path, tokenizer_json: str) -> Vocab:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
-    vocab = json.loads(tokenizer_json)["model"]["vocab"]
-    (folder / "pieces.txt").write_bytes(piece_lines.written(vocab))
-    return Vocab(folder, len(vocab) + 1)
-
-
-@pytest.fixture
-def vocab(tiny: Tiny, tmp_path: Path) -> Vocab:
-    return make_vocab(tmp_path / "entry", tiny.tokenizer.to_str())
-
-
-def test_a_word_means_the_word_in_running_text(vocab: Vocab, tiny: Tiny) -> None:
-    q = vocab.query("king", exact=False, pool=Pool.mean)
-    assert q.ids == (tiny.id("king"),) and vocab.token(q.ids[0]) == " king" and q.note == ""
-    assert vocab.query(" king", exact=False, pool=Pool.mean).ids == q.ids  # a typed space is not doubled
-    for pasted in ("king ", "  king  "):  # nor does one around the word change it (as on stdin)
-        assert vocab.query(pasted, exact=False, pool=Pool.mean) == q, repr(pasted)  # its word too
-    assert vocab.query(" id:3 ", exact=False, pool=Pool.mean).ids == (3,)
-    assert vocab.query("king ", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("king ").ids)
-    exact = vocab.query("king", exact=True, pool=Pool.mean)
-    assert exact.ids == tuple(tiny.tokenizer.encode("king").ids) and exact.ids != q.ids
-
-
-def test_a_split_word_is_shown_split_never_cut(vocab: Vocab, tiny: Tiny) -> None:
-    expected = tuple(tiny.tokenizer.encode(" gato").ids)
-    assert len(expected) > 1
-    q = vocab.query("gato", exact=False, pool=Pool.mean)
-    assert q.ids == expected
-    assert f"splits into {len(expected)} tokens" in q.note and "mean" in q.note
-    assert "first piece" in vocab.query("gato", exact=False, pool=Pool.first).note
-    with pytest.raises(UsageError, match="is not one token"):
-        vocab.query("gato", exact=False, pool=Pool.strict)
-
-
-def test_token_ids(vocab: Vocab) -> None:
-    assert vocab.query("id:5", exact=False, pool=Pool.mean).ids == (5,)
-    for bad, message in (
-        ("id:-1", "does not exist"),
-        ("id:99999", "does not exist"),
-        ("id:abc", "not a token id"),
-        ("id:", "not a token id"),
-    ):
-        with pytest.raises(UsageError, match=message):
-            vocab.query(bad, exact=False, pool=Pool.mean)
-
-
-@pytest.mark.parametrize("word", ["", "   ", "x" * 5000])
-def test_words_that_have_no_answer(vocab: Vocab, word: str) -> None:
-    with pytest.raises(UsageError):
-        vocab.query(word, exact=False, pool=Pool.mean)
-
-
-@pytest.mark.parametrize(
-    ("word", "exact", "message"),
-    [
-        ("\x07", False, "control character U\\+0007"),
-        ("a\x1bb", True, "control character U\\+001B"),
-        ("<|endoftext|>", False, "special token, not a word.*id:0"),  # the tiny vocabulary's id
-        (" <|endoftext|> ", True, "special token"),
-        ("🙂", False, "raw bytes"),  # the tiny vocabulary has no token for it: only its four bytes
-        ("日本", False, "raw bytes"),
-        ("supercalifragilisticexpialidocious", False, "splits into [0-9]+ tokens .*: more than the 8"),
-    ],
-)
-def test_what_is_not_a_word_is_refused_with_the_reason(
-    vocab: Vocab, word: str, exact: bool, message: str
-) -> None:
-    for pool in Pool:
-        with pytest.raises(UsageError, match=message):
-            vocab.query(word, exact=exact, pool=pool)
-
-
-def test_whitespace_tokens_with_exact(vocab: Vocab, tiny: Tiny) -> None:
-    assert vocab.query("\n", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("\n").ids)
-    assert len(vocab.query("\t", exact=True, pool=Pool.mean).ids) == 1
-    # whitespace that splits is pooled as a split word is: its pieces are whole characters, not byte parts;
-    # an ideographic space, which the tiny vocabulary has only as its three bytes, is refused
-    with pytest.raises(UsageError, match="raw bytes"):
-        vocab.query("\u3000", exact=True, pool=Pool.mean)
-    for text in ("  ", " \n"):
-        q = vocab.query(text, exact=True, pool=Pool.mean)
-        assert q.ids == tuple(tiny.tokenizer.encode(text).ids) and len(q.ids) == 2
-        assert q.note is not None and "splits into 2 tokens" in q.note
-
-
-def test_a_split_into_whole_characters_is_answered(tmp_path: Path) -> None:
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    alphabet = pre_tokenizers.ByteLevel.alphabet()
-    tok.train_from_iterator(["é " * 50 + " caf" * 50], trainers.BpeTrainer(initial_alphabet=alphabet))
-    vocab = make_vocab(tmp_path / "entry", tok.to_str())
-    q = vocab.query("café", exact=False, pool=Pool.mean)
-    assert [vocab.token(i) for i in q.ids] == [" caf", "é"]  # é is two bytes, merged into one token
-    assert "splits into 2 tokens" in q.note
-
-
-def test_a_word_with_some_whole_characters_is_answered_with_its_bytes_shown(vocab: Vocab, tiny: Tiny) -> None:
-    q = vocab.query("kingé", exact=False, pool=Pool.mean)  # the tiny BPE never saw é: " king" + its 2 bytes
-    assert q.ids == (tiny.id("king"), *tiny.tokenizer.encode("é").ids) and len(q.ids) == 3
-    assert '(" king" + "\\xc3" + "\\xa9")' in q.note  # as the tables show them: one backslash
+from conftest import GPT2_VOCAB
+from tinymodel import Tiny
 
 
 def test_display_shows_bytes_that_are_not_characters() -> None:
@@ -157,21 +63,6 @@ def test_real_gpt2_vocabulary(tmp_path: Path) -> None:
     assert checked > 30000
 
 
-def test_a_special_token_is_refused_where_the_tokenizer_does_not_list_it(tiny: Tiny, tmp_path: Path) -> None:
-    # a folder whose tokenizer.json lists no added tokens: the family's pattern still knows <|endoftext|>,
-    # and the vocabulary gives its id
-    folder = save_local(tiny, tmp_path / "model")
-    doc = json.loads((folder / "tokenizer.json").read_text())
-    doc["added_tokens"] = []
-    (folder / "tokenizer.json").write_text(json.dumps(doc))
-    result = run_cli("vector", "<|endoftext|>", "-m", str(folder))
-    assert result.exit_code == 2
-    assert "<|endoftext|> is a special token, not a word: ask for its row by id (id:0)" in result.stderr
-    assert run_cli("vector", "king", "-m", str(folder)).exit_code == 0
-    other = run_cli("vector", "<|im_start|>", "-m", str(folder))  # another tokenizer's special token
-    assert other.exit_code == 2 and "this model's vocabulary has no such token" in other.stderr
-
-
 @pytest.mark.parametrize(
     "text",
     [
@@ -201,3 +92,107 @@ def test_an_entry_looked_up_in_the_bytes_is_the_split_list_s(tmp_path: Path, tex
     split = Vocab(tmp_path, 3)
     split._pieces  # noqa: B018  (the list made, as a command that shows every token makes it)
     assert [split._piece(i) for i in range(len(listed) + 1)] == [*listed, ""]
+
+
+def entry_with_added(tiny: Tiny, folder: Path, added: list[str], extra_rows: int) -> tuple[Vocab, int]:
+    """An entry whose tokenizer has tokens added past its vocabulary, and extra_rows rows past those; and
+    the first added id."""
+    tok = Tokenizer.from_str(tiny.tokenizer.to_str())
+    first = tok.get_vocab_size(with_added_tokens=True)
+    tok.add_tokens([AddedToken(t, special=False) for t in added])
+    folder.mkdir(parents=True)
+    (folder / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
+    vocab = json.loads(tok.to_str())["model"]["vocab"]
+    (folder / "pieces.txt").write_bytes(piece_lines.written(vocab))
+    return Vocab(folder, first + len(added) + extra_rows), first
+
+
+def test_an_added_token_is_shown_by_its_text_and_a_row_past_it_by_its_id(tiny: Tiny, tmp_path: Path) -> None:
+    added = ["<|mine|>", "another one"]
+    vocab, first = entry_with_added(tiny, tmp_path / "entry", added, extra_rows=2)
+    assert first == len(tiny.vocab)  # the added tokens have no vocabulary entry
+    shown = [vocab.token(first + i) for i in range(len(added) + 2)]
+    assert shown == [*added, f"<id {first + 2}>", f"<id {first + 3}>"]
+    assert vocab.token(first) == "<|mine|>"  # asked again: the same
+    pieces, texts = vocab.texts()
+    assert pieces[first:] == [""] * 4 and texts[first:] == [""] * 4
+
+
+def test_token_0_is_shown_by_its_text(tmp_path: Path) -> None:
+    vocab, ids = byte_level_entry(tmp_path / "entry")
+    assert ids["Ġa"] == 0
+    assert [vocab.token(0), vocab.token(ids["Ġking"]), vocab.token(ids["Ã©"])] == [" a", " king", "é"]
+    assert vocab.holds_a_character(0)
+
+
+def test_every_row_has_one_text_and_a_fragment_is_no_whole_word(tmp_path: Path) -> None:
+    vocab, ids = byte_level_entry(tmp_path / "entry")  # as many rows as pieces
+    pieces, texts = vocab.texts()
+    assert pieces == PIECES and len(texts) == vocab.n_rows == 265
+    leading, whole = vocab.word_starts
+    assert len(leading) == len(whole) == 265
+    starts = {p for p, yes in zip(PIECES, leading, strict=True) if yes}
+    assert starts == {"Ġa", "Ġ", "Ġk", "Ġki", "Ġkin", "Ġking", "ĠÃ"}
+    # " " holds only the space, " \xc3" half a character: neither is a whole word
+    assert {p for p, yes in zip(PIECES, whole, strict=True) if yes} == {"Ġa", "Ġk", "Ġki", "Ġkin", "Ġking"}
+    assert texts[ids["ĠÃ"]] == " \\xc3"
+
+
+def test_a_text_that_is_no_unicode_is_refused_with_its_start(tmp_path: Path) -> None:
+    vocab, _ = byte_level_entry(tmp_path / "entry")
+    with pytest.raises(UsageError) as refused:
+        vocab.tokenize("a" * 50 + "\udcff")
+    assert str(refused.value).startswith(f'"{"a" * 40}"... is not Unicode text: it holds U+DCFF, ')
+
+
+def test_a_library_fault_while_encoding_is_a_damaged_model(tmp_path: Path) -> None:
+    vocab, _ = byte_level_entry(tmp_path / "entry")
+
+    class Failing:
+        def encode(self, text: str, add_special_tokens: bool) -> Any:
+            raise ValueError("a damaged merge")
+
+    vocab.__dict__["_tokenizer"] = Failing()  # what the cached property would have loaded
+    with pytest.raises(BadModel) as refused:
+        vocab.tokenize("a b")  # two pre-tokens: no shortcut, no bpe.npy: the library
+    assert str(refused.value) == (
+        'the tokenizers library fails on "a b" with this model\'s tokenizer.json (a damaged merge): the '
+        "tokenizer is damaged; save the model's tokenizer again"
+    )
+
+
+def test_a_library_fault_on_a_long_text_quotes_its_first_40_characters(tmp_path: Path) -> None:
+    # (seed 13) as test_a_library_fault_while_encoding_is_a_damaged_model, on a text of 41 characters
+    vocab, _ = byte_level_entry(tmp_path / "entry")
+
+    class Failing:
+        def encode(self, text: str, add_special_tokens: bool) -> Any:
+            raise ValueError("a damaged merge")
+
+    vocab.__dict__["_tokenizer"] = Failing()
+    text = "a b" + "c" * 38  # 41 characters
+    with pytest.raises(BadModel) as refused:
+        vocab.tokenize(text)
+    assert str(refused.value).startswith(f'the tokenizers library fails on "{text[:40]}"... with this model')
+
+
+def test_a_pickle_in_place_of_bpe_npy_is_never_unpickled(tmp_path: Path) -> None:
+    vocab, _ = byte_level_entry(tmp_path / "entry")
+    (tmp_path / "entry" / "added.json").write_text("[]", encoding="utf-8")
+    marker = tmp_path / "unpickled"
+
+    class Payload:
+        def __reduce__(self) -> tuple[Any, ...]:
+            return os.mkdir, (str(marker),)
+
+    (tmp_path / "entry" / "bpe.npy").write_bytes(pickle.dumps(Payload()))
+    with contextlib.suppress(Exception):  # refused, however: what is pinned is that nothing ran
+        vocab.tokenize("a b")  # two pre-tokens: no shortcut, so bpe.npy is loaded
+    assert not marker.exists()
+
+
+def test_a_wordpiece_word_is_found_without_the_tokenizer(tmp_path: Path) -> None:
+    vocab = wordpiece_entry(tmp_path / "entry")
+    assert vocab.query("king", exact=False, pool=Pool.mean).ids == (4,)
+    assert vocab.tokenize("play") == (5,)
+    assert "_tokenizer" not in vocab.__dict__  # the tokenizers library was never asked: pieces.txt answered
