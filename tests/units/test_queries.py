@@ -93,8 +93,8 @@ def test_what_is_not_a_word_is_refused_with_the_reason(
 def test_whitespace_tokens_with_exact(vocab: Vocab, tiny: Tiny) -> None:
     assert vocab.query("\n", exact=True, pool=Pool.mean).ids == tuple(tiny.tokenizer.encode("\n").ids)
     assert len(vocab.query("\t", exact=True, pool=Pool.mean).ids) == 1
-    # whitespace that splits is pooled as a split word is: its pieces are whole characters, not byte parts;
-    # an ideographic space, which the tiny vocabulary has only as its three bytes, is refused
+    # White space that splits is pooled as a split word is, because its pieces are whole characters. An
+    # ideographic space is refused, because the tiny vocabulary has it only as its three bytes.
     with pytest.raises(UsageError, match="raw bytes"):
         vocab.query("\u3000", exact=True, pool=Pool.mean)
     for text in ("  ", " \n"):
@@ -123,8 +123,8 @@ def test_a_word_with_some_whole_characters_is_answered_with_its_bytes_shown(voca
 
 
 def test_a_special_token_is_refused_where_the_tokenizer_does_not_list_it(tiny: Tiny, tmp_path: Path) -> None:
-    # a folder whose tokenizer.json lists no added tokens: the family's pattern still knows <|endoftext|>,
-    # and the vocabulary gives its id
+    # This folder's tokenizer.json lists no added tokens. The family's pattern still knows <|endoftext|>, and
+    # the vocabulary gives its id.
     folder = save_local(tiny, tmp_path / "model")
     doc = json.loads((folder / "tokenizer.json").read_text())
     doc["added_tokens"] = []
@@ -164,8 +164,8 @@ def test_a_control_character_is_named_after_the_word_s_first_40_characters() -> 
 
 
 def test_an_empty_word_names_the_option_that_looks_up_whitespace(hub: Any) -> None:
-    # (seed 13) the advice names the option turned on, in the caller's words: exact=True from Python, --exact
-    # on the command line
+    # Found by seed 13. The advice names the option in the caller's words: exact=True from Python, and
+    # --exact on the command line.
     with pytest.raises(UsageError) as refused:
         check_word("  ", exact=False)
     assert str(refused.value) == (
@@ -222,8 +222,8 @@ def test_the_hints_for_a_piece_typed_as_the_vocabulary_writes_it(tmp_path: Path)
         f'; "Ġking" is how this vocabulary writes the token " king": ask for it by its id '
         f"(id:{ids['Ġking']}) or as king"
     )
-    # "Ã©" typed is " " + the bytes of Ã (C3 83) and © (C2 A9): no whole character, refused with the hint
-    # to ask for "é", which this vocabulary has only inside a word (--exact)
+    # "Ã©" typed is " " and the bytes of Ã (C3 83) and © (C2 A9), with no whole character. It is refused
+    # with the hint to ask for "é", which this vocabulary has only inside a word (--exact).
     with pytest.raises(UsageError) as refused:
         vocab.query("Ã©", exact=False, pool=Pool.mean)
     assert str(refused.value) == (

@@ -13,7 +13,7 @@ from gpt2emb.tokenizer_library import LibraryFault, library_faults
 
 
 def test_library_faults_silences_descriptor_2_in_a_process_of_one_thread() -> None:
-    # in a process of its own: this one runs the fake Hub's threads
+    # It runs in a process of its own, because this one runs the fake Hub's threads.
     code = (
         "import os\nfrom gpt2emb.tokens import library_faults\nwith library_faults():\n"
         "    os.write(2, b\"thread '<unnamed>' panicked at a Rust backtrace\\n\")\nos.write(2, b'after\\n')\n"

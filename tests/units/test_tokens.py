@@ -133,7 +133,7 @@ def test_every_row_has_one_text_and_a_fragment_is_no_whole_word(tmp_path: Path) 
     assert len(leading) == len(whole) == 265
     starts = {p for p, yes in zip(PIECES, leading, strict=True) if yes}
     assert starts == {"Ġa", "Ġ", "Ġk", "Ġki", "Ġkin", "Ġking", "ĠÃ"}
-    # " " holds only the space, " \xc3" half a character: neither is a whole word
+    # " " holds only the space, and " \xc3" holds half a character, so neither is a whole word.
     assert {p for p, yes in zip(PIECES, whole, strict=True) if yes} == {"Ġa", "Ġk", "Ġki", "Ġkin", "Ġking"}
     assert texts[ids["ĠÃ"]] == " \\xc3"
 
@@ -162,7 +162,8 @@ def test_a_library_fault_while_encoding_is_a_damaged_model(tmp_path: Path) -> No
 
 
 def test_a_library_fault_on_a_long_text_quotes_its_first_40_characters(tmp_path: Path) -> None:
-    # (seed 13) as test_a_library_fault_while_encoding_is_a_damaged_model, on a text of 41 characters
+    # Found by seed 13. It is test_a_library_fault_while_encoding_is_a_damaged_model on a text of 41
+    # characters.
     vocab, _ = byte_level_entry(tmp_path / "entry")
 
     class Failing:
