@@ -118,6 +118,17 @@ def test_an_added_token_is_shown_by_its_text_and_a_row_past_it_by_its_id(tiny: T
     assert pieces[first:] == [""] * 4 and texts[first:] == [""] * 4
 
 
+def test_an_added_token_stands_for_its_own_text(tiny: Tiny, tmp_path: Path) -> None:
+    """An added token has no vocabulary entry, so what it holds is read from its own text.
+
+    Its text decides whether it is white space and whether it holds a character. A row past the tokenizer
+    holds nothing.
+    """
+    vocab, first = entry_with_added(tiny, tmp_path / "entry", ["\u3000\u3000", "<|mine|>"], extra_rows=1)
+    assert [vocab.white_space(first + i) for i in range(3)] == [True, False, False]
+    assert [vocab.holds_a_character(first + i) for i in range(3)] == [False, True, False]
+
+
 def test_token_0_is_shown_by_its_text(tmp_path: Path) -> None:
     vocab, ids = byte_level_entry(tmp_path / "entry")
     assert ids["Ġa"] == 0
