@@ -90,6 +90,20 @@ _PAGE_TESTS = [
     "tests/test_figure_text.py::test_the_issue_s_command_lines_answer_and_write_their_file",
     *("tests/test_pinned_pages_lab.py", "tests/test_pinned_pages.py"),
 ]
+_WORD_TESTS = [
+    *(
+        "tests/units/test_tokens.py",
+        "tests/units/test_candidates.py",
+        *_COMMAND_TESTS,
+    ),  # forms: in test_neighbors
+    *("tests/test_word_lists.py", "tests/units/test_bpe.py", "tests/test_encodings.py"),
+    *("tests/test_damaged_model_files.py", "tests/test_handle_contract.py"),
+    "tests/test_exact_families.py",
+    *("tests/test_family_bert.py", "tests/test_family_distilbert.py", "tests/test_family_gpt_neo.py"),
+    *("tests/test_family_roberta.py", "tests/test_family_rotary.py"),
+    *("tests/units/test_queries.py", "tests/units/test_quoting.py", "tests/units/test_tokenizer_library.py"),
+    "tests/units/test_word_lists.py",
+]
 DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot/, output/: its path, key_of)
     # ---- plot/ and output/pages/ (issue 53): the figures and the page, read back and measured
     **{f"plot/{name}.py": _PLOT_TESTS for name in ("__init__", "analogy", "canvas", "context", "geometry")},
@@ -124,22 +138,13 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     "evaluate_files.py": _EVALUATE_TESTS,
     "evaluate_scoring.py": _EVALUATE_TESTS,
     "evaluate_compare.py": ["tests/test_side_by_side.py"],  # --eval of several models (issue 56)
-    # tokens.py: the files about words and tokens (ids, splits, refusals, display, each family's rule, the
-    # tokenizers library's faults); the slow process-level tests of test_hardening.py and bpe.py's own long
-    # runs (test_bpe_long.py) are left out
-    "tokens.py": [
-        *(
-            "tests/test_tokens.py",
-            "tests/units/test_candidates.py",
-            *_COMMAND_TESTS,
-        ),  # forms: in test_neighbors
-        *("tests/test_word_lists.py", "tests/units/test_bpe.py", "tests/test_encodings.py"),
-        *("tests/test_damaged_model_files.py", "tests/test_handle_contract.py"),
-        "tests/test_exact_families.py",
-        *("tests/test_family_bert.py", "tests/test_family_distilbert.py", "tests/test_family_gpt_neo.py"),
-        *("tests/test_family_roberta.py", "tests/test_family_rotary.py"),
-        "tests/test_pinned_tokens.py",
-    ],
+    # tokens.py and the modules that hold the rest of what it held (issue 58) share one list. It holds the
+    # files about words and tokens: ids, splits, refusals, display, each family's rule, and the tokenizers
+    # library's faults. The slow process-level tests of test_hardening.py and bpe.py's own long runs
+    # (test_bpe_long.py) are left out.
+    **dict.fromkeys(
+        ("tokens.py", "queries.py", "quoting.py", "tokenizer_library.py", "word_lists.py"), _WORD_TESTS
+    ),
     # ---- store/ (group A)
     "build.py": [
         *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),
@@ -307,7 +312,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     # ---- end of group C
     # ---- top-level words, contract, errors, registry (group D)
     "bpe.py": [
-        *("tests/units/test_bpe.py", "tests/test_tokens.py"),
+        *("tests/units/test_bpe.py", "tests/units/test_tokens.py"),
         *("tests/test_family_bert.py", "tests/test_family_rotary.py"),
     ],
     "choices.py": [
@@ -346,7 +351,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         "tests/units/test_limits.py",
     ],
     "piece_lines.py": [
-        *("tests/test_vocab_roundtrip.py", "tests/test_tokens.py", "tests/test_exact_families.py"),
+        *("tests/test_vocab_roundtrip.py", "tests/units/test_tokens.py", "tests/test_exact_families.py"),
         "tests/units/test_piece_lines.py",
     ],
     "registry.py": [

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gpt2emb import ops
-from gpt2emb.tokens import listed_words
+from gpt2emb.word_lists import listed_words
 
 from conftest import run_cli, run_json
 from fakehub import FakeHub

@@ -12,7 +12,7 @@ from gensim.models import KeyedVectors
 
 from gpt2emb import measures, ops, sums
 from gpt2emb.choices import Method, Pool
-from gpt2emb.tokens import Query
+from gpt2emb.queries import Query
 from oracles import REL, cos64
 
 from conftest import run_json
