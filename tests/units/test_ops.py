@@ -385,3 +385,18 @@ def test_the_cosine_of_two_short_vectors_is_a_cosine(size: float) -> None:
     a, b = np.array([size, 0.0]), np.array([size, size])
     assert ops.cosine(a, b) == pytest.approx(1 / math.sqrt(2), rel=1e-12)  # 45 degrees apart
     assert ops.cosine(a, np.zeros(2)) is None
+
+
+def test_no_ids_have_no_scores() -> None:
+    ranking = ops.cosine_rankings(np.eye(3, dtype=np.float32), np.ones(3, dtype=np.float32), [np.ones(3)])[0]
+    assert ranking.scores(np.array([], dtype=np.int64)).shape == (0,)
+    assert ranking.scores(np.array([2, 0])).tolist() == pytest.approx([1 / np.sqrt(3)] * 2)
+
+
+def test_a_zero_row_is_bounded_around_its_exact_0() -> None:
+    """A zero row scores 0 exactly in the fast pass, so it keeps a bound: it is never scored again."""
+    wte = np.array([[1.0, 0.0], [0.0, 0.0], [0.6, 0.8]], dtype=np.float32)
+    norms = np.linalg.norm(wte, axis=1).astype(np.float32)
+    (ranking,) = ops.cosine_rankings(wte, norms, [np.array([1.0, 0.0])])
+    pad = ops.slack(2) * 1.01
+    assert ranking.lo[1] == pytest.approx(-pad, rel=1e-6) and ranking.hi[1] == pytest.approx(pad, rel=1e-6)
