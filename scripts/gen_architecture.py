@@ -54,7 +54,14 @@ BOXES = (
     Box(3, "heavy.py", "the only torch importer", ("heavy",), "#f2dcdb"),
     Box(4, "results/", "the result dataclasses: the JSON", ("results", "schemas"), "#fde9c9"),
     Box(4, "commands/", "each command declared, as data", ("commands",), "#eeeeee"),
-    Box(4, "ground", "", ("errors", "report", "choices", "limits", "kept", "targets", "stems"), "#f3f3f3"),
+    # quoting and word_lists hold what was tokens.py's and import nothing of gpt2emb: every layer uses them.
+    Box(
+        4,
+        "ground",
+        "",
+        ("errors", "report", "choices", "limits", "kept", "targets", "stems", "quoting", "word_lists"),
+        "#f3f3f3",
+    ),
 )
 
 

@@ -21,9 +21,10 @@ defines. A mutant that no test executes survives without a run. A run that excee
 with its process group and counts as killed. The module file is restored after each mutant and on any exit
 (Ctrl-C included).
 
-The new tests (ids starting with --new-tests, tests/test_pinned_) run after the others, so one run gives
-the score with and without them: a mutant only they kill survived the rest. --survivors-of reruns the
-survivors of an earlier run (after new tests were written), --new-first to see quickly what kills them.
+The module's own tests (ids starting with --new-tests, by default tests/units/) run after the others, so
+one run gives the score with and without them. A mutant that only they kill survived the rest.
+--survivors-of reruns the survivors of an earlier run (after new tests were written), and --new-first runs
+the new tests first, to see quickly what kills them.
 
 Survivors that no test could notice (the mutant behaves exactly as the original) are listed with a reason
 in scripts/mutants-equivalent.txt; the score is also given over the mutants that are not equivalent.
@@ -71,20 +72,34 @@ _COMMAND_TESTS = [
     *("tests/test_app.py", "tests/test_imports.py"),
 ]
 _OPS_TESTS = [
-    *("tests/test_ops.py", "tests/test_invariance.py", *_COMMAND_TESTS, "tests/test_batch.py"),
+    *("tests/units/test_ops.py", "tests/test_invariance.py", *_COMMAND_TESTS, "tests/units/test_batch.py"),
     *("tests/commands/test_text.py", "tests/commands/test_geometry.py"),  # what was test_chapter_input.py
-    *("tests/test_correlation.py", "tests/test_candidates.py"),
-    *("tests/test_pinned_ops.py", "tests/test_sums.py"),
+    *("tests/test_correlation.py", "tests/units/test_candidates.py"),
+    *("tests/units/test_measures.py", "tests/units/test_tables.py", "tests/units/test_sums.py"),
 ]
-_EVALUATE_TESTS = ["tests/test_evaluate.py", "tests/test_correlation.py", "tests/test_pinned_evaluate.py"]
+_EVALUATE_TESTS = [
+    *("tests/units/core/test_evaluate.py", "tests/units/core/test_evaluate_files.py"),
+    *("tests/units/core/test_evaluate_scoring.py", "tests/test_correlation.py"),
+]
 _PLOT_TESTS = [
     *("tests/test_figures.py", "tests/test_overlaps.py", "tests/test_figure_text.py"),
     *("tests/test_heatmap_legend.py", "tests/test_pinned_figures.py"),
 ]
 _PAGE_TESTS = [
-    *("tests/commands/test_lab.py", "tests/test_pinned_lab.py", "tests/test_lab_browser.py"),
+    *("tests/commands/test_lab.py", "tests/units/core/test_lab.py", "tests/test_lab_browser.py"),
     "tests/test_figure_text.py::test_the_issue_s_command_lines_answer_and_write_their_file",
     *("tests/test_pinned_pages_lab.py", "tests/test_pinned_pages.py"),
+]
+_WORD_TESTS = [
+    # forms are tested in tests/commands/test_neighbors.py
+    *("tests/units/test_tokens.py", "tests/units/test_candidates.py", *_COMMAND_TESTS),
+    *("tests/test_word_lists.py", "tests/units/test_bpe.py", "tests/test_encodings.py"),
+    *("tests/test_damaged_model_files.py", "tests/test_handle_contract.py"),
+    "tests/test_exact_families.py",
+    *("tests/test_family_bert.py", "tests/test_family_distilbert.py", "tests/test_family_gpt_neo.py"),
+    *("tests/test_family_roberta.py", "tests/test_family_rotary.py"),
+    *("tests/units/test_queries.py", "tests/units/test_quoting.py", "tests/units/test_tokenizer_library.py"),
+    "tests/units/test_word_lists.py",
 ]
 DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot/, output/: its path, key_of)
     # ---- plot/ and output/pages/ (issue 53): the figures and the page, read back and measured
@@ -101,7 +116,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         "tests/units/plot/test_logits.py",
     ],
     "plot/positions.py": [
-        *(*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/test_pinned_positions.py"),
+        *(*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/units/core/test_positions.py"),
         "tests/units/plot/test_positions.py",
     ],
     "output/pages/__init__.py": _PAGE_TESTS,
@@ -115,32 +130,27 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     "measures.py": _OPS_TESTS,
     # sums.py: the analogy's math that was ops.py's (issue 49)
     "sums.py": [
-        "tests/test_sums.py",
+        "tests/units/test_sums.py",
         "tests/commands/test_analogy.py",
-        "tests/test_ops.py",
+        "tests/units/test_ops.py",
         "tests/test_extreme_rows.py",
     ],
     # what was evaluate.py: core/evaluate_files.py (the files read) and core/evaluate_scoring.py (the scores)
     "evaluate_files.py": _EVALUATE_TESTS,
     "evaluate_scoring.py": _EVALUATE_TESTS,
     "evaluate_compare.py": ["tests/test_side_by_side.py"],  # --eval of several models (issue 56)
-    # tokens.py: the files about words and tokens (ids, splits, refusals, display, each family's rule, the
-    # tokenizers library's faults); the slow process-level tests of test_hardening.py and bpe.py's own long
-    # runs (test_bpe_long.py) are left out
-    "tokens.py": [
-        *("tests/test_tokens.py", "tests/test_candidates.py", *_COMMAND_TESTS),  # forms: in test_neighbors
-        *("tests/test_word_lists.py", "tests/test_bpe.py", "tests/test_encodings.py"),
-        *("tests/test_damaged_model_files.py", "tests/test_handle_contract.py"),
-        "tests/test_exact_families.py",
-        *("tests/test_family_bert.py", "tests/test_family_distilbert.py", "tests/test_family_gpt_neo.py"),
-        *("tests/test_family_roberta.py", "tests/test_family_rotary.py"),
-        "tests/test_pinned_tokens.py",
-    ],
+    # tokens.py and the modules that hold the rest of what it held (issue 58) share one list. It holds the
+    # files about words and tokens: ids, splits, refusals, display, each family's rule, and the tokenizers
+    # library's faults. The slow process-level tests of test_hardening.py and bpe.py's own long runs
+    # (test_bpe_long.py) are left out.
+    **dict.fromkeys(
+        ("tokens.py", "queries.py", "quoting.py", "tokenizer_library.py", "word_lists.py"), _WORD_TESTS
+    ),
     # ---- store/ (group A)
     "build.py": [
         *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),
         *("tests/test_resume.py", "tests/commands/test_cache.py", "tests/test_whole_checks.py"),
-        *("tests/test_bpe.py", "tests/test_landing.py", "tests/test_pinned_build.py"),
+        *("tests/units/test_bpe.py", "tests/test_landing.py", "tests/test_pinned_build.py"),
     ],
     "entries.py": [
         *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),
@@ -179,15 +189,15 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     "analogy.py": [
         "tests/commands/test_analogy.py",
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
-        "tests/test_batch.py",
-        "tests/test_candidates.py",
+        "tests/units/test_batch.py",
+        "tests/units/test_candidates.py",
         "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
-        "tests/test_pinned_analogy.py",
-        "tests/test_sums.py",
+        "tests/units/core/test_analogy.py",
+        "tests/units/test_sums.py",
     ],
     "cache.py": [
         *("tests/commands/test_cache.py", "tests/test_verify.py", "tests/test_handle_commands.py"),
-        "tests/test_pinned_cache.py",
+        "tests/units/core/test_cache.py",
     ],
     "compare.py": [
         *(
@@ -199,15 +209,15 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     ],
     "lab.py": [
         "tests/commands/test_lab.py",
-        "tests/test_pinned_lab.py",
+        "tests/units/core/test_lab.py",
     ],
     "neighbors.py": [
         "tests/commands/test_neighbors.py",
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
-        "tests/test_batch.py",
-        "tests/test_candidates.py",
+        "tests/units/test_batch.py",
+        "tests/units/test_candidates.py",
         "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
-        "tests/test_pinned_neighbors.py",
+        "tests/units/core/test_neighbors.py",
     ],
     "open.py": [
         *_COMMAND_TESTS,
@@ -216,62 +226,62 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         "tests/commands/test_lab.py::test_each_part_is_its_own_command_s_document",  # RankOptions' defaults
         "tests/test_family_rotary.py::test_a_long_text_has_no_position_wall",  # finite(None): no wpe
         "tests/test_family_rotary.py::test_input_is_the_token_rows_alone",  # no_position_table's words
-        "tests/test_pinned_open.py",
+        "tests/units/core/test_open.py",
     ],
     "positions.py": [
         *("tests/commands/test_positions.py", "tests/test_heatmap_legend.py", "tests/test_family_roberta.py"),
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
-        "tests/test_pinned_positions.py",
+        "tests/units/core/test_positions.py",
     ],
     "schema.py": [
         *("tests/commands/test_schema.py", "tests/test_generated.py"),
-        "tests/test_pinned_schema.py",
+        "tests/units/core/test_schema.py",
     ],
     "similarity.py": [
-        *("tests/commands/test_similarity.py", "tests/test_batch.py", "tests/test_endless_stdin.py"),
+        *("tests/commands/test_similarity.py", "tests/units/test_batch.py", "tests/test_endless_stdin.py"),
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
-        "tests/test_pinned_similarity.py",
+        "tests/units/core/test_similarity.py",
     ],
     "sizes.py": [
         *("tests/commands/test_sizes.py", "tests/test_family_rotary.py", "tests/test_handle_commands.py"),
         "tests/commands/test_cache.py::test_models_and_cache_management",  # `models`
-        "tests/test_pinned_sizes.py",
+        "tests/units/core/test_sizes.py",
     ],
     "tying.py": [
         *("tests/commands/test_tying.py", "tests/test_family_rotary.py", "tests/test_family_bert.py"),
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
-        "tests/test_pinned_tying.py",
+        "tests/units/core/test_tying.py",
         "tests/test_unreachable_hub.py",  # --load's weights probed before the meta model
     ],
     "vector.py": [
         "tests/commands/test_vector.py",
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
-        "tests/test_batch.py",
+        "tests/units/test_batch.py",
         "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
     ],
     "whole.py": [
         *("tests/commands/test_text.py", "tests/commands/test_tying.py", "tests/test_family_roberta.py"),
-        "tests/test_pinned_whole.py",
+        "tests/units/core/test_whole.py",
     ],
     "words.py": [
         *("tests/commands/test_neighbors.py", "tests/commands/test_analogy.py", "tests/test_extreme_rows.py"),
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
-        "tests/test_batch.py",
-        "tests/test_pinned_words.py",
+        "tests/units/test_batch.py",
+        "tests/units/core/test_words.py",
     ],
     # ---- end of group B
     # ---- core/ math and text, top-level math (group C)
     "evaluate.py": _EVALUATE_TESTS,  # what the files read and the scores are for: the same files
     "export.py": [
         *("tests/commands/test_export.py", "tests/test_export_sources.py", "tests/test_write_targets.py"),
-        "tests/test_pinned_export.py",
+        "tests/units/core/test_export.py",
     ],
     "geometry.py": [
         *("tests/commands/test_geometry.py", "tests/test_correlation.py", "tests/test_handle_commands.py"),
         *("tests/test_verify.py", "tests/test_family_rotary.py"),  # damaged rows refused; no position table
-        "tests/test_pinned_geometry.py",
+        "tests/units/core/test_geometry.py",
     ],
     "logits.py": [
         *("tests/commands/test_logits.py", "tests/commands/test_logits_masked.py"),
@@ -281,51 +291,52 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     "text.py": [
         *("tests/commands/test_text.py", "tests/test_handle_commands.py", "tests/test_family_rotary.py"),
         *("tests/test_family_bert.py", "tests/test_family_roberta.py"),  # token types, tokens added
-        "tests/test_pinned_text.py",
+        "tests/units/core/test_text.py",
     ],
     "batch.py": [
-        *("tests/test_batch.py", "tests/test_endless_stdin.py", "tests/test_handle_contract.py"),
-        *("tests/commands/test_text.py", "tests/test_pinned_batch.py"),  # test_text: input -, batch.text
+        *("tests/units/test_batch.py", "tests/test_endless_stdin.py", "tests/test_handle_contract.py"),
+        "tests/commands/test_text.py",  # input -, batch.text
     ],
     "candidates.py": [
-        *("tests/test_candidates.py", "tests/test_word_lists.py"),
+        *("tests/units/test_candidates.py", "tests/test_word_lists.py"),
         *("tests/commands/test_neighbors.py", "tests/commands/test_analogy.py"),
-        "tests/test_pinned_candidates.py",
     ],
     "tables.py": [
         *("tests/commands/test_geometry.py", "tests/commands/test_text.py", "tests/test_correlation.py"),
-        "tests/test_pinned_ops.py",
+        "tests/units/test_tables.py",
     ],
     "targets.py": [
         *("tests/test_write_targets.py", "tests/commands/test_export.py", "tests/test_figures.py"),
-        "tests/test_pinned_targets.py",
+        "tests/units/test_targets.py",
     ],
-    "kept.py": ["tests/test_kept.py", "tests/test_export_sources.py", "tests/test_cache_env.py"],
+    "kept.py": ["tests/units/test_kept.py", "tests/test_export_sources.py", "tests/test_cache_env.py"],
     # ---- end of group C
     # ---- top-level words, contract, errors, registry (group D)
     "bpe.py": [
-        *("tests/test_bpe.py", "tests/test_tokens.py"),
+        *("tests/units/test_bpe.py", "tests/units/test_tokens.py"),
         *("tests/test_family_bert.py", "tests/test_family_rotary.py"),
-        "tests/test_pinned_bpe.py",
     ],
-    "choices.py": ["tests/commands/test_analogy.py", "tests/test_evaluate.py"],  # no mutants: enums only
+    "choices.py": [
+        "tests/commands/test_analogy.py",
+        "tests/units/core/test_evaluate.py",
+    ],  # no mutants: enums only
     "contract.py": [
         *("tests/test_handle_contract.py", "tests/test_handle_commands.py", "tests/commands/test_analogy.py"),
-        "tests/test_batch.py",
-        "tests/test_pinned_contract.py",
+        "tests/units/test_batch.py",
+        "tests/units/test_contract.py",
     ],
     "errors.py": [
-        *("tests/test_handle_contract.py", "tests/test_batch.py", "tests/test_output_streams.py"),
-        *("tests/test_app.py", "tests/test_registry.py", "tests/test_config_shapes.py"),
+        *("tests/test_handle_contract.py", "tests/units/test_batch.py", "tests/test_output_streams.py"),
+        *("tests/test_app.py", "tests/units/test_registry.py", "tests/test_config_shapes.py"),
         *("tests/commands/test_analogy.py", "tests/commands/test_neighbors.py"),
         "tests/test_revision.py",  # cache refresh: the exit code of the first repo that failed (error_for)
-        "tests/test_pinned_errors.py",
+        "tests/units/test_errors.py",
     ],
-    "forms.py": ["tests/commands/test_neighbors.py", "tests/test_pinned_forms.py"],
+    "forms.py": ["tests/commands/test_neighbors.py", "tests/units/test_forms.py"],
     "handle.py": [
         *("tests/test_handle_contract.py", "tests/test_handle_commands.py", "tests/commands/test_analogy.py"),
-        *("tests/test_batch.py", "tests/test_notebook.py", "tests/commands/test_tying.py"),
-        "tests/test_pinned_handle.py",
+        *("tests/units/test_batch.py", "tests/test_notebook.py", "tests/commands/test_tying.py"),
+        "tests/units/test_handle.py",
     ],
     "heavy.py": [
         *("tests/commands/test_tying.py", "tests/commands/test_text.py", "tests/test_process_state.py"),
@@ -333,23 +344,22 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         *("tests/test_changed_while_read.py", "tests/test_family_gpt_neo.py"),
         *("tests/test_family_rotary.py", "tests/test_checkpoint.py"),
         *("tests/commands/test_logits.py", "tests/commands/test_logits_masked.py"),  # read_out, read_masked
-        "tests/test_pinned_heavy.py",
+        "tests/units/test_heavy.py",
     ],
     "limits.py": [
         *("tests/test_word_lists.py", "tests/test_endless_stdin.py", "tests/test_damaged_files.py"),
         *("tests/test_correlation.py", "tests/test_cache_env.py", "tests/test_vocab_roundtrip.py"),
-        "tests/test_pinned_limits.py",
+        "tests/units/test_limits.py",
     ],
     "piece_lines.py": [
-        *("tests/test_vocab_roundtrip.py", "tests/test_tokens.py", "tests/test_exact_families.py"),
-        "tests/test_pinned_piece_lines.py",
+        *("tests/test_vocab_roundtrip.py", "tests/units/test_tokens.py", "tests/test_exact_families.py"),
+        "tests/units/test_piece_lines.py",
     ],
     "registry.py": [
-        *("tests/test_registry.py", "tests/commands/test_sizes.py", "tests/test_revision.py"),
+        *("tests/units/test_registry.py", "tests/commands/test_sizes.py", "tests/test_revision.py"),
         *("tests/test_special_tokens.py", "tests/test_once_per_run.py"),
-        "tests/test_pinned_registry.py",
     ],
-    "report.py": ["tests/test_process_state.py", "tests/test_pinned_report.py"],
+    "report.py": ["tests/test_process_state.py", "tests/units/test_report.py"],
     # ---- end of group D
 }
 
@@ -869,16 +879,28 @@ def key_of(module: Path) -> str:
     return inside.as_posix() if inside.parts[0] in BY_PATH else module.name
 
 
+def units_file(module: Path) -> str:
+    """Where a module's own tests live: src/gpt2emb/P/X.py in tests/units/P/test_X.py, and a package's
+    __init__.py in tests/units/P/test_init.py."""
+    try:
+        inside = module.resolve().relative_to(PACKAGE)
+    except ValueError:
+        inside = Path(module.name)
+    name = "init" if inside.stem == "__init__" else inside.stem
+    return (Path("tests/units") / inside.parent / f"test_{name}.py").as_posix()
+
+
 def module_tests(module: Path) -> list[str]:
-    """A module's tests: its list in DEFAULT_TESTS, else by the rule a new module follows (no list to edit): a
-    command's core (core/STEM.py) is tested by tests/commands/test_STEM.py, any other module X.py by
-    tests/test_X.py; with tests/test_pinned_X.py beside either where it exists."""
+    """A module's tests: its list in DEFAULT_TESTS, or else the rule a new module follows, so that it needs
+    no list. The rule: a module's own tests are its units file. A command's core (core/STEM.py) is also
+    tested by its command's file, tests/commands/test_STEM.py."""
     listed = DEFAULT_TESTS.get(key_of(module))
     if listed:
         return listed
-    stem = module.stem
-    own = f"tests/commands/test_{stem}.py" if module.parent.name == "core" else f"tests/test_{stem}.py"
-    return [t for t in (own, f"tests/test_pinned_{stem}.py") if (ROOT / t).is_file()]
+    own = [units_file(module)]
+    if module.parent.name == "core":
+        own.insert(0, f"tests/commands/test_{module.stem}.py")
+    return [t for t in own if (ROOT / t).is_file()]
 
 
 def read_equivalent(path: Path = EQUIVALENT) -> dict[tuple[str, str], str]:
@@ -963,7 +985,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list", action="store_true", help="list the mutants and run nothing")
     p.add_argument("--timeout", type=float, help="seconds per mutant (default: 30 + 3x its tests' time)")
     p.add_argument("--json", type=Path, help="write every mutant's result here")
-    p.add_argument("--new-tests", default="tests/test_pinned_", help="id prefix of the new tests (run last)")
+    p.add_argument("--new-tests", default="tests/units/", help="id prefix of the new tests (run last)")
     p.add_argument("--new-first", action="store_true", help="run the new tests first (no before score)")
     p.add_argument(
         "--survivors-of",

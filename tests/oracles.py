@@ -133,3 +133,15 @@ def assert_lens_matches(
         assert abs(row["final_rank"] - (1 + np.sum(x > x[final]))) <= np.sum(np.abs(x - x[final]) <= tol)
     assert layers[-1]["top"] == top[:5]  # the last row is the answer itself
     assert layers[-1]["final_rank"] == 1
+
+
+# The tolerance of a float64 figure against a float64 oracle that sums in another order. It lies far below
+# what any changed constant in the code would move.
+REL = 1e-9
+
+
+def cos64(x: np.ndarray, y: np.ndarray) -> float:
+    """The cosine of two rows by scipy's cosine distance, in float64."""
+    from scipy.spatial import distance  # imported here: most tests that import this module need no scipy
+
+    return float(1 - distance.cosine(x.astype(np.float64), y.astype(np.float64)))

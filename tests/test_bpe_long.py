@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from gpt2emb import bpe
 from gpt2emb.bpe import Bpe
-from test_bpe import encoder, real_tokenizer, tokenizer_of
+from units.test_bpe import encoder, real_tokenizer, tokenizer_of
 
 from conftest import FUZZ
 from tinymodel import build

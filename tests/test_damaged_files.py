@@ -124,10 +124,12 @@ def test_a_panic_of_the_tokenizers_library_is_one_line_in_a_real_process(
 def test_a_build_reads_the_tokenizer_before_its_fetch_thread_starts(
     tiny: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The panic text above is silenced only while no other thread runs (tokens.library_faults): a build
-    has the library read the tokenizer file before it starts the thread that fetches and writes the tables,
-    so no panic of that read can meet a running fetch thread (the test above failed 2 runs in 3 when one
-    could)."""
+    """The panic text above is silenced only while no other thread runs (tokenizer_library.library_faults).
+
+    So a build has the library read the tokenizer file before it starts the thread that fetches and writes
+    the tables. No panic of that read can meet a running fetch thread. The test above failed 2 runs in 3 when
+    one could.
+    """
     import threading
 
     from tokenizers import Tokenizer

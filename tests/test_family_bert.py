@@ -44,7 +44,7 @@ def h0_oracle(folder: Path, ids: list[int]) -> np.ndarray:
 
 def test_wordpiece_pieces_as_text() -> None:
     from gpt2emb.families.bert import FAMILY
-    from gpt2emb.tokens import Specials, check_word
+    from gpt2emb.queries import Specials, check_word
 
     words = FAMILY.words
     assert [words.text(p) for p in ("king", "##ing", "[CLS]", "[unused0]", ",", "##")] == [

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from gpt2emb import plot
-from gpt2emb.tokens import quote
+from gpt2emb.quoting import quote
 
 from conftest import FUZZ, run_cli
 from drawn import captured

@@ -80,6 +80,7 @@ WARM_SHARED = {
         "registry",
         "report",
         "tokens",
+        *("queries", "quoting", "tokenizer_library", "word_lists"),  # what was tokens.py (issue 58)
         "piece_lines",
         "core",
         "core.open",

@@ -69,3 +69,20 @@ def test_no_import_circle() -> None:
 def test_a_circle_is_found() -> None:
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_units_mirror_the_package() -> None:
+    """Each file of tests/units/ is named after a module that exists: tests/units/P/test_X.py is the tests of
+    src/gpt2emb/P/X.py (test_init.py: the package's __init__.py). Each folder there is a package, so that a
+    name may repeat (tests/units/core/test_neighbors.py beside tests/commands/test_neighbors.py)."""
+    units, package = ROOT / "tests" / "units", ROOT / "src" / "gpt2emb"
+    files = sorted(units.rglob("test_*.py"))
+    assert files
+    for file in files:
+        inside = file.parent.relative_to(units)
+        name = file.stem.removeprefix("test_")
+        module = package / inside / ("__init__.py" if name == "init" else f"{name}.py")
+        assert module.is_file(), f"{file.relative_to(ROOT)} names no module ({module.relative_to(ROOT)})"
+    for folder in [units, *(p for p in units.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
+        assert (folder / "__init__.py").is_file(), f"{folder.relative_to(ROOT)} has no __init__.py"
+    assert not list((ROOT / "tests").glob("test_pinned_*.py")), "a module's tests go in tests/units/"

@@ -46,22 +46,31 @@ def test_no_list_for_a_module_that_is_gone() -> None:
 
 
 def test_a_new_module_is_tested_by_the_rule(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without a list, a command's core is tested by its command's test file, another module by its own,
-    each with its pinned file where there is one."""
+    """Without a list, a module is tested by its units file, and a command's core also by its command's
+    file."""
     assert (
         mutate.module_tests(PACKAGE / "core" / "tying.py") == mutate.DEFAULT_TESTS["tying.py"]
     )  # a list wins
     unlisted = {
         k: v
         for k, v in mutate.DEFAULT_TESTS.items()
-        if k not in ("logits.py", "kept.py", "sums.py", "report.py")
+        if k
+        not in ("logits.py", "tying.py", "kept.py", "sums.py", "plot/place.py", "output/pages/__init__.py")
     }
     monkeypatch.setattr(mutate, "DEFAULT_TESTS", unlisted)
     assert mutate.module_tests(PACKAGE / "core" / "logits.py") == ["tests/commands/test_logits.py"]
-    assert mutate.module_tests(PACKAGE / "kept.py") == ["tests/test_kept.py"]
-    assert mutate.module_tests(PACKAGE / "sums.py") == ["tests/test_sums.py"]
-    assert mutate.module_tests(PACKAGE / "report.py") == ["tests/test_pinned_report.py"]  # no test_report.py
+    assert mutate.module_tests(PACKAGE / "core" / "tying.py") == [
+        "tests/commands/test_tying.py",
+        "tests/units/core/test_tying.py",
+    ]
+    assert mutate.module_tests(PACKAGE / "kept.py") == ["tests/units/test_kept.py"]
+    assert mutate.module_tests(PACKAGE / "sums.py") == ["tests/units/test_sums.py"]
     assert mutate.module_tests(PACKAGE / "core" / "nosuch.py") == []
+    assert mutate.units_file(PACKAGE / "plot" / "place.py") == "tests/units/plot/test_place.py"
+    assert (
+        mutate.units_file(PACKAGE / "output" / "pages" / "__init__.py")
+        == "tests/units/output/pages/test_init.py"
+    )
 
 
 def test_every_equivalent_mutant_names_a_module_with_a_list() -> None:

@@ -29,16 +29,17 @@ def dot(left: float, bottom: float) -> Bbox:
 
 
 def test_a_label_takes_the_first_free_place_beside_its_point_nearest_first() -> None:
-    # 4 points from (50, 50): right, above right, below right, above, below, left, above left, below left
-    order = [(54, 47), (54, 54), (54, 40), (40, 54), (40, 40), (26, 47), (26, 54), (26, 40)]
+    # 9 points from (50, 50): right, above right, below right, above, below, left, above left, below left
+    order = [(59, 47), (59, 59), (59, 35), (40, 59), (40, 35), (21, 47), (21, 59), (21, 35)]
     taken: list[Bbox] = []
     for left, bottom in order:
         assert place._near(50, 50, W, H, 1.0, FRAME, taken) == (left, bottom, False)
         taken.append(dot(left, bottom))
-    # all eight taken: 9 points away, where the right one holds the first dot; above right is free
-    assert place._near(50, 50, W, H, 1.0, FRAME, taken) == (59, 59, False)
-    # a gap is in points: at 144 dpi (2 pixels a point) the first place is 8 pixels off
-    assert place._near(50, 50, W, H, 2.0, FRAME, []) == (58, 47, False)
+    # all eight taken: 16 points away, where the right one holds the first dot; above right is free, and
+    # past 9 points a label is far (a line joins it to its point)
+    assert place._near(50, 50, W, H, 1.0, FRAME, taken) == (66, 66, True)
+    # a gap is in points: at 144 dpi (2 pixels a point) the first place is 18 pixels off
+    assert place._near(50, 50, W, H, 2.0, FRAME, []) == (68, 47, False)
 
 
 def test_past_9_points_a_label_is_far_and_the_last_gap_is_40_points() -> None:
@@ -89,9 +90,8 @@ def test_a_label_stands_right_of_its_point_centred_the_same_points_off_at_any_dp
         box = Text.get_window_extent(made, renderer)
         assert (box.y0 + box.y1) / 2 == pytest.approx(y, abs=0.6) and made.arrow_patch is None
         off[dpi] = (box.x0 - x) * 72 / dpi  # points between the point and the label's left edge
-    # a gap of the list, the same in points at both: the point's square of 4 points around it is
-    # taken, and a place that touches it is not free, so the first gap that shows is 9 points
-    assert off[72] == pytest.approx(place.GAPS[1], abs=0.6) and off[144] == pytest.approx(off[72], abs=0.6)
+    # the first gap of the list, the same in points at both
+    assert off[72] == pytest.approx(place.GAPS[0], abs=0.6) and off[144] == pytest.approx(off[72], abs=0.6)
 
 
 def test_a_label_keeps_2_points_from_the_axes_frame() -> None:
@@ -100,9 +100,9 @@ def test_a_label_keeps_2_points_from_the_axes_frame() -> None:
     width = ax.text(0, 0, "king", fontsize=10).get_window_extent(place.renderer_of(fig)).width
     ax.texts[0].remove()
     right = ax.get_window_extent().x1
-    # right of the point, 9 points off (the first gap that shows), the label would end 1 point inside the
-    # axes' frame: inside the 2 points' margin
-    x = right - 1 - width - place.GAPS[1]
+    # right of the point, 9 points off (the first gap), the label would end 1 point inside the axes'
+    # frame: inside the 2 points' margin
+    x = right - 1 - width - place.GAPS[0]
     point = tuple(ax.transData.inverted().transform((x, ax.get_window_extent().y0 + 100)))
     (made,) = place.place(fig, [(ax, [point], ["king"])], fontsize=10)
     box = Text.get_window_extent(made, place.renderer_of(fig))

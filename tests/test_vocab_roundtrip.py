@@ -25,7 +25,8 @@ from gpt2emb.core.open import open_ref
 from gpt2emb.errors import BadModel, UsageError
 from gpt2emb.registry import resolve
 from gpt2emb.store import entries
-from gpt2emb.tokens import LibraryFault, Vocab, display, library_faults
+from gpt2emb.tokenizer_library import LibraryFault, library_faults
+from gpt2emb.tokens import Vocab, display
 
 from conftest import FUZZ, run_cli, run_json, run_process
 from tinymodel import Tiny, safetensors_bytes, save_local

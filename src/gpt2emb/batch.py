@@ -1,6 +1,6 @@
 """Words from a stream, for `-` in place of the words: numbered lines, and blocks of them as they arrive.
 
-A line is one word (or `A B C` for analogy), UTF-8, read as an --among file's lines are (tokens.listed:
+A line is one word (or `A B C` for analogy), UTF-8, read as an --among file's lines are (word_lists.listed:
 the spaces around it dropped, blank lines and `# comments` skipped). Blocks are what
 a matrix pass answers at once: the first line waited for, then the lines that have already arrived, up to a
 block's size. So a pipe is answered a full block at a time and a person typing is answered line by line.
@@ -19,9 +19,9 @@ from typing import Any, Generic, TypeVar
 from gpt2emb import limits
 from gpt2emb.errors import DamagedEntry, Gpt2embError, UsageError
 from gpt2emb.limits import BLOCK
-from gpt2emb.tokens import listed
+from gpt2emb.word_lists import listed
 
-MAX_LINE = 1 << 16  # bytes of one line kept: a word is at most 1,000 characters (tokens.MAX_WORD_CHARS)
+MAX_LINE = 1 << 16  # bytes of one line kept: a word is at most 1,000 characters (queries.MAX_WORD_CHARS)
 
 
 @dataclass(frozen=True)

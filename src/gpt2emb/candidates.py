@@ -17,7 +17,10 @@ import numpy as np
 from gpt2emb import limits
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError, option
-from gpt2emb.tokens import Specials, Vocab, check_word, listed, quote
+from gpt2emb.queries import Specials, check_word
+from gpt2emb.quoting import quote
+from gpt2emb.tokens import Vocab
+from gpt2emb.word_lists import listed
 
 if TYPE_CHECKING:
     from gpt2emb.results.candidates import Candidates
@@ -69,7 +72,7 @@ def _shown(path: str) -> str:
 
 
 def _read_words(path: str, exact: bool, specials: Specials | None) -> list[tuple[int, str]]:
-    """The words of a word-list file (UTF-8, one per line; see tokens.listed), each checked as a word
+    """The words of a word-list file (UTF-8, one per line; see word_lists.listed), each checked as a word
     typed on the command line is; a problem is named with its line."""
     shown = _shown(path)
     data = limits.read(path, shown, "a word list")

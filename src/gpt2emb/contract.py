@@ -18,8 +18,9 @@ import numpy as np
 
 from gpt2emb.choices import DType, Format, Method, Pool, Rule, Table
 from gpt2emb.errors import LONE_SURROGATE, UsageError, WrongType, not_unicode, option
+from gpt2emb.quoting import quote
 from gpt2emb.report import Reporter
-from gpt2emb.tokens import listed, quote
+from gpt2emb.word_lists import listed
 
 if TYPE_CHECKING:
     from gpt2emb import batch

@@ -99,14 +99,7 @@ class Embeddings(Opened):
         """The k nearest tokens to each word by cosine over all of wte (or over the candidates: among, a file
         of words; restrict, the first N ids; whole_words; fold: one row per word, its forms together)."""
         options, restriction = self._ranked(
-            k=k,
-            exact=exact,
-            pool=pool,
-            keep_query=keep_query,
-            among=among,
-            restrict=restrict,
-            whole_words=whole_words,
-            fold=fold,
+            k, exact, pool, among, restrict, whole_words, keep_query, fold=fold
         )
         return neighbors_in(self, contract.words_of(words), options, restriction)
 
@@ -132,13 +125,7 @@ class Embeddings(Opened):
         tokens (of the candidates, as for neighbors), and where each input itself ranks."""
         signed = contract.signed_words(a, b, c, positive, negative)
         options, restriction = self._ranked(
-            k=k,
-            exact=exact,
-            pool=pool,
-            keep_inputs=keep_inputs,
-            among=among,
-            restrict=restrict,
-            whole_words=whole_words,
+            k, exact, pool, among, restrict, whole_words, keep_inputs=keep_inputs
         )
         return analogy_in(self, handed(signed), options, Method(method), restriction)
 
@@ -263,7 +250,6 @@ class Embeddings(Opened):
 
     def _ranked(
         self,
-        *,
         k: int,
         exact: bool,
         pool: Pool | str,
@@ -274,7 +260,8 @@ class Embeddings(Opened):
         keep_inputs: bool = False,
         fold: bool = False,
     ) -> tuple[RankOptions, Restriction | None]:
-        """The ranking options of neighbors and analogy as one record, and its candidates read."""
+        """The ranking options of neighbors and analogy as one record, and its candidates read. The methods
+        pass their own parameters here in this order, so the record is spelled out once."""
         options = RankOptions(
             k=k,
             exact=exact,
@@ -319,14 +306,7 @@ class Embeddings(Opened):
     ) -> batch.Answers[NeighborsItem]:
         """Each word's nearest tokens, as `neighbors` gives them: a NeighborsItem or batch.FailedLine each."""
         options, restriction = self._ranked(
-            k=k,
-            exact=exact,
-            pool=pool,
-            keep_query=keep_query,
-            among=among,
-            restrict=restrict,
-            whole_words=whole_words,
-            fold=fold,
+            k, exact, pool, among, restrict, whole_words, keep_query, fold=fold
         )
         return each_neighbors_in(self, contract.blocks_of(words), options, restriction)
 
@@ -345,13 +325,7 @@ class Embeddings(Opened):
         """Each question `A B C` (white space between the words) or a sum `king - man + woman`, answered as
         `analogy` answers it: one AnalogyResult (or batch.FailedLine) per question."""
         options, restriction = self._ranked(
-            k=k,
-            exact=exact,
-            pool=pool,
-            keep_inputs=keep_inputs,
-            among=among,
-            restrict=restrict,
-            whole_words=whole_words,
+            k, exact, pool, among, restrict, whole_words, keep_inputs=keep_inputs
         )
         questions_ = contract.blocks_of(questions, "questions")
         return each_analogy_in(self, questions_, options, Method(method), restriction)

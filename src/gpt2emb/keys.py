@@ -14,7 +14,9 @@ from pathlib import Path
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError
 from gpt2emb.families import Spelling
-from gpt2emb.tokens import Query, Vocab, check_word, quote
+from gpt2emb.queries import Query, check_word
+from gpt2emb.quoting import quote
+from gpt2emb.tokens import Vocab
 
 NEAREST = 5  # keys a refusal names
 

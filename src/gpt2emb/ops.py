@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gpt2emb.choices import Pool
-from gpt2emb.tokens import Query
+from gpt2emb.queries import Query
 
 
 def query_vector(wte: np.ndarray, query: Query) -> np.ndarray:

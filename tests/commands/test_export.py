@@ -22,8 +22,9 @@ import pytest
 from tokenizers import Tokenizer
 
 from gpt2emb.core import export
+from gpt2emb.quoting import quote
 from gpt2emb.store import entries
-from gpt2emb.tokens import display, quote
+from gpt2emb.tokens import display
 from test_verify import BIG, POS, TWIN, big, big_files, flip_byte  # noqa: F401  (two fixtures)
 from tiny_llama import TinyLlama
 from tiny_llama import build as build_llama

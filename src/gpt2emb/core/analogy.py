@@ -13,10 +13,10 @@ from gpt2emb.choices import Method, Pool
 from gpt2emb.core.open import Opened, RankOptions, check_candidates, open_checked
 from gpt2emb.core.words import Aimed, aimed_of, fewer_notes, rankings_of
 from gpt2emb.errors import UsageError
+from gpt2emb.quoting import quote
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.analogy import AnalogyBatch, AnalogyInput, AnalogyResult, Ranked, Term
-from gpt2emb.tokens import quote
 
 if TYPE_CHECKING:
     from gpt2emb import batch

@@ -19,6 +19,7 @@ from gpt2emb.core.open import (
 from gpt2emb.core.whole import encode, open_for_whole, weights_folder
 from gpt2emb.errors import BadModel, UsageError, option, spelt
 from gpt2emb.families import Family
+from gpt2emb.quoting import quote
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.common import Token
@@ -26,7 +27,7 @@ from gpt2emb.results.logits import GridCell, GridColumn, LensLayer, LogitsResult
 from gpt2emb.results.whole import SentenceToken
 from gpt2emb.store import checkpoint, revisions
 from gpt2emb.store.entries import OpenedEntry
-from gpt2emb.tokens import Vocab, quote
+from gpt2emb.tokens import Vocab
 
 LENS_TOP = 5  # the tokens each row of --layers shows
 GRID_POSITIONS = 16  # the most positions --figure's grid holds

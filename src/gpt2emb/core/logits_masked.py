@@ -9,11 +9,12 @@ import numpy as np
 
 from gpt2emb.errors import BadModel, UsageError, spelt
 from gpt2emb.families import Head
+from gpt2emb.quoting import quote
 from gpt2emb.registry import ModelRef
 from gpt2emb.results.logits import Head as HeadResult
 from gpt2emb.results.whole import SentenceToken
 from gpt2emb.store.entries import OpenedEntry
-from gpt2emb.tokens import Vocab, quote
+from gpt2emb.tokens import Vocab
 
 EXAMPLE = "Paris is the {} of France."  # the text the refusal of a text without a mask shows
 

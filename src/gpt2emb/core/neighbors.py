@@ -12,10 +12,11 @@ from gpt2emb import candidates, ops
 from gpt2emb.core.open import Opened, RankOptions, check_candidates, open_checked, tokens_of
 from gpt2emb.core.words import Aimed, aim_each, aimed_of, fewer_notes, rankings_of
 from gpt2emb.limits import BLOCK
+from gpt2emb.queries import Query
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.neighbors import Form, Neighbor, NeighborsItem, NeighborsResult
-from gpt2emb.tokens import Query, Vocab
+from gpt2emb.tokens import Vocab
 
 if TYPE_CHECKING:
     from gpt2emb import batch

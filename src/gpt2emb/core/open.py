@@ -11,12 +11,13 @@ import numpy as np
 from gpt2emb import candidates, families
 from gpt2emb.choices import Pool
 from gpt2emb.errors import UsageError, option
+from gpt2emb.queries import Query, Specials, check_word
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.common import Token
 from gpt2emb.store import build
 from gpt2emb.store.entries import OpenedEntry
-from gpt2emb.tokens import Query, Specials, Vocab, check_word
+from gpt2emb.tokens import Vocab
 
 
 def open_ref(ref: ModelRef, reporter: Reporter | None = None) -> Opened:

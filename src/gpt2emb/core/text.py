@@ -26,6 +26,8 @@ from gpt2emb.errors import (
     option,
     spelt,
 )
+from gpt2emb.queries import Query, Specials, check_word
+from gpt2emb.quoting import quote
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.text import (
@@ -38,7 +40,7 @@ from gpt2emb.results.text import (
 )
 from gpt2emb.store import checkpoint, revisions
 from gpt2emb.store.entries import OpenedEntry
-from gpt2emb.tokens import Query, Specials, Vocab, check_word, quote
+from gpt2emb.tokens import Vocab
 
 
 def check_text(text: str) -> None:

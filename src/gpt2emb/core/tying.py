@@ -13,12 +13,12 @@ from gpt2emb.errors import (
     option,
     spelt,
 )
+from gpt2emb.quoting import quote
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.tying import Check, Comparison, GradientResult, PathGradient, TyingResult
 from gpt2emb.store import build, checkpoint, revisions
 from gpt2emb.store.checkpoint import CheckpointInfo
-from gpt2emb.tokens import quote
 
 
 def tying(

@@ -10,10 +10,10 @@ from gpt2emb import measures, ops
 from gpt2emb.choices import Pool
 from gpt2emb.core.open import Opened, open_checked, tokens_of
 from gpt2emb.core.words import query_of
+from gpt2emb.queries import Query
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.vector import VectorItem, VectorResult
-from gpt2emb.tokens import Query
 
 if TYPE_CHECKING:
     from gpt2emb import batch

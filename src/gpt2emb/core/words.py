@@ -12,7 +12,7 @@ from gpt2emb import candidates, ops
 from gpt2emb.choices import Pool
 from gpt2emb.core.open import Opened, RankOptions, refuse_token_options
 from gpt2emb.errors import BadModel, UsageError, spelt
-from gpt2emb.tokens import Query
+from gpt2emb.queries import Query
 
 
 def direction(wte: np.ndarray, q: Query) -> np.ndarray:

@@ -82,7 +82,7 @@ def tokenizer_steps(tokenizer: dict[str, Any]) -> list[dict[str, Any]]:
 
 # Words made only of ASCII letters, or only of digits, are one pre-token for GPT-2's splitter, and a whole
 # pre-token that the vocabulary holds is what byte-level BPE makes of it (a trained merge list reaches every
-# entry it made; tests/test_tokens.py checks every such entry of GPT-2's real vocabulary).
+# entry it made; tests/units/test_tokens.py checks every such entry of GPT-2's real vocabulary).
 _ONE_PRE_TOKEN = re.compile(r" ?(?:[A-Za-z]+|[0-9]+)")
 
 

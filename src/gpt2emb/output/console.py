@@ -53,7 +53,7 @@ def unpadded_lines(text: str) -> str:
 
 
 # the fields of results that hold names and paths as given (a folder's name may hold any character): shown
-# printable. Tokens and words are not among them: the views quote those their own way (tokens.quote)
+# printable. Tokens and words are not among them: the views quote those their own way (quoting.quote)
 _NAMES = frozenset(
     {"model", "models", "name", "path", "root", "file", "png", "output", "source", "among", "repo", "problem"}
 )

@@ -17,8 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 from gpt2emb.errors import spelt
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.common import Token
-from gpt2emb.tokens import quote as tok
 
 MAX_PIECES_SHOWN = 12
 

@@ -12,8 +12,8 @@ from gpt2emb import measures, ops, sums
 from gpt2emb.choices import Method, Pool
 from gpt2emb.plot.canvas import new_figure, suptitle
 from gpt2emb.plot.place import place
+from gpt2emb.quoting import quote
 from gpt2emb.results.analogy import AnalogyResult
-from gpt2emb.tokens import quote
 
 PROJECTION = (
     "The plane is a projection of these rows (their first two principal components); the number beside "

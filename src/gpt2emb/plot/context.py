@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpt2emb.plot.canvas import new_figure, suptitle
+from gpt2emb.quoting import quote
 from gpt2emb.results.text import ContextResult
-from gpt2emb.tokens import quote
 
 MARKERS = ("o", "s", "^", "D", "v", "P")
 DASHES = ("-", "--", ":", "-.")

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpt2emb.plot.canvas import new_figure, suptitle
+from gpt2emb.quoting import quote
 from gpt2emb.results.logits import LogitsResult
-from gpt2emb.tokens import quote
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -15,9 +15,9 @@ from gpt2emb import measures, ops
 from gpt2emb.choices import Pool
 from gpt2emb.plot.canvas import new_figure, suptitle
 from gpt2emb.plot.place import Job, place
+from gpt2emb.quoting import quote
 from gpt2emb.results.compare import SideBySideResult
 from gpt2emb.results.neighbors import NeighborsItem, NeighborsResult
-from gpt2emb.tokens import quote
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -31,7 +31,10 @@ DIRECTIONS = (
     (-1, 1, "right", "bottom"),
     (-1, -1, "right", "top"),
 )
-GAPS = (4.0, 9.0, 16.0, 26.0, 40.0)  # points between a point and its label's nearest edge, tried in turn
+# The points between a point and its label's nearest edge, tried in turn. The first is more than POINT: a
+# label that touches a point's square is not free (Bbox.overlaps counts touching), so a gap of POINT itself
+# could never be taken.
+GAPS = (9.0, 16.0, 26.0, 40.0)
 MARGIN = 2.0  # points a label keeps from the axes' frame
 POINT = 4.0  # points around each point that no label covers (a marker's radius, about)
 
@@ -120,7 +123,7 @@ def _near(
             left = {"left": ax_, "center": ax_ - w / 2, "right": ax_ - w}[ha]
             bottom = {"bottom": ay, "center": ay - h / 2, "top": ay - h}[va]
             if _free(Bbox.from_bounds(left, bottom, w, h), frame, taken):
-                return left, bottom, gap > GAPS[1]
+                return left, bottom, gap > GAPS[0]
     return None
 
 
@@ -143,4 +146,4 @@ def _anywhere(
     for _, left, bottom in sorted(spots):
         if _free(Bbox.from_bounds(left, bottom, w, h), frame, taken):
             return left, bottom, True
-    return x + GAPS[0] * scale, y - h / 2, False
+    return x + POINT * scale, y - h / 2, False

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpt2emb.plot.canvas import new_figure
+from gpt2emb.quoting import quote
 from gpt2emb.results.similarity import SimilarityResult
-from gpt2emb.tokens import quote
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

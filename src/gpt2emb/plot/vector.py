@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpt2emb.plot.canvas import new_figure, suptitle
+from gpt2emb.quoting import quote
 from gpt2emb.results.vector import VectorResult
-from gpt2emb.tokens import quote
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -43,7 +43,7 @@ from gpt2emb.store.entries import (
     row_norms,
 )
 from gpt2emb.store.revisions import checkpoint_info, record_commit, resolve_commit
-from gpt2emb.tokens import ADDED_FILE, added_tokens
+from gpt2emb.tokenizer_library import ADDED_FILE, added_tokens
 
 if TYPE_CHECKING:
     import threading

@@ -11,7 +11,7 @@ from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef
 from gpt2emb.store.checkpoint import file_label, source_file
 from gpt2emb.store.formats import damaged, parse_json, shown
-from gpt2emb.tokens import LibraryFault, library_faults
+from gpt2emb.tokenizer_library import LibraryFault, library_faults
 
 
 def tokenizer(ref: ModelRef, commit: str, rows: int) -> tuple[str, dict[str, Any], Any]:
@@ -33,7 +33,7 @@ class Read(NamedTuple):
 def read(ref: ModelRef, commit: str) -> Read:
     """The tokenizer file read, parsed and made into the library's Tokenizer. A build calls this before it
     starts its fetch thread: a damaged file can make the library's Rust code panic, and its text is silenced
-    only while no other thread runs (tokens.library_faults)."""
+    only while no other thread runs (tokenizer_library.library_faults)."""
     path = source_file(ref, commit, "tokenizer.json")
     label = file_label(ref, "tokenizer.json")
     if path is not None:

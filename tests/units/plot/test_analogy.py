@@ -13,7 +13,7 @@ from fakehub import FakeHub
 
 pytest.importorskip("matplotlib")
 
-from gpt2emb.tokens import quote
+from gpt2emb.quoting import quote
 
 
 def test_an_input_ranked_among_the_answers_is_marked_with_a_star(hub: FakeHub, tmp_path: Path) -> None:

@@ -10,10 +10,10 @@ from typing import Any
 
 from gpt2emb.output.pages import beside, cell, figure_box, frame, number, table, text
 from gpt2emb.output.views import DIMS
+from gpt2emb.quoting import quote
 from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.lab import LabPage, LabResult
 from gpt2emb.results.sizes import ModelSizes, SizesResult
-from gpt2emb.tokens import quote
 
 
 def tok(token: str) -> str:

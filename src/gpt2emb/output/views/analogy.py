@@ -7,8 +7,8 @@ from rich.console import Group, RenderableType
 from gpt2emb.output.layout import note_lines, num, titled_table
 from gpt2emb.output.views import view
 from gpt2emb.output.views.words import candidates_line
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.analogy import AnalogyBatch, AnalogyResult
-from gpt2emb.tokens import quote as tok
 
 
 @view.register

@@ -8,10 +8,10 @@ from rich.text import Text
 
 from gpt2emb.output.layout import Matrix, cosine_cell, note_lines
 from gpt2emb.output.views import view
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.analogy import AnalogyResult
 from gpt2emb.results.compare import MATCH, Side, SideBySideResult, SimilaritySideBySide, word_of
 from gpt2emb.results.neighbors import NeighborsResult
-from gpt2emb.tokens import quote as tok
 
 
 @view.register

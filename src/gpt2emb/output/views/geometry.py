@@ -16,8 +16,8 @@ from gpt2emb.output.layout import (
     titled_table,
 )
 from gpt2emb.output.views import view
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.geometry import GeometryResult, TableGeometry, TokenNorm
-from gpt2emb.tokens import quote as tok
 
 
 def _extremes(table: TableGeometry) -> list[list[str]]:

@@ -6,8 +6,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from gpt2emb.output.views import DIMS, view
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.lab import LabResult
-from gpt2emb.tokens import quote as tok
 
 
 @view.register

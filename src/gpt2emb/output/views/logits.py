@@ -9,8 +9,8 @@ from rich.segment import Segment
 
 from gpt2emb.output.layout import note_lines, num, titled_table
 from gpt2emb.output.views import view
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.logits import Head, LensLayer, LogitsResult, MaskScores, Score
-from gpt2emb.tokens import quote as tok
 
 MAX_TEXT_SHOWN = 60
 

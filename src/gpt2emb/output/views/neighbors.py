@@ -12,8 +12,8 @@ from rich.text import Text
 from gpt2emb.output.layout import note_lines, num, split, titled_table
 from gpt2emb.output.views import view
 from gpt2emb.output.views.words import candidates_line
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.neighbors import NeighborsResult
-from gpt2emb.tokens import quote as tok
 
 
 class _Tokens:

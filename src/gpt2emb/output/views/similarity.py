@@ -6,8 +6,8 @@ from rich.console import Group, RenderableType
 
 from gpt2emb.output.layout import Matrix, cosine_cell, note_lines, num, split, titled_table
 from gpt2emb.output.views import view
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.similarity import SimilarityResult
-from gpt2emb.tokens import quote as tok
 
 
 @view.register

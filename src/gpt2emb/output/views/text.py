@@ -14,8 +14,8 @@ from gpt2emb.output.layout import (
     titled_table,
 )
 from gpt2emb.output.views import view
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.text import ContextResult, InputResult
-from gpt2emb.tokens import quote as tok
 
 
 @view.register

@@ -13,8 +13,8 @@ from gpt2emb.output.layout import (
     titled_table,
 )
 from gpt2emb.output.views import view
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.tying import Comparison, GradientResult, TyingResult
-from gpt2emb.tokens import quote as tok
 
 _MARK = {True: Text("yes", style="green"), False: Text("no", style="red")}
 

@@ -8,8 +8,8 @@ from rich.text import Text
 from gpt2emb.errors import spelt
 from gpt2emb.output.layout import note_lines, num, signed_cell, split, titled_table
 from gpt2emb.output.views import view
+from gpt2emb.quoting import quote as tok
 from gpt2emb.results.vector import VectorResult
-from gpt2emb.tokens import quote as tok
 
 
 @view.register

@@ -1,8 +1,11 @@
-"""The plain-Python BPE gives the tokenizers library's ids exactly, or declines (None).
+"""bpe.py: the plain-Python BPE gives the tokenizers library's ids exactly, or declines (None).
 
-Compared on the tiny fixture's tokenizer and on GPT-2's real one: every character the module accepts, in
-several surroundings, and random texts of mixed scripts, numbers, spaces, contractions and punctuation.
-"""
+It is compared on the tiny fixture's tokenizer and on GPT-2's real one: every character the module accepts,
+in several surroundings, and random texts of mixed scripts, numbers, spaces, contractions and punctuation.
+
+bpe.table declines a tokenizer whose merges name a part missing from its vocabulary. Such a merge is not one
+`Bpe` can apply, so `table` must answer None (the tokenizers library then does the encoding) and not crash
+while it builds the array. Each of a merge's left part, right part and result is checked on its own."""
 
 from __future__ import annotations
 
@@ -186,3 +189,24 @@ def test_whole_words_found_by_spelling_are_those_found_by_decoding(which: str, t
     decoded = {p: i for p, i in vocab.items() if BYTE_LEVEL.whole(BYTE_LEVEL.text(p)) == p}
     assert build._whole_words(vocab) == decoded
     assert len(decoded) > (40_000 if which == "real" else 10)
+
+
+@pytest.mark.parametrize(
+    ("merge", "in_vocab"),
+    [
+        (["qqq", "x"], "qqqx"),  # the left part is missing
+        (["x", "qqq"], "xqqq"),  # the right part is missing
+        (["x", "x"], None),  # both parts are there, what they make is missing
+    ],
+)
+def test_a_merge_naming_a_missing_token_gets_no_table(
+    merge: list[str], in_vocab: str | None, tiny: Tiny
+) -> None:
+    text = json.loads(tiny.tokenizer.to_str())
+    vocab = text["model"]["vocab"]
+    assert bpe.table(text) is not None
+    assert "qqq" not in vocab and "xx" not in vocab and "x" in vocab
+    if in_vocab is not None:
+        vocab[in_vocab] = max(vocab.values()) + 1
+    text["model"]["merges"].append(merge)
+    assert bpe.table(text) is None

@@ -1,11 +1,17 @@
-"""Words from stdin (`-`), --jsonl and --strict; and the Python handle. Through real processes and pipes
-where the process is the point (a reader that leaves early, a producer still writing, Ctrl-C); in-process
-elsewhere, stdin a file's descriptor as `gpt2emb neighbors - < words.txt` has it.
+"""batch.py: words from stdin (`-`), --jsonl and --strict, and the Python handle.
 
-The promise: each line's answer is the one its word gets alone (bit for bit: a batch is a different matrix
-product, but the shown figures are scored exactly, per row), a bad line is reported with its number and the
-others still answered (exit 7), and a reader that leaves early (`| head`) ends the run quietly.
-"""
+Real processes and pipes are used where the process is the point: a reader that leaves early, a producer
+still writing, Ctrl-C. Elsewhere the tests run in-process, with stdin a file descriptor, as
+`gpt2emb neighbors - < words.txt` has it.
+
+The promise: each line gets the answer its word gets alone, bit for bit. A batch is a different matrix
+product, but the figures shown are scored exactly, row by row. A bad line is reported with its number while
+the others are still answered (exit 7). A reader that leaves early (`| head`) ends the run quietly.
+
+The stream's failures are named by line number and byte offset: a last line without its end, a line too
+long to keep, a byte that is not UTF-8. These are counted here from the stream as written. each() splits a
+block at its first failed line and lets a damaged cache entry through; this is watched through its own
+prepare and answer."""
 
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +31,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gpt2emb import batch, limits
+from gpt2emb.errors import DamagedEntry, UsageError
 from gpt2emb.report import QuietReporter
 
 from conftest import run_cli, run_json
@@ -361,7 +369,7 @@ def test_failed_is_the_older_name_of_failed_line() -> None:
 
 
 def test_the_python_page_example_runs(hub: FakeHub) -> None:
-    page = (Path(__file__).resolve().parents[1] / "docs" / "python.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text(encoding="utf-8")
     (example,) = re.findall(r"```python\n(.+?)\n```", page, re.DOTALL)
     scope: dict[str, Any] = {}
     exec(compile(example, "docs/python.md", "exec"), scope)  # the example as a reader pastes it
@@ -521,3 +529,83 @@ def test_the_handle_takes_paths_and_refuses_the_rest(hub: FakeHub, tmp_path: Pat
     ):
         with pytest.raises(Gpt2embError):
             call()
+
+
+def read(*chunks: bytes) -> list[tuple[int, str, str]]:
+    return [(line.number, line.text, line.problem) for line in batch.lines(iter(chunks))]
+
+
+def test_a_last_line_without_its_end_is_numbered_after_the_others() -> None:
+    assert read(b"cat\n# a comment\n\ndog") == [(1, "cat", ""), (4, "dog", "")]
+    assert read(b"cat\n", b"d", b"og") == [(1, "cat", ""), (2, "dog", "")]
+
+
+def test_a_last_line_too_long_to_keep_fails_with_its_number() -> None:
+    long = b"x" * (batch.MAX_LINE + 1)
+    too_long = f"the line is longer than {batch.MAX_LINE:,} bytes; a word is far shorter"
+    assert read(b"cat\ndog\n", long) == [(1, "cat", ""), (2, "dog", ""), (3, "", too_long)]
+    assert read(b"cat\n", long, b"\nking\n") == [(1, "cat", ""), (2, "", too_long), (3, "king", "")]
+
+
+def test_a_line_past_the_stream_limit_is_refused_with_its_number() -> None:
+    def endless() -> Iterator[bytes]:
+        yield b"cat\ndog\n"
+        while True:
+            yield b"x" * (1 << 16)
+
+    with pytest.raises(UsageError) as raised:
+        for _ in batch.lines(endless()):
+            pass
+    assert str(raised.value) == (
+        f"stdin's line 3 is longer than {limits.size(limits.MAX_LINE)}: - reads a word (or a question) a "
+        "line, and this is no list of them"
+    )
+
+
+@pytest.mark.parametrize(("raw", "byte"), [(b"\xffcat", 1), (b"ca\xfft", 3), (b"caf\xc3", 4)])
+def test_a_line_that_is_not_utf8_names_its_first_bad_byte(raw: bytes, byte: int) -> None:
+    ((number, _, problem),) = read(b"# words\n" + raw + b"\n")
+    assert number == 2
+    assert problem == f"it is not UTF-8 text (byte {byte}); convert the input to UTF-8 (iconv -t UTF-8)"
+
+
+def test_the_bad_byte_is_named_through_the_cli(hub: FakeHub, stdin: Callable[[bytes], None]) -> None:
+    stdin(b"cat\nki\xffng\n")
+    result = run_cli("vector", "-", "--json")
+    assert "line 2: it is not UTF-8 text (byte 3)" in result.stderr + result.stdout
+
+
+def test_a_block_is_answered_up_to_its_first_failed_line_before_the_rest_is_looked_at() -> None:
+    events: list[str] = []
+
+    def prepare(word: str) -> str:
+        events.append(f"prepare {word}")
+        if word.startswith("bad"):
+            raise UsageError(f"{word} is refused")
+        return word
+
+    def answer(words: list[str]) -> list[str]:
+        events.append(f"answer {' '.join(words)}")
+        return [w.upper() for w in words]
+
+    block = [batch.Line(n, w) for n, w in enumerate(["a", "b", "bad1", "c", "bad2", "d"], 1)]
+    out = batch.each([block], prepare, answer)
+    got = [next(out) for _ in range(3)]
+    assert got[:2] == ["A", "B"] and isinstance(got[2], batch.FailedLine)
+    assert got[2].message == "line 3: bad1 is refused"
+    # nothing after the first failed line was looked at before it was handed out
+    assert events == ["prepare a", "prepare b", "prepare bad1", "answer a b"]
+    rest = list(out)
+    assert rest[0] == "C" and isinstance(rest[1], batch.FailedLine) and rest[2] == "D"
+    assert events[4:] == ["prepare c", "prepare bad2", "prepare d", "answer c d"]  # one pass for the rest
+
+
+def test_a_damaged_cache_entry_ends_the_stream() -> None:
+    def prepare(word: str) -> str:
+        if word == "b":
+            raise DamagedEntry("the cache entry is damaged")
+        return word
+
+    block = [batch.Line(1, "a"), batch.Line(2, "b"), batch.Line(3, "c")]
+    with pytest.raises(DamagedEntry, match="the cache entry is damaged"):
+        list(batch.each([block], prepare, lambda words: words))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer, processors
 
-from gpt2emb.tokens import quote
+from gpt2emb.quoting import quote
 from oracles import PAID, RIVER, ids_of
 from tiny_bert import TinyBert
 from tiny_bert import build as build_bert

@@ -1,4 +1,8 @@
-"""Benchmark evaluation against gensim's evaluate_word_analogies and evaluate_word_pairs, same vectors."""
+"""core/evaluate.py: analogy --eval and similarity --eval through the command line, equal to gensim.
+
+The answers, counts, notes and refusals of both evaluations, on small files and on gensim's own benchmark."""
+
+from __future__ import annotations
 
 import dataclasses
 import json
@@ -12,10 +16,12 @@ from gensim.models import KeyedVectors
 from gpt2emb.choices import Method, Rule
 from gpt2emb.core import evaluate_files, evaluate_scoring
 from gpt2emb.tokens import display
+from oracles import unit
 
+from benchmarks import spelled, vocabulary
 from conftest import GPT2_VOCAB, run_cli, run_json
 from fakehub import FakeHub, Repo
-from tinymodel import Tiny, hub_files
+from tinymodel import Tiny, hub_files, save_local
 
 logging.getLogger("gensim").setLevel(logging.WARNING)
 
@@ -154,13 +160,6 @@ def test_similarity_eval_equals_gensim(hub: FakeHub, tiny: Tiny, tmp_path: Path)
     assert table.exit_code == 0 and "Spearman" in table.stdout
 
 
-def test_ranks_and_correlations() -> None:
-    x = np.array([3.0, 1.0, 2.0, 2.0, 5.0])
-    np.testing.assert_array_equal(evaluate_scoring._ranks(x), [4, 1, 2.5, 2.5, 5])
-    assert evaluate_scoring.pearson(x, 2 * x + 1) == pytest.approx(1.0)
-    assert evaluate_scoring.spearman(x, -(x**3)) == pytest.approx(-1.0)
-
-
 def correct_per_section(
     wte: np.ndarray, words: evaluate_files.RuleWords, questions: Path, ignore_case: bool
 ) -> list[int]:
@@ -209,111 +208,6 @@ def test_real_vocabulary_and_gensims_own_benchmark(tmp_path: Path) -> None:
         assert sum(ours) > 0
 
 
-# ---------------------------------------------------------------- the blocked pass, question by question
-
-
-def vocabulary(names: list[str], ignore_case: bool) -> evaluate_files.RuleWords:
-    """A word vocabulary of the bare rule whose word i is token i."""
-    return evaluate_files.RuleWords.build(names, names, Rule.bare, ignore_case)
-
-
-def reference(
-    wte: np.ndarray, words: evaluate_files.RuleWords, abc: np.ndarray, method: Method, ignore_case: bool
-) -> list[int]:
-    """Every candidate scored exactly, row by row in float64, then gensim's rule: no fast pass to trust."""
-    x = wte[words.ids].astype(np.float64)
-    n = np.sqrt((x * x).sum(axis=1))
-    u = x / n[:, None]
-    answers = []
-    for a, b, c in abc.tolist():
-        ca, cb, cc = ((u * u[w]).sum(axis=1) for w in (a, b, c))
-        if method is Method.cosadd:
-            s = cb - ca + cc
-        elif method is Method.add:
-            s = n[b] * cb - n[a] * ca + n[c] * cc
-        else:
-            s = ((1 + cb) / 2) * ((1 + cc) / 2) / ((1 + ca) / 2 + 1e-6)
-        s[[a, b, c]] = -np.inf
-        others = words.spellings(np.array([a, b, c])) if ignore_case else []
-        spelt = s[others].copy()
-        s[others] = -np.inf
-        best = int(np.argmax(s))  # ties: the smaller index
-        answers.append(-1 if (spelt > s[best]).sum() >= 5 else best)
-    return answers
-
-
-def near_ties(seed: int = 6) -> tuple[np.ndarray, list[str], np.ndarray, list[list[int]]]:
-    """Random rows and questions; after them, for each question a family of six rows pointing where its
-    answer lies (b - a + c of the unit rows), scaled apart, some a little spread: their exact scores differ by
-    1e-8 (below what float32 resolves) to 1e-4 (about the rounding of the fast pass). For every other question
-    five of the six are other spellings of its c; in family 2 the best row (3cosadd) is copied, to the bit,
-    onto the family's first row."""
-    rng = np.random.default_rng(seed)
-    d, n_base, n_q = 24, 120, 30
-    names: list[str] = []
-    while len(names) < n_base + n_q:
-        w = "".join(rng.choice(list("bcdfghjklmnpqrstvwxz"), 3))
-        if w not in names:
-            names.append(w)
-    fresh = names[n_base:]
-    del names[n_base:]
-    rows = [rng.standard_normal(d) for _ in names]
-    abc = np.array([rng.choice(n_base, 3, replace=False) for _ in range(n_q)])
-    abc[:, 2] = rng.permutation(n_base)[:n_q]  # each c once: its spellings are added once
-    abc[:, :2] = np.where(abc[:, :2] == abc[:, 2:], (abc[:, 2:] + 1) % n_base, abc[:, :2])
-    families = []
-    for i, (a, b, c) in enumerate(abc.tolist()):
-        unit = [rows[w] / np.linalg.norm(rows[w]) for w in (a, b, c)]
-        target = unit[1] - unit[0] + unit[2]
-        w = names[c]
-        spelt = [w[:k] + w[k].upper() + w[k + 1 :] for k in range(3)] + [w.upper(), w[:2].upper() + w[2]]
-        family = [*spelt, fresh[i]] if i % 2 else [*(fresh[i] + s for s in "aeiou"), fresh[i]]
-        families.append(list(range(len(names), len(names) + len(family))))
-        names += family
-        spread = (0.0, 1e-3, 3e-3)[i % 3] * np.linalg.norm(target)  # nothing but rounding; 1e-6 to 1e-4
-        rows += [target * s + spread * rng.standard_normal(d) for s in rng.uniform(0.5, 2.0, len(family))]
-    wte = np.array(rows, dtype=np.float32)
-    u = wte.astype(np.float64) / np.linalg.norm(wte.astype(np.float64), axis=1)[:, None]
-    a, b, c = abc[2]
-    best = max(families[2], key=lambda x: float(u[x] @ (u[b] - u[a] + u[c])))
-    wte[families[2][0]] = wte[best]
-    return wte, names, abc, families
-
-
-@pytest.mark.parametrize("method", list(Method))
-@pytest.mark.parametrize("ignore_case", [False, True])
-def test_close_calls_are_settled_exactly_whatever_else_is_asked(
-    method: Method, ignore_case: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    wte, names, abc, families = near_ties()
-    words = vocabulary(names, ignore_case)
-    assert words.words == names
-    expected = reference(wte, words, abc, method, ignore_case)
-    together = evaluate_scoring.analogy_answers(wte, words, abc, method, ignore_case)
-    assert together.tolist() == expected
-    alone = [
-        int(evaluate_scoring.analogy_answers(wte, words, abc[i : i + 1], method, ignore_case)[0])
-        for i in range(len(abc))
-    ]
-    assert alone == expected
-    # close calls: float32 picks another row of the family than the exact scores for some questions
-    unit = (wte / np.linalg.norm(wte, axis=1)[:, None]).astype(np.float32)
-    fast = [
-        f[int(np.argmax(unit[f] @ (unit[b] - unit[a] + unit[c])))]
-        for (a, b, c), f in zip(abc, families, strict=True)
-    ]
-    assert sum(e in f and e != g for e, f, g in zip(expected, families, fast, strict=True)) >= 3
-    if method is Method.cosadd:
-        assert expected[2] == families[2][0]  # a tie to the bit: the smaller index
-    if ignore_case:  # some questions have five other spellings of c above the answer, some fewer
-        assert -1 in expected and any(e >= 0 for e in expected[1::2])
-    # one candidate per block, two questions per chunk, and near-ties settled as soon as there are more than 3
-    monkeypatch.setattr(evaluate_scoring, "_BUDGET", 1)
-    monkeypatch.setattr(evaluate_scoring, "_CHUNK", 2)
-    monkeypatch.setattr(evaluate_scoring, "_HELD", 3)
-    assert evaluate_scoring.analogy_answers(wte, words, abc, method, ignore_case).tolist() == expected
-
-
 SPELLINGS = """\
 : five spellings above the answer
 man king woman queen
@@ -326,26 +220,6 @@ king man queen woman
 queen woman king man
 girl boy princess prince
 """
-
-
-def spelled(seed: int = 2) -> tuple[np.ndarray, list[str]]:
-    """Planted: queen = king - man + woman, princess = prince - boy + girl, each with noise; five other
-    spellings of woman and three of prince lie nearer still to those targets than the answers do."""
-    rng = np.random.default_rng(seed)
-    names = ["man", "king", "woman", "queen", "boy", "prince", "girl", "princess"]
-    names += ["Woman", "WOMAN", "wOman", "woMan", "womAn", "Prince", "PRINCE", "pRince"]
-    names += [f"f{i:02d}" for i in range(40)]
-    d = 16
-    wte = rng.standard_normal((len(names), d))
-    unit = wte / np.linalg.norm(wte, axis=1)[:, None]
-    at = {w: i for i, w in enumerate(names)}
-    for a, b, c, answer, nearer in (("man", "king", "woman", "queen", names[8:13]),
-                                    ("boy", "prince", "girl", "princess", names[13:16])):  # fmt: skip
-        target = unit[at[b]] - unit[at[a]] + unit[at[c]]
-        wte[at[answer]] = target + 0.15 * np.linalg.norm(target) * rng.standard_normal(d) / np.sqrt(d)
-        for w in nearer:
-            wte[at[w]] = target + 0.03 * np.linalg.norm(target) * rng.standard_normal(d) / np.sqrt(d)
-    return wte.astype(np.float32), names
 
 
 @pytest.mark.parametrize("ignore_case", [False, True])
@@ -368,19 +242,6 @@ def test_other_spellings_and_inputs_as_gensim_counts_them(
     # case folded, five spellings of woman hide queen from gensim's best five, princess is found past three;
     # as typed, each spelling is a word of its own, and the best answer
     assert ours == ([0, 2, 2] if ignore_case else [0, 0, 2])
-
-
-def test_a_row_without_direction_is_no_answer_and_answers_nothing() -> None:
-    wte, names = spelled()
-    words = vocabulary(names, False)
-    at = {w: i for i, w in enumerate(names)}
-    abc = np.array([[at["man"], at["king"], at["woman"]], [at["boy"], at["prince"], at["girl"]]])
-    before = evaluate_scoring.analogy_answers(wte, words, abc, Method.cosadd, False)
-    wte[before[0]] = np.nan  # the first question's answer
-    wte[at["boy"], 3] = np.inf  # an input of the second
-    after = evaluate_scoring.analogy_answers(wte, words, abc, Method.cosadd, False)
-    assert after[0] not in (before[0], -1) and after[1] == -1
-    assert evaluate_scoring.analogy_answers(wte, words, abc[:0], Method.cosadd, False).shape == (0,)
 
 
 @pytest.mark.parametrize("ignore_case", [False, True])
@@ -434,3 +295,84 @@ def test_analogy_eval_restricted_ranks_only_the_first_words(hub: FakeHub, tiny: 
     assert table.exit_code == 0 and "ids below 302" in table.stdout
     too_many = run_cli("analogy", "--eval", str(questions), "--restrict", "400")
     assert too_many.exit_code == 2 and "more than the 343 tokens" in too_many.stderr
+
+
+@pytest.mark.parametrize(
+    ("pairs", "said"),
+    [
+        ([("cat", "dog"), ("king", "queen"), ("man", "woman")], "'cat' and 'dog'"),
+        (
+            [("cat", "dog"), ("dog", "kitten"), ("king", "queen"), ("man", "woman")],
+            "'cat' and 'dog' and 1 other pair",
+        ),
+        (
+            [("cat", "dog"), ("dog", "kitten"), ("dog", "man"), ("king", "queen"), ("man", "woman")],
+            "'cat' and 'dog' and 2 other pairs",
+        ),
+    ],
+)
+def test_the_note_names_the_first_pair_without_a_cosine_and_counts_the_others(
+    tiny: Tiny, tmp_path: Path, pairs: list[tuple[str, str]], said: str
+) -> None:
+    wte = tiny.wte.copy()
+    wte[tiny.id("dog")] = np.nan  # every pair with dog has no cosine
+    folder = save_local(dataclasses.replace(tiny, wte=wte), tmp_path / "nan-dog")
+    path = tmp_path / "pairs.tsv"
+    path.write_text("".join(f"{a}\t{b}\t{n}\n" for n, (a, b) in enumerate(pairs)), encoding="utf-8")
+    result = run_cli("similarity", "--eval", str(path), "-m", str(folder), "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["notes"] == [
+        f"pearson and spearman are undefined: the cosine of {said} is not a number (the model's rows hold "
+        "NaN or infinite values there)"
+    ]
+
+
+def first_spaced_word(tiny: Tiny) -> str:
+    """The first word of the space rule: the first token id whose text is a space and then one word."""
+    for i in range(tiny.tokenizer.get_vocab_size()):
+        text = tiny.tokenizer.decode([i])
+        if text.startswith(" ") and text[1:] and not any(ch.isspace() for ch in text[1:]):
+            return text[1:]
+    raise AssertionError("no spaced word")
+
+
+def test_an_answer_that_is_the_first_word_counts_and_is_named(tiny: Tiny, tmp_path: Path) -> None:
+    """The row of the first word (cat) made the sum 3cosadd (gensim's most_similar) answers man : king ::
+    woman : ? with, unit(king) - unit(man) + unit(woman): cat is then the answer, the first word of all (index
+    0 of the words)."""
+    first = first_spaced_word(tiny)
+    assert first == "cat"
+    wte = tiny.wte.copy()
+    king, man, woman = unit(wte[[tiny.id(w) for w in ("king", "man", "woman")]])
+    wte[tiny.id("cat")] = (king - man + woman).astype(np.float32)
+    folder = save_local(dataclasses.replace(tiny, wte=wte), tmp_path / "cat-answers")
+    path = tmp_path / "questions.txt"
+    questions = [
+        "man king woman cat",
+        "man king woman queen",
+        "man king woman zzqx",
+    ]  # man : king :: woman : ?
+    path.write_text(": royal\n" + "".join(q + "\n" for q in questions), encoding="utf-8")
+    result = run_cli(
+        "analogy", "--eval", str(path), "-m", str(folder), "--method", "3cosadd", "--errors", "--json"
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    (royal,) = doc["sections"]
+    assert (royal["correct"], royal["incorrect"], royal["skipped"]) == (1, 1, 1)  # zzqx is no word: skipped
+    assert doc["coverage"] == pytest.approx(2 / 3)  # answered of all the questions
+    assert doc["errors"] == [
+        {"section": "royal", "question": ["man", "king", "woman"], "expected": "queen", "predicted": "cat"}
+    ]
+
+
+def test_a_restriction_past_the_vocabulary_is_refused_before_anything_is_fetched(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    path = tmp_path / "questions.txt"
+    path.write_text(": royal\nking man woman queen\n", encoding="utf-8")
+    result = run_cli("analogy", "--eval", str(path), "--restrict", "60000")
+    assert result.exit_code == 2
+    assert "--restrict 60000 is more than the 50,257 tokens there are: give at most 50,257" in result.stderr
+    assert hub.requests == []  # gpt2's vocabulary size is the registry's: nothing fetched
