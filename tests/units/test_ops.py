@@ -398,5 +398,5 @@ def test_a_zero_row_is_bounded_around_its_exact_0() -> None:
     wte = np.array([[1.0, 0.0], [0.0, 0.0], [0.6, 0.8]], dtype=np.float32)
     norms = np.linalg.norm(wte, axis=1).astype(np.float32)
     (ranking,) = ops.cosine_rankings(wte, norms, [np.array([1.0, 0.0])])
-    pad = ops.slack(2) * 1.01
-    assert ranking.lo[1] == pytest.approx(-pad, rel=1e-6) and ranking.hi[1] == pytest.approx(pad, rel=1e-6)
+    # the bound is the fast pass's pad around 0, a few times slack(2) = 2e-6 at most; not every number
+    assert -1e-5 < ranking.lo[1] < 0 < ranking.hi[1] < 1e-5
