@@ -81,14 +81,19 @@ _EVALUATE_TESTS = [
     *("tests/units/core/test_evaluate.py", "tests/units/core/test_evaluate_files.py"),
     *("tests/units/core/test_evaluate_scoring.py", "tests/test_correlation.py"),
 ]
+# Every module of plot/ runs against every figure's tests: a test of one figure often holds another module
+# (canvas, place, the file written) to its answer.
+_PLOT_MODULES = ("init", "analogy", "canvas", "context", "geometry", "logits", "neighbors", "place")
+_PLOT_MODULES += ("positions", "similarity", "sizes", "vector")
 _PLOT_TESTS = [
     *("tests/test_figures.py", "tests/test_overlaps.py", "tests/test_figure_text.py"),
-    *("tests/test_heatmap_legend.py", "tests/test_pinned_figures.py"),
+    "tests/test_heatmap_legend.py",
+    *(f"tests/units/plot/test_{name}.py" for name in _PLOT_MODULES),
 ]
 _PAGE_TESTS = [
     *("tests/commands/test_lab.py", "tests/units/core/test_lab.py", "tests/test_lab_browser.py"),
     "tests/test_figure_text.py::test_the_issue_s_command_lines_answer_and_write_their_file",
-    *("tests/test_pinned_pages_lab.py", "tests/test_pinned_pages.py"),
+    *("tests/units/output/pages/test_lab.py", "tests/units/output/pages/test_init.py"),
 ]
 _WORD_TESTS = [
     # forms are tested in tests/commands/test_neighbors.py
@@ -103,21 +108,17 @@ _WORD_TESTS = [
 ]
 DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot/, output/: its path, key_of)
     # ---- plot/ and output/pages/ (issue 53): the figures and the page, read back and measured
-    # each with its own unit tests (tests/units/plot/test_MODULE.py; __init__'s: test_init.py)
     **{
-        f"plot/{name}.py": [*_PLOT_TESTS, f"tests/units/plot/test_{name.strip('_')}.py"]
-        for name in ("__init__", "analogy", "canvas", "context", "geometry")
+        f"plot/{name}.py": _PLOT_TESTS
+        for name in ("__init__", "analogy", "canvas", "context", "geometry", "neighbors", "place")
     },
-    **{f"plot/{name}.py": _PLOT_TESTS for name in ("neighbors", "similarity", "sizes", "vector")},
-    "plot/place.py": [*_PLOT_TESTS, "tests/test_pinned_place.py"],
+    **{f"plot/{name}.py": _PLOT_TESTS for name in ("similarity", "sizes", "vector")},
     "plot/logits.py": [
         *(*_PLOT_TESTS, "tests/commands/test_logits.py"),
         "tests/commands/test_logits_masked.py::test_the_grid_fills_in_the_positions_around_the_mask",
-        "tests/units/plot/test_logits.py",
     ],
     "plot/positions.py": [
         *(*_PLOT_TESTS, "tests/commands/test_positions.py", "tests/units/core/test_positions.py"),
-        "tests/units/plot/test_positions.py",
     ],
     "output/pages/__init__.py": _PAGE_TESTS,
     "output/pages/lab.py": _PAGE_TESTS,

@@ -295,3 +295,32 @@ def run_process(
     )
     schemacheck.check(args, done.stdout, done.stderr)  # its JSON, against the schema the index names
     return done
+
+
+@pytest.fixture
+def recorded(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., tuple[Any, tuple[Any, ...], Any]]:
+    """A command line run with --figure: the result and rows plot.draw was given, and the figure drawn (the
+    figure tests' fixture; drawn.Recorded is its type)."""
+    from gpt2emb import plot
+
+    from drawn import captured  # imported here: matplotlib loads only for the tests that draw
+
+    def run(*args: str, name: str = "f.png") -> tuple[Any, tuple[Any, ...], Any]:
+        got: list[tuple[Any, tuple[Any, ...]]] = []
+        draw = plot.draw
+
+        def keep(stem: str, result: Any, path: str, *rows: Any) -> Any:
+            got.append((result, rows))
+            return draw(stem, result, path, *rows)
+
+        monkeypatch.setattr(plot, "draw", keep)
+        with captured() as figures:
+            done = run_cli(*args, "--figure", str(tmp_path / name))
+        monkeypatch.setattr(plot, "draw", draw)
+        assert done.exit_code == 0, done.stderr
+        ((result, rows),), (fig,) = got, figures
+        return result, rows, fig
+
+    return run

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 from unittest import mock
 
@@ -148,3 +148,14 @@ def drawn(fig: Figure) -> dict[str, Any]:
             "axes": [[ax.get_label(), ax.get_ylabel(), *plain(ax.get_position().bounds)] for ax in fig.axes],
         },
     }
+
+
+# what the recorded fixture (conftest.py) gives: a command line's result, rows and figure
+Recorded = Callable[..., tuple[Any, tuple[Any, ...], Figure]]
+
+
+def legend_texts(ax: Any) -> list[Any]:
+    """The texts of a panel's legend (a panel drawn with one)."""
+    legend = ax.get_legend()
+    assert legend is not None
+    return list(legend.get_texts())

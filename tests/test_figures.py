@@ -21,6 +21,13 @@ from tinymodel import Tiny
 
 pytest.importorskip("matplotlib")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+from pathlib import Path
+
+import pytest
+
+from gpt2emb.errors import COMMAND_LINE, UsageError
+from gpt2emb.plot import canvas, positions
+
 import gen_figures
 from gen_docs import DOCS
 
@@ -339,7 +346,6 @@ def test_positions_draws_its_three_panels_and_writes_a_flat_norm(
 
 
 def test_a_norm_that_varies_is_drawn_and_rounding_is_not() -> None:
-    from gpt2emb.plot import positions
 
     matrix, components = np.eye(4), np.arange(12.0).reshape(4, 3)
     varied = positions.figure(matrix, np.array([1.0, 2.0, 3.0, 4.0]), components, "m")
@@ -424,7 +430,6 @@ def test_every_docs_figure_s_data_is_small() -> None:
 def test_a_figure_is_a_png_svg_or_pdf_whatever_its_name(tmp_path: Path, name: str, suffix: str) -> None:
     """Any file name: accepted exactly when its extension is one of the three (any case), else one message
     naming them; nothing is made either way."""
-    from gpt2emb.errors import COMMAND_LINE, UsageError
     from gpt2emb.plot import check_figure
 
     path = tmp_path / f"{name}{suffix}"
@@ -463,3 +468,14 @@ def test_matplotlib_and_the_plot_code_load_for_a_figure_alone(
         assert {"matplotlib", "gpt2emb.plot", "gpt2emb.plot.neighbors"} <= loaded
     else:
         assert loaded == set()
+
+
+pytest.importorskip("matplotlib")
+
+
+def test_every_figure_s_look_is_read_back() -> None:
+    fig = canvas.new_figure(4, 3)
+    ax = fig.add_subplot()
+    ax.scatter([1, 2], [1, 2], s=[90, 30], c=["tab:red", "tab:blue"], zorder=2)
+    look = drawn(fig)["panels"][0]["look"]
+    assert look["points"] == [[[90.0, 30.0], [["#d62728ff", 1], ["#1f77b4ff", 1]], 26, 2]]

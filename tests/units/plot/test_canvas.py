@@ -7,6 +7,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+
+import pytest
+
 from gpt2emb.plot import canvas
 
 
@@ -35,3 +38,17 @@ def test_a_title_cut_in_lines_keeps_its_tabs_and_spaces() -> None:
     assert fig.get_suptitle() == "a" * 46 + "\n  " + "b" * 5
     canvas.suptitle(fig, "x" * 46 + " ")  # 47 characters: it fits, as typed
     assert fig.get_suptitle() == "x" * 46 + " "
+
+
+def test_a_title_wraps_at_the_characters_a_figure_s_width_holds() -> None:
+    fig = canvas.new_figure(5, 3)  # 340 points less a margin of 20: 47 characters of 12 points a line
+    canvas.suptitle(fig, "x" * 47)
+    assert fig.get_suptitle() == "x" * 47
+    canvas.suptitle(fig, "word " * 9 + "end")  # 48 characters: cut at a space
+    assert fig.get_suptitle() == "word " * 8 + "word\nend"
+    assert [t.get_fontsize() for t in fig.texts] == [12]
+    narrow = canvas.new_figure(2, 3)  # 124 points: 17 characters, but never fewer than 20
+    canvas.suptitle(narrow, "a b c d e f g h i j k l m n o")  # 29 characters
+    assert narrow.get_suptitle() == "a b c d e f g h i j\nk l m n o"
+    canvas.suptitle(narrow, "a\tb  c " * 4, size=6)  # 6 points: 34 characters a line; tabs and spaces kept
+    assert narrow.get_suptitle() == "a\tb  c " * 4

@@ -15,10 +15,17 @@ from fakehub import FakeHub
 
 pytest.importorskip("matplotlib")
 
+import re
+import struct
+
+import pytest
 from matplotlib.figure import Figure
 
 from gpt2emb import plot
+from gpt2emb.errors import COMMAND_LINE, UsageError
 from gpt2emb.plot import canvas
+
+from drawn import Recorded
 
 
 @pytest.mark.parametrize("path", ["", "   "])
@@ -147,3 +154,34 @@ def test_an_inline_svg_of_no_text_says_10_points(monkeypatch: pytest.MonkeyPatch
     assert plot.svg("bare", "").startswith('<svg data-smallest-text="10" ')
     titled = plot.svg("bare", "a <svg b")
     assert titled.count("<svg") == 1 and titled.count("data-smallest-text") == 1
+
+
+def test_a_png_is_drawn_at_110_dpi(recorded: Recorded, tmp_path: Path) -> None:
+    recorded("vector", "king", name="v.png")
+    head = (tmp_path / "v.png").read_bytes()[:24]
+    width, height = struct.unpack(">II", head[16:24])
+    assert width == 11 * 110 and abs(height - (1.2 + 0.45) * 110) <= 1
+
+
+def test_a_figure_without_an_extension_is_a_png_at_the_path_named(tmp_path: Path) -> None:
+    fig = canvas.new_figure(2, 1)
+    plot.save(fig, str(tmp_path / "wpe"))
+    assert (tmp_path / "wpe").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not (tmp_path / "wpe.png").exists()
+    token = COMMAND_LINE.set(True)
+    try:
+        with pytest.raises(
+            UsageError, match=r"matplotlib writes no \.txt file; name it \.png, \.svg or \.pdf"
+        ):
+            plot.save(fig, str(tmp_path / "w.txt"), "figure")
+    finally:
+        COMMAND_LINE.reset(token)
+    assert not (tmp_path / "w.txt").exists()
+
+
+def test_an_inline_svg_says_its_smallest_text_and_prefixes_its_ids(recorded: Recorded) -> None:
+    result, rows, _ = recorded("similarity", "king", "queen")
+    made = plot.svg("similarity", result, *rows, prefix="p3-")
+    assert made.startswith('<svg data-smallest-text="9" ') and "<?xml" not in made
+    ids = re.findall(r'\bid="([^"]+)"', made)
+    assert ids and all(i.startswith("p3-") for i in ids)
+    assert all(h.startswith("p3-") for h in re.findall(r'href="#([^"]+)"', made))

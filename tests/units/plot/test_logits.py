@@ -11,12 +11,16 @@ import numpy as np
 import pytest
 
 pytest.importorskip("matplotlib")
+
+import pytest
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
 from gpt2emb import plot
 from gpt2emb.plot import logits
+
+from drawn import Recorded
 
 
 def lens(probabilities: list[list[float]], *, masked: bool = False) -> Any:
@@ -105,3 +109,20 @@ def test_every_text_is_drawn_as_typed_its_labels_too() -> None:
     ax = fig.axes[0]
     assert {ax.xaxis.label, ax.yaxis.label} <= set(texts)
     assert [t.get_text() for t in texts if t.get_parse_math()] == []
+
+
+def test_a_cell_s_token_is_cut_to_10_characters_quotes_included() -> None:
+    assert logits.shown("abcdefgh") == '"abcdefgh"' and logits.shown(" king") == '" king"'
+    assert logits.shown("abcdefghi") == '"abcdefgh…' and logits.shown("abcdefghijklm") == '"abcdefgh…'
+
+
+def test_logits_of_one_token_say_its_one_position(recorded: Recorded) -> None:
+    result, _, fig = recorded("logits", "king")
+    layers = len(result.grid[0].cells)
+    title = fig.get_suptitle().replace("\n", " ")
+    assert (
+        "what each layer would predict next, read through wteᵀ (the logit lens), at its one position" in title
+    )
+    assert fig.axes[0].get_xlabel().endswith("(the cell: the next token it predicts)")
+    assert list(fig.get_size_inches()) == pytest.approx([1.0 + 3.2, max(3.6, 0.42 * layers + 2.2)])
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][:1] == ["0 (h0)"]

@@ -1,7 +1,8 @@
-"""What output/pages/__init__.py writes, pinned on known answers where a mutation run found it loose (issue
-53): a number as the terminal's tables show it, a cell and a table, the width a figure needs for 9 px text,
-whether it stands beside its tables, the rules that show its scroll cue, a page's file refused without a
-name."""
+"""output/pages/__init__.py: what a page is made of, on known answers.
+
+A number is written as the terminal's tables show it, and so are a cell and a table. A figure gets the width
+it needs for 9 px text, and stands beside its tables or not. The rules that show a table's scroll cue are
+checked, and a page's file without a name is refused."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""What output/pages/lab.py writes, pinned where a mutation run found it loose (issue 53, point 7): the
-figures' command lines (with -m only when lab was given one), the revision said, which parts span the page,
-the neighbours' table and last neighbour, the sizes' answer and the tied output layer's cell."""
+"""output/pages/lab.py: what lab --html writes.
+
+Each figure's command line names -m only when lab was given one. The page says the revision, and some parts
+span the page. The neighbours' table, its last neighbour, the sizes' answer and the tied output layer's cell
+are checked on known answers."""
 
 from __future__ import annotations
 

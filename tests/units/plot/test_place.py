@@ -1,7 +1,9 @@
-"""Where plot/place.py puts a label, pinned on known answers where a mutation run found it loose (issue
-53): the eight places beside a point in their order and the gaps tried in turn, a place flush with the frame
-counted as free, the nearest free place on a grid when none beside is free, and on a drawn figure the gap in
-points (at any dpi), the margin kept from the axes' frame and no label over a point."""
+"""plot/place.py: where a label is put beside its point, on known answers.
+
+The eight places beside a point are tried in their order, and the gaps in turn. A place flush with the frame
+counts as free. When no place beside a point is free, the nearest free place on a grid is taken. On a drawn
+figure, the gap is in points at any dpi, the margin from the axes' frame is kept, and no label covers a
+point."""
 
 from __future__ import annotations
 
