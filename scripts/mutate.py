@@ -89,7 +89,7 @@ _PLOT_MODULES = (
 _PLOT_TESTS = [
     *("tests/test_figures.py", "tests/test_overlaps.py", "tests/test_figure_text.py"),
     "tests/test_heatmap_legend.py",
-    *(f"tests/units/plot/test_{name}.py" for name in _PLOT_MODULES.split()),
+    *(f"tests/units/plot/test_{name}.py" for name in _PLOT_MODULES),
 ]
 _PAGE_TESTS = [
     *("tests/commands/test_lab.py", "tests/units/core/test_lab.py", "tests/test_lab_browser.py"),
