@@ -83,9 +83,8 @@ _EVALUATE_TESTS = [
 ]
 # Every module of plot/ runs against every figure's tests: a test of one figure often holds another module
 # (canvas, place, the file written) to its answer.
-_PLOT_MODULES = (
-    "init analogy canvas context geometry logits neighbors place positions similarity sizes vector"
-)
+_PLOT_MODULES = ["init", "analogy", "canvas", "context", "geometry", "logits", "neighbors", "place"]
+_PLOT_MODULES += ["positions", "similarity", "sizes", "vector"]
 _PLOT_TESTS = [
     *("tests/test_figures.py", "tests/test_overlaps.py", "tests/test_figure_text.py"),
     "tests/test_heatmap_legend.py",
