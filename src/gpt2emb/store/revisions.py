@@ -112,7 +112,8 @@ def info_from_json(ref: ModelRef, raw: object, commit: str) -> CheckpointInfo:
 def check_record(raw: object, commit: str) -> None:
     """Refuse (ValueError) an info file of another format, of another commit, damaged (it does not match its
     checksum), or naming a file that is not beside the weights (its names are joined onto the folder's)."""
-    from gpt2emb.store.checkpoint import INDEX, INFO_FORMAT, PICKLE, SINGLE
+    from gpt2emb.store.checkpoint import INFO_FORMAT
+    from gpt2emb.store.checkpoint_files import INDEX, PICKLE, SINGLE
 
     if not isinstance(raw, dict) or raw.get("format") != INFO_FORMAT:
         found = raw.get("format") if isinstance(raw, dict) else None

@@ -14,7 +14,7 @@ from gpt2emb.errors import Gpt2embError
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter, Task
 from gpt2emb.store import checkpoint
-from gpt2emb.store.build import build_entry, locked
+from gpt2emb.store.build import build_entry
 from gpt2emb.store.entries import (
     RECORDS,
     UNTRUSTED,
@@ -25,6 +25,7 @@ from gpt2emb.store.entries import (
     read_manifest,
     remove_folder,
 )
+from gpt2emb.store.install import locked
 from gpt2emb.store.manage import ListedEntry, entry_of, unchanged_file, unchanged_folder
 from gpt2emb.store.revisions import check_record
 
