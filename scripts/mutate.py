@@ -112,7 +112,10 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         "tests/commands/test_tying.py",  # an untied output layer's rows
     ],
     "tokenizer_files.py": _CHECKPOINT_TESTS,
-    "whole_weights.py": _CHECKPOINT_TESTS,
+    "whole_weights.py": [  # the whole model's weight files: the runs that need them, and the Hub's probe
+        *("tests/units/store/test_whole_weights.py", "tests/test_unreachable_hub.py"),
+        "tests/commands/test_tying.py",
+    ],
     # ops.py, and measures.py, which holds what was ops.py from cosine_matrix on
     "ops.py": _OPS_TESTS,
     "measures.py": _OPS_TESTS,

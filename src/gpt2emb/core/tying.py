@@ -61,9 +61,9 @@ def tying_of(
     tie = family.tied(info.config)
     saved = shape.vocab_size * shape.d_model
     checks = [Check("config", tie, f"config.json: tie_word_embeddings = {str(tie).lower()}")]
-    # read_info counts the blocks a safetensors header names; a pickle's names are read here, before the
-    # meta model is built (which builds any number of blocks, however slowly); the meta model's tensors
-    # are then checked against the checkpoint's shapes (a hub pickle's are known only once it is loaded)
+    # read_info counts the blocks a safetensors header names. A pickle's names are read here, before the
+    # meta model is built, since that builds any number of blocks, however slowly. The meta model's tensors
+    # are then checked against the checkpoint's shapes. A Hub pickle's are known only once it is loaded.
     label, file = checkpoint.config_label(ref), info.weights_file
     shapes = {k: t.shape for k, t in info.tensors.items()} if file != checkpoint_files.PICKLE else None
     if ref.folder is not None and file == checkpoint_files.PICKLE:

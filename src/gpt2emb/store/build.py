@@ -53,12 +53,13 @@ if TYPE_CHECKING:
 def build_entry(
     ref: ModelRef, info: CheckpointInfo, parent: Path, reporter: Reporter, keep: bool = True
 ) -> Path:
-    """Build the entry of info.commit in a temporary folder and move it into place; returns where it went.
-    keep: a download is kept beside the entries as it arrives (partial.py), and resumed.
+    """Build the entry of info.commit in a temporary folder, move it into place, and return where it went.
 
-    Whoever calls this holds the entry's lock (or owns parent): nobody else builds or removes it meanwhile."""
+    With keep, a download is kept beside the entries as it arrives (partial.py), so that it can resume.
+    Whoever calls this holds the entry's lock or owns parent, so nobody else builds or removes it meanwhile.
+    """
     import tempfile
-    import threading  # a build's only: a warm open starts no thread
+    import threading  # only a build starts a thread, and a warm open should not import it
 
     from gpt2emb.store import encoder_files, install, partial, tokenizer_files, writing
 
@@ -69,13 +70,12 @@ def build_entry(
     stop, tables = threading.Event(), None
     try:
         with _unchanged(ref, info.commit):
-            # the tokenizer is checked while the tables are fetched: both run Python and take turns at the
-            # GIL, but the fetch waits on the network between its chunks, and the checks fill those waits
-            # (the fetch takes 0.08 s longer here, the checks' 0.15 s are gone from the first use; a
-            # tokenizer found wrong is told before a fetch that fails too); the sums follow the fetch;
-            # hashing wte (landed: landing.py) or writing it, and keeping the download, are a few long calls
-            # that free the GIL, beside them
-            read = tokenizer_files.read(ref, info.commit)  # before the fetch thread starts (read's doc)
+            # The tokenizer is checked while the tables are fetched. Both run Python and take turns at the
+            # GIL, but the fetch waits on the network between its chunks, and the checks fill those waits.
+            # The fetch takes 0.08 s longer, and the checks' 0.15 s are gone from the first use. A tokenizer
+            # found wrong is told before a fetch that fails too. Hashing or writing wte, and keeping the
+            # download, are a few long calls that free the GIL.
+            read = tokenizer_files.read(ref, info.commit)  # before the fetch thread starts, as read says
             tables = _Background(
                 lambda: _table_files(ref, info, _Stoppable(reporter, stop), parent if keep else None, tmp)
             )
@@ -85,7 +85,7 @@ def build_entry(
             contents: dict[str, bytes | np.ndarray] = {
                 "config.json": json.dumps(info.config).encode(),
                 "tokenizer.json": tokenizer.encode(),
-                piece_lines.FILE: piece_lines.written(parsed["model"]["vocab"]),  # a warm lookup reads it
+                piece_lines.FILE: piece_lines.written(parsed["model"]["vocab"]),  # what a warm lookup reads
                 **encoder,
             }
             sha256 = {f: writing.write(tmp / f, content) for f, content in contents.items()}
@@ -107,19 +107,20 @@ def build_entry(
         manifest[SELF_CHECK] = manifest_digest(manifest)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
         installed = install.install(tmp, parent, info.commit)
-        partial.remove_all(parent, info.commit)  # its bytes are in the entry now
+        partial.remove_all(parent, info.commit)  # the partial download's bytes are in the entry now
         return installed
     except BaseException as e:
-        stop.set()  # the fetch stops at its next chunk; a write or hash under way ends before tmp goes
+        # The fetch stops at its next chunk. A write or hash under way ends before tmp goes.
+        stop.set()
         if tables is not None:
             tables.wait(1.0)
-        import traceback  # a failure's only: 8 ms of imports
+        import traceback  # only a failure needs it, and it costs 8 ms of imports
 
-        # the failed frames' views of a landed wte go before tmp does (Windows removes no mapped file)
+        # The failed frames' views of a landed wte go before tmp does, since Windows removes no mapped file.
         traceback.clear_frames(e.__traceback__)
         raise
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # nothing is left of it once it is in place
+        shutil.rmtree(tmp, ignore_errors=True)  # once the entry is in place, nothing is left of tmp
 
 
 def _table_files(
@@ -129,13 +130,14 @@ def _table_files(
     keep: Path | None,
     tmp: Path,
 ) -> dict[str, str]:
-    """The entry's tables, their norms and row checksums fetched and written into tmp: their SHA-256s."""
+    """Fetch the entry's tables, write them with their norms and row checksums into tmp, and return their
+    SHA-256s by file name."""
     from gpt2emb.store import table_rows, writing
 
     tables = table_rows.embeddings(ref, info, reporter, keep, land=tmp / "wte.npy")
     wte, wpe = (np.ascontiguousarray(a, dtype=np.float32) for a in (tables.wte, tables.wpe))
-    # wte's file is hashed (where its download landed in it) or written and hashed (a few long calls that
-    # free the GIL) beside the sums
+    # wte's file is hashed where its download landed in it, or else written and hashed. Either is a few long
+    # calls that free the GIL, so they run in a thread of their own beside the sums.
     landed = (tmp / "wte.npy").exists()
     wte_file = _Background(
         lambda: writing.hashed(tmp / "wte.npy", wte) if landed else writing.write(tmp / "wte.npy", wte),
@@ -161,7 +163,7 @@ def _table_files(
                 sha256[f] = wte_file.result() if f == "wte.npy" else writing.write(tmp / f, content)
                 step.advance(content.nbytes)
     finally:
-        wte_file.wait(None)  # a write under way ends before tmp goes
+        wte_file.wait(None)  # a write under way must end before tmp goes
     return sha256
 
 
@@ -170,7 +172,7 @@ class _Stopped(Exception):
 
 
 class _Stoppable:
-    """A reporter whose progress stops the work it counts (by raising _Stopped) once stop is set."""
+    """A reporter whose progress stops the work it counts, by raising _Stopped, once stop is set."""
 
     def __init__(self, reporter: Reporter, stop: threading.Event) -> None:
         self._reporter, self._stop = reporter, stop
@@ -194,7 +196,7 @@ class _Stoppable:
 
 
 class _Background:
-    """A function run in a daemon thread (an interrupted run ends at once, never waiting for a download)."""
+    """A function run in a daemon thread, so that an interrupted run ends at once, never waiting for it."""
 
     def __init__(self, work: Callable[[], Any], name: str = "gpt2emb-fetch") -> None:
         import threading
@@ -225,13 +227,15 @@ class _Background:
 
 @contextlib.contextmanager
 def _unchanged(ref: ModelRef, commit: str) -> Iterator[None]:
-    """Reading a local folder's files, which may change meanwhile (a copy still being written, a file cut
-    short or removed): a failure is said as that, exit 6, not as damage with the wrong fix. The folder's
-    commit is the fingerprint of its files when the run began."""
+    """Tell a failure to read a local folder's files that changed meanwhile as that change, exit 6.
+
+    A copy may still be being written, or a file cut short or removed. Told as damage, it would come with
+    the wrong fix. The folder's commit is the fingerprint of its files when the run began.
+    """
     try:
         yield
     except PermissionError:
-        raise  # the boundary names the file
+        raise  # the error boundary names the file
     except (BadModel, OSError):
         if ref.folder is None or _still(ref.folder, commit):
             raise
@@ -242,7 +246,7 @@ def _unchanged(ref: ModelRef, commit: str) -> Iterator[None]:
 
 
 def _still(folder: Path, commit: str) -> bool:
-    """Whether a folder's files are those its commit (their fingerprint) was taken from."""
+    """Whether a folder's files are those its commit, their fingerprint, was taken from."""
     try:
         return folder_fingerprint(folder) == commit
     except (BadModel, OSError):
@@ -250,9 +254,10 @@ def _still(folder: Path, commit: str) -> bool:
 
 
 def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | None = None) -> OpenedEntry:
-    """The model's cache entry, built on first use; afterwards no network and no torch.
+    """The model's cache entry, built on first use. Afterwards it needs no network and no torch.
 
-    commit: open that commit, and record it as what ref.revision names (cache refresh)."""
+    Given a commit, open that commit and record it as what ref.revision names (cache refresh does so).
+    """
     reporter = reporter or QuietReporter()
     commit, known = resolve_commit(ref) if commit is None else (commit, False)
     parent = repo_dir(ref)
@@ -262,12 +267,13 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
         try:
             model = open_entry(ref, entry)
         except PermissionError:
-            raise  # not damage: rebuilt, it would be as unreadable (the boundary names the path)
+            # This is not damage. Rebuilt, the entry would be as unreadable. The boundary names the path.
+            raise
         except UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({_problem(e)}); rebuilding it")
         else:
             if len(folders) > 1:
-                from gpt2emb.store import install  # a rare case: a warm open need not load it
+                from gpt2emb.store import install  # a rare case, so a warm open need not load it
 
                 install.sweep(parent, commit)
             return model
@@ -282,14 +288,15 @@ def open_model(ref: ModelRef, reporter: Reporter | None = None, commit: str | No
     if not known:
         record_commit(ref, commit)
     older = [f for f in live_folders(parent) if commit_of(f) != commit] if ref.folder is not None else []
-    if entry is None and older:  # its files changed (or how they are keyed): the earlier entries are outdated
+    # The folder's files changed, or how they are keyed did, so its earlier entries are outdated.
+    if entry is None and older:
         what = "outdated entry stays" if len(older) == 1 else f"{len(older)} outdated entries stay"
         reporter.note(f"{ref.name} is cached anew; its {what} until gpt2emb cache clear --outdated")
     return model
 
 
 def _problem(e: Exception) -> str:
-    """Why an entry cannot be trusted, in words: our errors say it already; an OSError names its file."""
+    """Why an entry cannot be trusted, in words. Our errors say it already, and an OSError names its file."""
     if not isinstance(e, OSError) or not isinstance(e.filename, str | bytes) or not e.filename:
         return str(e)
     name = Path(os.fsdecode(e.filename)).name

@@ -61,13 +61,13 @@ def wanted(family: Family) -> dict[str, tuple[str, ...]]:
 
 
 def output_key(info: CheckpointInfo, family: Family) -> str | None:
-    """The checkpoint's tensor of the output layer, or None when it stores none (tied: it is wte)."""
+    """The checkpoint's tensor of the output layer, or None when it stores none (a tied one is wte)."""
     return next((k for k in info.tensors if k.endswith(family.output_names)), None)
 
 
-# The version of an info file (revisions.checkpoint_info's record of read_info): bump it whenever read_info
+# The version of an info file, revisions.checkpoint_info's record of read_info. Bump it whenever read_info
 # checks more, so that an info file an older gpt2emb wrote, which may hold what is refused now, is read again.
-# 3: the record checks itself (a CRC-32 of its fields, as a manifest does), and names only files beside it.
+# Version 3 checks itself with a CRC-32 of its fields, as a manifest does, and names only files beside it.
 INFO_FORMAT = 3
 
 
@@ -87,7 +87,8 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
     if weights_file == PICKLE:
         _check_zip(ref, commit)
     tensors = tensors_of(ref, commit, sizes, weight_map) if weights_file != PICKLE else {}
-    for name, keys in wanted(family).items() if weights_file != PICKLE else ():  # before anything is cached
+    # The tables are checked before anything is cached.
+    for name, keys in wanted(family).items() if weights_file != PICKLE else ():
         key = find_key(tensors, keys, ref.name)
         t = tensors[key]
         if t.dtype not in EMBEDDING_DTYPES:
@@ -103,9 +104,9 @@ def read_info(ref: ModelRef, commit: str) -> CheckpointInfo:
             f"{n_layer}, but the checkpoint holds {layers} blocks: the config and the weights disagree; "
             "save the model again"
         )
-    # where no tensor names a block (a pickle's keys are not read), the bytes still bound them: a config
-    # whose model could not fit in the files would have transformers build every block it lacks (minutes
-    # for a hundred thousand)
+    # Where no tensor names a block (a pickle's keys are not read), the bytes still bound them. A config
+    # whose model could not fit in the files would have transformers build every block it lacks, which takes
+    # minutes for a hundred thousand.
     least, size = families.least_params(config, shape), sum(sizes.values())
     if layers is None and least > 8 * size:
         where = (
@@ -131,13 +132,15 @@ def _present(config: dict[str, Any], keys: tuple[str, ...]) -> str:
     return next(k for k in keys if k in config)
 
 
-_ZIP = b"PK\x03\x04"  # torch.save's format since torch 1.6: a zip archive
+_ZIP = b"PK\x03\x04"  # torch.save has written a zip archive since torch 1.6
 
 
 def _check_zip(ref: ModelRef, commit: str) -> None:
-    """A pytorch_model.bin on this machine is torch's zip archive: the only format its weights-only loader
-    maps (mmap), and so the only one gpt2emb reads, named before its size is trusted. (One on the Hub is
-    downloaded whole when its weights are read, and checked then.)"""
+    """Check that a pytorch_model.bin on this machine is torch's zip archive, before its size is trusted.
+
+    It is the only format that torch's weights-only loader maps (mmap), and so the only one gpt2emb reads.
+    One on the Hub is downloaded whole when its weights are read, and checked then.
+    """
     path = local_file(ref, commit, PICKLE)
     if path is None:
         return
@@ -156,14 +159,19 @@ def _check_zip(ref: ModelRef, commit: str) -> None:
 
 
 def layers_in(tensors: dict[str, TensorInfo]) -> int | None:
-    """How many blocks a checkpoint's tensors hold (None: its header names none, as a checkpoint of the
-    embeddings alone, or a pickle's unread keys)."""
+    """How many blocks a checkpoint's tensors hold.
+
+    None means its header names none, as for a checkpoint of the embeddings alone, or a pickle's unread keys.
+    """
     return families.blocks_in(tensors)
 
 
 def check_shape(where: str, name: str, key: str, got: tuple[int, ...], shape: Shape) -> None:
-    """Each table has the shape the config gives it: wte vocab_size x d, wpe (offset + n_positions) x d,
-    token types any number of rows x d, the layer norm's weight and bias d."""
+    """Check that a table has the shape the config gives it.
+
+    wte is vocab_size x d, and wpe is (offset + n_positions) x d. Token types are any number of rows of d,
+    and the layer norm's weight and bias are d each.
+    """
     d = shape.d_model
     want = {"wte": [shape.vocab_size, d], "wpe": [shape.position_offset + shape.n_positions, d]}.get(name)
     if want is None:

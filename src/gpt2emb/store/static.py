@@ -107,7 +107,7 @@ def _entry_of(ref: ModelRef, reporter: Reporter) -> OpenedEntry:
             raise
         except UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({e}); reading the file again")
-    from gpt2emb.store import install  # only a build takes the lock: a warm open need not load it
+    from gpt2emb.store import install  # only a build takes the lock, so a warm open need not load it
 
     try:
         with install.locked(parent, commit):
@@ -116,7 +116,7 @@ def _entry_of(ref: ModelRef, reporter: Reporter) -> OpenedEntry:
                 with contextlib.suppress(*UNTRUSTED):
                     return open_entry(ref, entry)
             built = build_static(ref, commit, parent, reporter)
-    except OSError as e:  # a cache that cannot be written: answered from a temporary entry, as a model is
+    except OSError as e:  # a cache that cannot be written is answered from a temporary entry, as a model is
         return open_entry(
             ref, build_static(ref, commit, install.without_cache(e, parent, commit, reporter), reporter)
         )
