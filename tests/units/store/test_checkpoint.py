@@ -253,3 +253,23 @@ def test_a_lying_header_is_one_line_exit_6(
         ranges = {r[2] for r in hub.requests if r[0] == "GET" and r[1].endswith("model.safetensors")}
         header_end = len(checkpoint) - len(data) - 1
         assert "bytes=0-7" in ranges and ranges <= {"bytes=0-7", f"bytes=8-{header_end}"}
+
+
+def test_the_files_bound_the_blocks_at_one_bit_a_parameter(tiny: Tiny, tmp_path: Path) -> None:
+    """Where no tensor names a block, a config is refused once its model has more parameters than the
+    weight file has bits. One block fewer fits, and is read."""
+    data = safetensors_bytes({"transformer.wte.weight": tiny.wte, "transformer.wpe.weight": tiny.wpe})
+    vocab, d = tiny.wte.shape
+    over = (8 * len(data) - vocab * d) // (2 * d * d) + 1  # the fewest blocks that cannot fit
+    for n_layer in (over - 1, over):
+        folder = folder_of(tiny, tmp_path / str(n_layer), {"model.safetensors": data})
+        (folder / "config.json").write_text(json.dumps({**tiny.config, "n_layer": n_layer}))
+        ref = registry.resolve(str(folder))
+        if n_layer < over:
+            assert checkpoint.read_info(ref, "local").config["n_layer"] == n_layer
+            continue
+        with pytest.raises(BadModel) as e:
+            checkpoint.read_info(ref, "local")
+        least = vocab * d + n_layer * 2 * d * d
+        assert f"a model of at least {least:,} parameters" in e.value.message
+        assert f"{folder}/model.safetensors holds {len(data):,} bytes" in e.value.message
