@@ -17,7 +17,7 @@ import pytest
 
 import gpt2emb
 
-from conftest import run_cli
+from conftest import COMMIT, run_cli
 from fakehub import FakeHub
 from tinymodel import Tiny, save_local
 
@@ -159,3 +159,27 @@ def test_a_model_file_that_cannot_be_read_is_told_as_such_not_as_a_cache_that_ca
     result = run_cli("vector", "cat", "-m", str(folder))
     assert result.exit_code != 0 and result.stdout == ""
     assert str(folder / "tokenizer.json") in result.stderr and "working without it" not in result.stderr
+
+
+def test_a_first_use_waits_for_the_lock_another_process_holds(hub: FakeHub, caches: dict[str, Path]) -> None:
+    """Processes started together build an entry once: a first use waits while another holds the commit's
+    lock (it may be building), for as long as that takes, and then answers."""
+    from gpt2emb import registry
+    from gpt2emb.store.entries import repo_dir
+
+    parent = repo_dir(registry.resolve("gpt2"))
+    parent.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(parent / f"{COMMIT}.lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        opened = _Opening()
+        assert not opened.done.wait(3), opened.error  # still waiting, longer than a second
+    finally:
+        holder.communicate("")  # lets it go
+    assert opened.done.wait(60) and opened.error is None, opened.error
+    assert len(list(caches["cache"].rglob("manifest.json"))) == 1
