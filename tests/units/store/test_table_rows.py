@@ -64,7 +64,10 @@ def test_rows_are_read_by_ranges_block_by_block(
     row_bytes = head.shape[1] * head.itemsize
     monkeypatch.setattr(table_rows, "_BLOCK_BYTES", 7 * row_bytes)
     runs = [range(0, 1), range(5, 40), range(100, 107), range(len(head) - 9, len(head))]
-    got = list(table_rows.read_rows(ref, info, "lm_head.weight", runs, QuietReporter()))
+    reporter = Recording()
+    got = list(table_rows.read_rows(ref, info, "lm_head.weight", runs, reporter))
+    [(_, total, task)] = reporter.lines
+    assert total == task.done == row_bytes * sum(map(len, runs))  # the bar counts the rows asked for
     assert [rows for rows, _ in got] == [
         range(a, min(r.stop, a + 7)) for r in runs for a in range(r.start, r.stop, 7)
     ]
@@ -170,3 +173,18 @@ def test_a_checkpoint_the_hub_gives_no_etag_is_fetched_without_keeping(
     row = json.loads(result.stdout)["items"][0]["vector"]
     np.testing.assert_array_equal(np.float32(row), tiny.wte[5])
     assert list(caches["cache"].rglob("*.partial")) == []
+
+
+def test_a_table_of_one_row_is_read_whole_and_its_bytes_counted(tiny: Tiny, tmp_path: Path) -> None:
+    """A table of a single row is read as that row, its bytes counted."""
+    head = tiny.wte[:1] * 3
+    files = {"model.safetensors": safetensors_bytes({**tiny.state(), "lm_head.weight": head})}
+    folder = folder_of(tiny, tmp_path / "one", files)
+    ref = registry.resolve(str(folder))
+    info = checkpoint.read_info(ref, "local")
+    reporter = Recording()
+    [(rows, block)] = list(table_rows.read_rows(ref, info, "lm_head.weight", [range(1)], reporter))
+    assert rows == range(1)
+    np.testing.assert_array_equal(block, head)
+    [(label, total, task)] = reporter.lines
+    assert (label, total, task.done) == (f"reading lm_head.weight of {ref.name}", head.nbytes, head.nbytes)
