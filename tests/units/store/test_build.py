@@ -174,3 +174,54 @@ def test_a_build_that_fails_stops_the_fetch_at_its_next_chunk() -> None:
         with pytest.raises(build._Stopped):
             task.advance(4)
     assert bars.done == [4]
+
+
+def test_a_folder_removed_while_its_files_are_read_is_told_as_changed(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder gone half-way through a first use is said to have changed while being read, with the fix
+    of running again, not as the missing file that the read stumbled on."""
+    from gpt2emb import registry
+    from gpt2emb.errors import BadModel
+    from gpt2emb.store import tokenizer_files
+
+    folder = save_local(tiny, tmp_path / "F")
+
+    def removed(*args: object) -> object:
+        shutil.rmtree(folder)
+        raise FileNotFoundError(2, "No such file or directory", str(folder / "tokenizer.json"))
+
+    monkeypatch.setattr(tokenizer_files, "read", removed)
+    with pytest.raises(BadModel) as e:
+        build.open_model(registry.resolve(str(folder)))
+    assert e.value.message == (
+        f"the files of {folder} changed while being read (one was written, cut short or removed); "
+        "run the command again once they are whole"
+    )
+
+
+def test_a_folder_that_can_no_longer_be_listed_while_read_is_told_as_changed(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the folder's files cannot be looked at again after a failed read (a permission taken away, say),
+    they are not known to be those the run began with: the failure is told as a change, not as damage."""
+    import errno
+
+    from gpt2emb import registry
+    from gpt2emb.errors import BadModel
+    from gpt2emb.store import tokenizer_files
+
+    folder = save_local(tiny, tmp_path / "F")
+
+    def cut(*args: object) -> object:
+        raise BadModel(f"{folder}/tokenizer.json is damaged: it is not JSON")
+
+    def unreadable(path: Path) -> str:
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    ref = registry.resolve(str(folder))
+    monkeypatch.setattr(tokenizer_files, "read", cut)
+    monkeypatch.setattr(build, "folder_fingerprint", unreadable)
+    with pytest.raises(BadModel) as e:
+        build.open_model(ref)
+    assert e.value.message.startswith(f"the files of {folder} changed while being read")
