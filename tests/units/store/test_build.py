@@ -225,3 +225,24 @@ def test_a_folder_that_can_no_longer_be_listed_while_read_is_told_as_changed(
     with pytest.raises(BadModel) as e:
         build.open_model(ref)
     assert e.value.message.startswith(f"the files of {folder} changed while being read")
+
+
+def test_an_entry_file_that_cannot_be_read_is_named_in_the_rebuild_s_note(hub: FakeHub, tiny: Tiny) -> None:
+    """A file of the entry that is there but cannot be read (a folder in wpe.npy's place) is named with the
+    system's reason, and the entry is rebuilt."""
+    from gpt2emb import registry
+
+    entry = build.open_model(registry.resolve("gpt2")).path
+    (entry / "wpe.npy").unlink()
+    (entry / "wpe.npy").mkdir()
+    notes: list[str] = []
+
+    class Noting(Bars):
+        def note(self, message: str) -> None:
+            notes.append(message)
+
+    again = build.open_model(registry.resolve("gpt2"), Noting())
+    assert notes == [
+        "the cache entry for gpt2 cannot be trusted (wpe.npy cannot be read (Is a directory)); rebuilding it"
+    ]
+    np.testing.assert_array_equal(again.wte, tiny.wte)
