@@ -183,3 +183,36 @@ def test_a_first_use_waits_for_the_lock_another_process_holds(hub: FakeHub, cach
         holder.communicate("")  # lets it go
     assert opened.done.wait(60) and opened.error is None, opened.error
     assert len(list(caches["cache"].rglob("manifest.json"))) == 1
+
+
+def test_an_entry_another_process_built_while_this_one_waited_is_opened_not_built_again(
+    hub: FakeHub, caches: dict[str, Path]
+) -> None:
+    """Once the lock is free, a first use that waited for it opens the entry the other process built,
+    fetching nothing."""
+    from gpt2emb import registry
+    from gpt2emb.report import QuietReporter
+    from gpt2emb.store import build, checkpoint
+    from gpt2emb.store.entries import repo_dir
+
+    ref = registry.resolve("gpt2")
+    parent = repo_dir(ref)
+    parent.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(parent / f"{COMMIT}.lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        opened = _Opening()
+        assert not opened.done.wait(1), opened.error
+        # the other process builds the entry while it holds the lock
+        built = build.build_entry(ref, checkpoint.read_info(ref, COMMIT), parent, QuietReporter())
+        served = len(hub.requests)
+    finally:
+        holder.communicate("")  # lets it go
+    assert opened.done.wait(60) and opened.error is None, opened.error
+    assert len(hub.requests) == served  # nothing fetched again
+    assert [p.parent for p in caches["cache"].rglob("manifest.json")] == [built]
