@@ -34,3 +34,18 @@ def test_an_entry_s_array_file_is_np_save_s_and_its_checksum_is_of_its_bytes(
     np.save(saved, array, allow_pickle=False)
     assert path.read_bytes() == saved.getvalue()
     assert sha256 == hashlib.sha256(saved.getvalue()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "content", [b"abc", np.arange(8, dtype=np.float32)[::2]], ids=["bytes", "not contiguous"]
+)
+def test_a_write_the_system_refuses_is_raised_with_its_own_reason(
+    content: bytes | np.ndarray, tmp_path: Path
+) -> None:
+    """Only a write cut short with no reason is said as a full disk: one the system refuses with a reason (a
+    folder that is gone, here) is raised as it is."""
+    import errno
+
+    with pytest.raises(FileNotFoundError) as e:
+        writing.write(tmp_path / "gone" / "a.npy", content)
+    assert e.value.errno == errno.ENOENT
