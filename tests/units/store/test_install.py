@@ -161,6 +161,15 @@ def test_a_model_file_that_cannot_be_read_is_told_as_such_not_as_a_cache_that_ca
     assert str(folder / "tokenizer.json") in result.stderr and "working without it" not in result.stderr
 
 
+def _holding(lock: Path) -> subprocess.Popen[str]:
+    """Another process that holds the lock until its stdin is closed (communicate)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
 def test_a_first_use_waits_for_the_lock_another_process_holds(hub: FakeHub, caches: dict[str, Path]) -> None:
     """Processes started together build an entry once: a first use waits while another holds the commit's
     lock (it may be building), for as long as that takes, and then answers."""
@@ -169,14 +178,8 @@ def test_a_first_use_waits_for_the_lock_another_process_holds(hub: FakeHub, cach
 
     parent = repo_dir(registry.resolve("gpt2"))
     parent.mkdir(parents=True)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(parent / f"{COMMIT}.lock")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = _holding(parent / f"{COMMIT}.lock")
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         opened = _Opening()
         assert not opened.done.wait(3), opened.error  # still waiting, longer than a second
     finally:
@@ -198,14 +201,8 @@ def test_an_entry_another_process_built_while_this_one_waited_is_opened_not_buil
     ref = registry.resolve("gpt2")
     parent = repo_dir(ref)
     parent.mkdir(parents=True)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(parent / f"{COMMIT}.lock")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = _holding(parent / f"{COMMIT}.lock")
     try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         opened = _Opening()
         assert not opened.done.wait(1), opened.error
         # the other process builds the entry while it holds the lock
