@@ -93,15 +93,15 @@ PARTS: dict[str, list[tuple[str, str]]] = {
     ],
     "tokenizer": [
         ("tokenizer_files.py", "tokenizer"),
-        ("build.py", "_encoder_files"),
-        ("build.py", "_wraps"),
+        ("encoder_files.py", "written"),
+        ("encoder_files.py", "wraps"),
     ],
     "converting": [
         ("formats.py", "_widened"),
         ("~", "numpy.ascontiguousarray"),
         ("entries.py", "_row_norms"),
     ],
-    "hashing": [("~", "_hashlib.HASH"), ("build.py", "_row_crcs"), ("entries.py", "_fingerprint")],
+    "hashing": [("~", "_hashlib.HASH"), ("writing.py", "row_crcs"), ("entries.py", "_fingerprint")],
     "writing": [("~", "_io.BufferedWriter"), ("~", "posix.replace"), ("~", "_io.FileIO")],
 }
 

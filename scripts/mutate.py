@@ -58,14 +58,18 @@ EQUIVALENT = Path(__file__).resolve().with_name("mutants-equivalent.txt")
 # through it (every command opens a checkpoint; the slow process-level tests of test_hardening.py add
 # minutes to each surviving mutant and test no checkpoint arithmetic).
 _CHECKPOINT_TESTS = [
-    *("tests/test_checkpoint.py", "tests/test_damaged_files.py", "tests/test_store.py"),
-    *("tests/commands/test_sizes.py", "tests/test_verify.py", "tests/test_revision.py"),
+    *("tests/test_damaged_files.py", "tests/test_store.py"),
+    *("tests/commands/test_sizes.py", "tests/units/store/test_verify.py", "tests/test_revision.py"),
     "tests/test_redirect.py",
     *("tests/test_config_shapes.py", "tests/test_damaged_model_files.py"),  # configs and tokenizers refused
-    *("tests/test_pinned_checkpoint.py", "tests/test_pinned_tokenizer_files.py"),
     "tests/test_unreachable_hub.py",  # the whole weights' probe (absent_weights)
+    *("tests/units/store/test_checkpoint.py", "tests/units/store/test_checkpoint_files.py"),
+    *("tests/units/store/test_formats.py", "tests/units/store/test_table_rows.py"),
+    *("tests/units/store/test_tokenizer_files.py", "tests/units/store/test_whole_weights.py"),
 ]
 # the files that hold what was tests/test_cli.py: the commands' own files, the app's, what a run imports
+# A command checks the rows it shows against their checksums: the test that damages rows and asks for them.
+_ROWS_CHECKED = "tests/units/store/test_verify.py::test_damage_is_found_refused_and_repaired"
 _COMMAND_TESTS = [
     *(f"tests/commands/test_{stem}.py" for stem in ("vector", "neighbors", "analogy", "similarity")),
     *(f"tests/commands/test_{stem}.py" for stem in ("positions", "tying", "cache")),
@@ -122,10 +126,20 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     ],
     "output/pages/__init__.py": _PAGE_TESTS,
     "output/pages/lab.py": _PAGE_TESTS,
-    # store/checkpoint.py, and the modules that hold the rest of what was checkpoint.py
+    # store/checkpoint.py, and the modules that hold the rest of what was checkpoint.py (issue 58)
     "checkpoint.py": _CHECKPOINT_TESTS,
+    "checkpoint_files.py": _CHECKPOINT_TESTS,
     "formats.py": _CHECKPOINT_TESTS,
+    "table_rows.py": [
+        *_CHECKPOINT_TESTS,
+        *("tests/units/store/test_landing.py", "tests/units/store/test_partial.py"),  # kept and landed
+        "tests/commands/test_tying.py",  # an untied output layer's rows
+    ],
     "tokenizer_files.py": _CHECKPOINT_TESTS,
+    "whole_weights.py": [  # the whole model's weight files: the runs that need them, and the Hub's probe
+        *("tests/units/store/test_whole_weights.py", "tests/test_unreachable_hub.py"),
+        "tests/commands/test_tying.py",
+    ],
     # ops.py, and measures.py, which holds what was ops.py from cosine_matrix on
     "ops.py": _OPS_TESTS,
     "measures.py": _OPS_TESTS,
@@ -148,42 +162,65 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         ("tokens.py", "queries.py", "quoting.py", "tokenizer_library.py", "word_lists.py"), _WORD_TESTS
     ),
     # ---- store/ (group A)
+    # store/build.py, and the modules that hold the rest of what was build.py (issue 58)
     "build.py": [
-        *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),
-        *("tests/test_resume.py", "tests/commands/test_cache.py", "tests/test_whole_checks.py"),
-        *("tests/units/test_bpe.py", "tests/test_landing.py", "tests/test_pinned_build.py"),
+        *("tests/test_store.py", "tests/units/store/test_verify.py", "tests/test_windows_cache.py"),
+        *("tests/units/store/test_partial.py", "tests/commands/test_cache.py", "tests/test_whole_checks.py"),
+        *("tests/units/store/test_landing.py", "tests/units/store/test_build.py"),
+        "tests/units/store/test_install.py",  # the lock: an entry built while a first use waited for it
+    ],
+    "encoder_files.py": [
+        *("tests/units/test_bpe.py", "tests/test_exact_families.py", "tests/test_family_roberta.py"),
+        "tests/units/store/test_encoder_files.py",
+    ],
+    "install.py": [
+        *("tests/test_store.py", "tests/test_windows_cache.py", "tests/test_full_disk.py"),
+        *("tests/test_cache_env.py", "tests/units/store/test_build.py", "tests/units/store/test_install.py"),
+    ],
+    "writing.py": [
+        *("tests/test_store.py", "tests/test_full_disk.py", "tests/units/store/test_verify.py"),
+        *("tests/units/store/test_build.py", "tests/units/store/test_landing.py"),
+        "tests/units/store/test_writing.py",
     ],
     "entries.py": [
-        *("tests/test_store.py", "tests/test_verify.py", "tests/test_windows_cache.py"),
+        *("tests/test_store.py", "tests/units/store/test_verify.py", "tests/test_windows_cache.py"),
         *("tests/test_cache_env.py", "tests/test_damaged_files.py", "tests/test_damaged_cache_fuzz.py"),
         *("tests/test_whole_checks.py", "tests/test_records.py", "tests/commands/test_cache.py"),
-        "tests/test_pinned_entries.py",
+        "tests/units/store/test_entries.py",
         "tests/test_vocab_roundtrip.py::test_an_entry_of_format_4_is_read_without_a_rebuild",
         # types.npy and norm.npy, which only some families have
         "tests/test_family_roberta.py::test_input_is_transformers_own_embedding_output",
     ],
     "hub.py": [
-        *("tests/test_store.py", "tests/test_redirect.py", "tests/test_revision.py", "tests/test_resume.py"),
-        *("tests/test_damaged_files.py", "tests/test_process_state.py", "tests/test_pinned_hub.py"),
+        *("tests/test_store.py", "tests/test_redirect.py", "tests/test_revision.py"),
+        "tests/units/store/test_partial.py",
+        *("tests/test_damaged_files.py", "tests/test_process_state.py", "tests/units/store/test_hub.py"),
         "tests/test_unreachable_hub.py",
     ],
-    "landing.py": ["tests/test_landing.py", "tests/test_resume.py", "tests/test_checkpoint.py"],
+    "landing.py": [
+        *("tests/units/store/test_landing.py", "tests/units/store/test_partial.py"),
+        *("tests/units/store/test_checkpoint.py", "tests/units/store/test_table_rows.py"),
+    ],
     "manage.py": [
         *("tests/test_store.py", "tests/commands/test_cache.py", "tests/test_revision.py"),
-        *("tests/test_windows_cache.py", "tests/test_resume.py", "tests/test_records.py"),
-        "tests/test_pinned_manage.py",
+        *("tests/test_windows_cache.py", "tests/units/store/test_partial.py", "tests/test_records.py"),
+        "tests/units/store/test_manage.py",
     ],
-    "partial.py": ["tests/test_resume.py", "tests/test_store.py", "tests/test_pinned_partial.py"],
+    "partial.py": ["tests/test_store.py", "tests/units/store/test_partial.py"],
     "revisions.py": [
         *("tests/test_revision.py", "tests/test_records.py", "tests/test_store.py", "tests/test_redirect.py"),
         *("tests/test_damaged_cache_fuzz.py", "tests/commands/test_cache.py"),
-        "tests/test_pinned_revisions.py",
+        "tests/units/store/test_revisions.py",
     ],
-    "static.py": ["tests/test_static.py", "tests/test_static_files.py", "tests/test_static_fuzz.py"],
-    "keys.py": ["tests/test_static.py", "tests/test_static_files.py"],
+    "static.py": [
+        "tests/units/store/test_static.py",
+        "tests/test_static_files.py",
+        "tests/test_static_fuzz.py",
+    ],
+    "keys.py": ["tests/units/store/test_static.py", "tests/test_static_files.py"],
     "verify.py": [
-        *("tests/test_verify.py", "tests/test_store.py", "tests/commands/test_cache.py"),
-        *("tests/test_records.py", "tests/test_windows_cache.py", "tests/test_pinned_verify.py"),
+        *("tests/units/store/test_verify.py", "tests/test_store.py", "tests/commands/test_cache.py"),
+        *("tests/test_records.py", "tests/test_windows_cache.py"),
     ],
     # ---- end of group A
     # ---- core/ per command (group B)
@@ -192,12 +229,16 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/units/test_batch.py",
         "tests/units/test_candidates.py",
-        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
+        _ROWS_CHECKED,
         "tests/units/core/test_analogy.py",
         "tests/units/test_sums.py",
     ],
     "cache.py": [
-        *("tests/commands/test_cache.py", "tests/test_verify.py", "tests/test_handle_commands.py"),
+        *(
+            "tests/commands/test_cache.py",
+            "tests/units/store/test_verify.py",
+            "tests/test_handle_commands.py",
+        ),
         "tests/units/core/test_cache.py",
     ],
     "compare.py": [
@@ -217,7 +258,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/units/test_batch.py",
         "tests/units/test_candidates.py",
-        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
+        _ROWS_CHECKED,
         "tests/units/core/test_neighbors.py",
     ],
     "open.py": [
@@ -232,7 +273,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     "positions.py": [
         *("tests/commands/test_positions.py", "tests/test_heatmap_legend.py", "tests/test_family_roberta.py"),
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
-        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
+        _ROWS_CHECKED,
         "tests/units/core/test_positions.py",
     ],
     "schema.py": [
@@ -242,7 +283,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     "similarity.py": [
         *("tests/commands/test_similarity.py", "tests/units/test_batch.py", "tests/test_endless_stdin.py"),
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
-        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
+        _ROWS_CHECKED,
         "tests/units/core/test_similarity.py",
     ],
     "sizes.py": [
@@ -260,7 +301,7 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         "tests/commands/test_vector.py",
         *("tests/test_handle_commands.py", "tests/test_handle_contract.py"),
         "tests/units/test_batch.py",
-        "tests/test_verify.py::test_damage_is_found_refused_and_repaired",  # the rows shown are checked
+        _ROWS_CHECKED,
     ],
     "whole.py": [
         *("tests/commands/test_text.py", "tests/commands/test_tying.py", "tests/test_family_roberta.py"),
@@ -281,7 +322,8 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
     ],
     "geometry.py": [
         *("tests/commands/test_geometry.py", "tests/test_correlation.py", "tests/test_handle_commands.py"),
-        *("tests/test_verify.py", "tests/test_family_rotary.py"),  # damaged rows refused; no position table
+        "tests/units/store/test_verify.py",  # damaged rows are refused
+        "tests/test_family_rotary.py",  # a model with no position table
         "tests/units/core/test_geometry.py",
     ],
     "logits.py": [
@@ -343,7 +385,8 @@ DEFAULT_TESTS: dict[str, list[str]] = {  # keyed by the module's file name (plot
         *("tests/commands/test_tying.py", "tests/commands/test_text.py", "tests/test_process_state.py"),
         *("tests/test_config_shapes.py", "tests/test_damaged_model_files.py"),
         *("tests/test_changed_while_read.py", "tests/test_family_gpt_neo.py"),
-        *("tests/test_family_rotary.py", "tests/test_checkpoint.py"),
+        *("tests/test_family_rotary.py", "tests/units/store/test_checkpoint_files.py"),
+        "tests/units/store/test_checkpoint.py",
         *("tests/commands/test_logits.py", "tests/commands/test_logits_masked.py"),  # read_out, read_masked
         "tests/units/test_heavy.py",
     ],

@@ -5,6 +5,7 @@ that serve or copy the other families' tiny models and run the CLI."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -14,8 +15,9 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -40,6 +42,9 @@ _numpy_with_one_blas_thread()
 import schemacheck  # noqa: E402
 from fakehub import FakeHub, Repo  # noqa: E402
 from tinymodel import Tiny, build, hub_files  # noqa: E402
+
+if TYPE_CHECKING:
+    from gpt2emb.store.entries import OpenedEntry
 
 HUB = FakeHub().start()
 os.environ["HF_ENDPOINT"] = HUB.url
@@ -324,3 +329,27 @@ def recorded(
         return result, rows, fig
 
     return run
+
+
+@pytest.fixture(scope="module")
+def big_files(tiny: Tiny) -> dict[str, bytes]:
+    """The tiny model's files with 32,768 rows, one of them planted as a near copy of \" cat\"."""
+    from bigentry import ROWS, TWIN
+
+    rng = np.random.default_rng(7)
+    extra = rng.normal(0.0, 0.1, (ROWS - len(tiny.wte), tiny.wte.shape[1])).astype(np.float32)
+    wte = np.vstack([tiny.wte, extra])
+    cat = tiny.wte[tiny.id("cat")]
+    wte[TWIN] = cat + 0.01 * rng.normal(size=cat.shape).astype(np.float32)
+    return hub_files(dataclasses.replace(tiny, wte=wte, config={**tiny.config, "vocab_size": ROWS}))
+
+
+@pytest.fixture
+def big(hub: FakeHub, big_files: dict[str, bytes]) -> Iterator[OpenedEntry]:
+    """The big entry, built from the fake Hub: its rows lie outside the blocks sampled on open."""
+    from bigentry import BIG
+    from gpt2emb import registry
+    from gpt2emb.store.build import open_model
+
+    hub.repos[BIG] = Repo(COMMIT, dict(big_files))
+    yield open_model(registry.resolve(BIG))

@@ -18,7 +18,7 @@ SCRIPT = """
 import os, sys
 from pathlib import Path
 from gpt2emb import heavy
-from gpt2emb.store import checkpoint
+from gpt2emb.store import table_rows
 
 path, when = Path(sys.argv[1]), sys.argv[2]
 
@@ -32,8 +32,8 @@ elif when == "before load":
     state = heavy._state
     heavy._state = lambda p: (cut(), state(p))[1]
 else:  # between the safetensors header (read) and its rows
-    embeddings = checkpoint.embeddings
-    checkpoint.embeddings = lambda *a, **k: (cut(), embeddings(*a, **k))[1]
+    embeddings = table_rows.embeddings
+    table_rows.embeddings = lambda *a, **k: (cut(), embeddings(*a, **k))[1]
 sys.argv = ["gpt2emb", "vector", "cat", "-m", str(path.parent)]
 from gpt2emb.cli.root import main
 main()

@@ -179,7 +179,7 @@ def test_byte_level_exact_is_unchanged_and_needs_no_tokenizer(tiny: Tiny, tmp_pa
     tokenizers library."""
     from gpt2emb import piece_lines
     from gpt2emb.choices import Pool
-    from gpt2emb.store import build
+    from gpt2emb.store import encoder_files
     from gpt2emb.tokens import Vocab
 
     text = tiny.tokenizer.to_str()
@@ -188,7 +188,7 @@ def test_byte_level_exact_is_unchanged_and_needs_no_tokenizer(tiny: Tiny, tmp_pa
     entry.mkdir()
     (entry / "tokenizer.json").write_text(text, encoding="utf-8")
     (entry / "pieces.txt").write_bytes(piece_lines.written(parsed["model"]["vocab"]))
-    for name, data in build._encoder_files(text, parsed).items():
+    for name, data in encoder_files.written(text, parsed).items():
         if isinstance(data, bytes):
             (entry / name).write_bytes(data)
         else:

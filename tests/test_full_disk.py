@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from gpt2emb.store import build, partial
+from gpt2emb.store import partial, writing
 
 from conftest import run_cli, run_process
 from fakehub import FakeHub
@@ -65,7 +65,7 @@ class FullDisk:
         monkeypatch.setattr(np, "save", self.wrap(np.save, short=True))
         for name in ("write_text", "write_bytes"):
             monkeypatch.setattr(pathlib.Path, name, self.wrap(getattr(pathlib.Path, name)))
-        monkeypatch.setattr(build._HashingFile, "write", self.wrap(build._HashingFile.write))
+        monkeypatch.setattr(writing._HashingFile, "write", self.wrap(writing._HashingFile.write))
         for name in ("write", "posix_fallocate", "mkdir"):
             monkeypatch.setattr(os, name, self.wrap(getattr(os, name)))
         monkeypatch.setattr(os, "replace", self.wrap(os.replace, at=1))

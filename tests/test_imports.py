@@ -169,6 +169,11 @@ main()
 # uses (a checkpoint's readers, temporary folders), stdin's threads (batch); as --json, no rich nor views
 NEVER_WARM = {"torch", "transformers", "tokenizers", "pydantic", "huggingface_hub", "numpy.ma", "tempfile"}
 NEVER_WARM |= {f"gpt2emb.{m}" for m in ("store.checkpoint", "store.tokenizer_files", "batch", "heavy")}
+# What a build uses of the store. A warm query reads no checkpoint and builds nothing.
+NEVER_WARM |= {
+    f"gpt2emb.store.{m}"
+    for m in ("checkpoint_files", "table_rows", "whole_weights", "encoder_files", "writing", "install")
+}
 NEVER_AS_JSON = NEVER_WARM | {"rich", "gpt2emb.output.console", "gpt2emb.output.layout"}
 NEVER_AS_JSON |= {f"gpt2emb.output.views.{stem}" for stem in ("words", *WORD_STEMS)}
 

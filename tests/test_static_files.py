@@ -238,17 +238,17 @@ def test_a_build_that_cannot_write_leaves_no_temporary_folder(
     folder of it."""
     import errno
 
-    from gpt2emb.store import build
+    from gpt2emb.store import writing
 
     path = write(tmp_path, ROWS)
-    written = build.write
+    written = writing.write
 
     def full_in_cache(to: Path, content: bytes | np.ndarray) -> str:
         if to.is_relative_to(caches["cache"]) and to.name == "wte_norm.npy":
             raise OSError(errno.ENOSPC, "No space left on device")
         return written(to, content)
 
-    monkeypatch.setattr(build, "write", full_in_cache)
+    monkeypatch.setattr(writing, "write", full_in_cache)
     done = run_cli("vector", "cat", "-m", str(path), "--json")
     assert done.exit_code == 0, done.stderr
     assert json.loads(done.stdout)["items"][0]["vector"] == [1.0, 0.0, 0.0]

@@ -412,30 +412,3 @@ def test_a_long_cache_path_is_printed_whole(tmp_path: Path, monkeypatch: pytest.
     assert run_cli("cache", "path").stdout == f"{folder}\n"
     assert str(folder) in run_cli("cache", "list").stdout.splitlines()[0]
     assert str(folder) in run_cli("cache", "clear").stdout.splitlines()[0]
-
-
-@pytest.mark.parametrize(
-    "array",
-    [
-        np.arange(12, dtype=np.float32).reshape(3, 4),
-        np.arange(12, dtype=np.float16).reshape(4, 3).T,  # not contiguous: written through np.save's copy
-        np.zeros((0, 5), np.float32),
-        np.arange(6, dtype=">f4"),
-        np.arange(5, dtype=np.uint32),
-        np.zeros((2, 0)),
-    ],
-    ids=["float32", "transposed", "no rows", "big-endian", "uint32", "no columns"],
-)
-def test_an_entry_s_array_file_is_np_save_s_and_its_checksum_is_of_its_bytes(
-    array: np.ndarray, tmp_path: Path
-) -> None:
-    """An array written into an entry holds what np.save writes of it, and the SHA-256 given for it (the
-    manifest's) is of the file's bytes, although the array's memory is hashed, not the file read back."""
-    import io
-
-    path = tmp_path / "a.npy"
-    sha256 = build.write(path, array)
-    saved = io.BytesIO()
-    np.save(saved, array, allow_pickle=False)
-    assert path.read_bytes() == saved.getvalue()
-    assert sha256 == hashlib.sha256(saved.getvalue()).hexdigest()

@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
+from bigentry import BIG, POS, TWIN, flip_byte
 from gpt2emb.core import export
 from gpt2emb.quoting import quote
 from gpt2emb.store import entries
 from gpt2emb.tokens import display
-from test_verify import BIG, POS, TWIN, big, big_files, flip_byte  # noqa: F401  (two fixtures)
 from tiny_llama import TinyLlama
 from tiny_llama import build as build_llama
 
@@ -339,7 +339,7 @@ def test_unwritable_output(hub: FakeHub, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("table", "row"), [("wte", TWIN), ("wpe", POS)])
 def test_a_damaged_row_is_refused_and_nothing_is_replaced(
-    big: entries.OpenedEntry,  # noqa: F811  (test_verify's fixture: rows outside the checksum sampled on open)
+    big: entries.OpenedEntry,  # conftest's fixture: rows outside the blocks sampled on open
     tmp_path: Path,
     table: str,
     row: int,

@@ -178,7 +178,7 @@ def test_sizes_side_by_side_gpt_neo_and_roberta(roberta: TinyRoberta, neo: TinyG
 def test_sizes_of_a_sharded_checkpoint_counts_every_shard(hub: FakeHub, tiny: Tiny, tie: bool) -> None:
     """Three shards with the 4 MB causal masks (buffers, not counted) and an lm_head.weight in the middle one:
     a separate output layer when the config unties it, the token table stored twice when tied."""
-    from test_checkpoint import serve, sharded  # here: test_checkpoint imports this module
+    from checkpoints import serve, sharded  # here: test_checkpoint imports this module
 
     files, header_sizes = sharded(tiny, extra={"lm_head.weight": tiny.wte * 2})
     files["config.json"] = json.dumps({**tiny.config, "tie_word_embeddings": tie}).encode()

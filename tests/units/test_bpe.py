@@ -19,7 +19,7 @@ import pytest
 
 from gpt2emb import bpe, piece_lines
 from gpt2emb.bpe import Bpe
-from gpt2emb.store import build
+from gpt2emb.store import encoder_files
 from gpt2emb.tokens import Vocab
 
 from conftest import GPT2_VOCAB
@@ -138,7 +138,7 @@ def test_an_entry_uses_it_and_an_older_entry_still_answers(tiny: Tiny, tmp_path:
     without them (built by an earlier gpt2emb) answers the same through the library."""
     text = tiny.tokenizer.to_str()
     vocab_of = json.loads(text)["model"]["vocab"]
-    files = build._encoder_files(text, json.loads(text))
+    files = encoder_files.written(text, json.loads(text))
     assert set(files) == {"added.json", "bpe.npy"}
     new, old = tmp_path / "new", tmp_path / "old"
     for folder, extra in ((new, files), (old, {})):
@@ -167,7 +167,7 @@ def test_the_whole_word_shortcut_is_taken_only_for_gpt2_s_splitter(tiny: Tiny, t
         folder = tmp_path / name
         folder.mkdir()
         raw = tok.to_str()
-        write_entry(folder, raw, build._encoder_files(raw, json.loads(raw)))
+        write_entry(folder, raw, encoder_files.written(raw, json.loads(raw)))
         vocab = Vocab(folder, tok.get_vocab_size())
         assert vocab.tokenize("12") == tuple(tok.encode("12", add_special_tokens=False).ids)
     assert len(plain.encode("12").ids) == 1 and len(digits.encode("12").ids) == 2
@@ -175,10 +175,10 @@ def test_the_whole_word_shortcut_is_taken_only_for_gpt2_s_splitter(tiny: Tiny, t
 
 @pytest.mark.parametrize("which", ["tiny", "real"])
 def test_whole_words_found_by_spelling_are_those_found_by_decoding(which: str, tiny: Tiny) -> None:
-    """build._whole_words finds the entries Spelling.whole answers for by their byte-level spelling alone;
-    decoding each entry and asking Spelling.whole (what tokens.Vocab does) finds the same ones, on GPT-2's
-    real vocabulary and on entries made to sit at the edges (two spaces, a space alone, letters and digits
-    mixed, a non-ASCII letter, a real space, a line feed)."""
+    """encoder_files.whole_words finds the entries that Spelling.whole answers for, by their byte-level
+    spelling alone. Decoding each entry and asking Spelling.whole (what tokens.Vocab does) finds the same
+    ones, on GPT-2's real vocabulary and on entries made to sit at the edges (two spaces, a space alone,
+    letters and digits mixed, a non-ASCII letter, a real space, a line feed)."""
     from gpt2emb.families import BYTE_LEVEL
 
     text = real_tokenizer() if which == "real" else tiny.tokenizer.to_str()
@@ -187,7 +187,7 @@ def test_whole_words_found_by_spelling_are_those_found_by_decoding(which: str, t
     edges += ["Ċking", "ĠkingĠ", "1Ġ"]
     vocab.update({p: len(vocab) + n for n, p in enumerate(edges)})
     decoded = {p: i for p, i in vocab.items() if BYTE_LEVEL.whole(BYTE_LEVEL.text(p)) == p}
-    assert build._whole_words(vocab) == decoded
+    assert encoder_files.whole_words(vocab) == decoded
     assert len(decoded) > (40_000 if which == "real" else 10)
 
 

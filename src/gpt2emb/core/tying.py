@@ -17,7 +17,7 @@ from gpt2emb.quoting import quote
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter
 from gpt2emb.results.tying import Check, Comparison, GradientResult, PathGradient, TyingResult
-from gpt2emb.store import build, checkpoint, revisions
+from gpt2emb.store import build, checkpoint, checkpoint_files, revisions, table_rows, whole_weights
 from gpt2emb.store.checkpoint import CheckpointInfo
 
 
@@ -55,18 +55,18 @@ def tying_of(
     reporter = reporter or QuietReporter()
     info = revisions.checkpoint_info(ref)
     if load_model:  # where its weights cannot be fetched, told now, not after torch built the meta model
-        checkpoint.absent_weights(ref, info)
+        whole_weights.absent_weights(ref, info)
     family = families.of_config(info.config, ref.name)
     shape = family.shape(info.config, ref.name)
     tie = family.tied(info.config)
     saved = shape.vocab_size * shape.d_model
     checks = [Check("config", tie, f"config.json: tie_word_embeddings = {str(tie).lower()}")]
-    # read_info counts the blocks a safetensors header names; a pickle's names are read here, before the
-    # meta model is built (which builds any number of blocks, however slowly); the meta model's tensors
-    # are then checked against the checkpoint's shapes (a hub pickle's are known only once it is loaded)
+    # read_info counts the blocks a safetensors header names. A pickle's names are read here, before the
+    # meta model is built, since that builds any number of blocks, however slowly. The meta model's tensors
+    # are then checked against the checkpoint's shapes. A Hub pickle's are known only once it is loaded.
     label, file = checkpoint.config_label(ref), info.weights_file
-    shapes = {k: t.shape for k, t in info.tensors.items()} if file != checkpoint.PICKLE else None
-    if ref.folder is not None and file == checkpoint.PICKLE:
+    shapes = {k: t.shape for k, t in info.tensors.items()} if file != checkpoint_files.PICKLE else None
+    if ref.folder is not None and file == checkpoint_files.PICKLE:
         shapes = heavy.check_blocks(ref.folder, shape.n_layer, label)
     weights = str(ref.folder / file) if ref.folder is not None else f"{ref.repo}'s {file}"
     same, n_params = heavy.meta_model_ties(info.config, family.classes, label, shapes, weights)
@@ -173,7 +173,7 @@ def _compare_output_layer(ref: ModelRef, info: CheckpointInfo, key: str, reporte
     others = measures.other_rows(ids, n, COMPARE_SEED)
     matching, random = np.empty(len(ids)), np.empty(len(ids))
     at = 0
-    for rows, block in checkpoint.read_rows(ref, info, key, runs, reporter):
+    for rows, block in table_rows.read_rows(ref, info, key, runs, reporter):
         mine = slice(at, at + len(rows))
         matching[mine] = measures.paired_cosines(block, m.wte[rows.start : rows.stop])
         random[mine] = measures.paired_cosines(block, m.wte[others[mine]])

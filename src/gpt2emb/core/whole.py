@@ -15,7 +15,7 @@ from gpt2emb.errors import (
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import Reporter
 from gpt2emb.results.whole import SentenceToken
-from gpt2emb.store import build, checkpoint, entries
+from gpt2emb.store import build, entries, whole_weights
 from gpt2emb.store.checkpoint import CheckpointInfo
 from gpt2emb.store.entries import OpenedEntry
 from gpt2emb.tokens import Vocab
@@ -24,13 +24,13 @@ from gpt2emb.tokens import Vocab
 def weights_folder(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> Path:
     """The folder to load the whole model from. What is not on this machine yet is fetched into the HF cache,
     its size said first; offline, that is refused."""
-    missing = checkpoint.missing_weights(ref, info)
+    missing = whole_weights.missing_weights(ref, info)
     if missing:
         reporter.note(
             f"this runs the whole of {ref.name}: fetching all its weights once into the Hugging Face cache, "
             f"{sum(missing.values()) / 1e6:,.1f} MB ({', '.join(missing)})"
         )
-    return checkpoint.weights_folder(ref, info)
+    return whole_weights.weights_folder(ref, info)
 
 
 def open_for_whole(ref: ModelRef, info: CheckpointInfo, reporter: Reporter) -> tuple[OpenedEntry, Vocab]:

@@ -222,7 +222,8 @@ def folder_fingerprint(folder: Path) -> str:
     it."""
     import hashlib
 
-    from gpt2emb.store import checkpoint  # a Hub model's warm command reads no checkpoint: not imported then
+    # A Hub model's warm command reads no checkpoint, so checkpoint_files is imported only here.
+    from gpt2emb.store import checkpoint_files
 
     parts = []
     for name in (
@@ -230,7 +231,7 @@ def folder_fingerprint(folder: Path) -> str:
         "tokenizer.json",
         "vocab.json",
         "merges.txt",
-        *checkpoint.local_files(folder),
+        *checkpoint_files.local_files(folder),
     ):
         p = folder / name
         if p.is_file():

@@ -1,5 +1,8 @@
-"""Which commit a model's revision names: resolved once and recorded in refs/ (a local folder's: the
-fingerprint of its files), and each commit's config and checkpoint headers recorded in info/."""
+"""Which commit a model's revision names, and the record of each commit's config and checkpoint headers.
+
+A revision is resolved once and recorded in refs/. A local folder's commit is the fingerprint of its files.
+Each commit's config and headers are recorded in info/.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    import tempfile  # once per model and revision: a warm command writes nothing
+    import tempfile  # needed once per model and revision, since a warm command writes nothing
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -60,7 +63,7 @@ def resolve_commit(ref: ModelRef) -> tuple[str, bool]:
     assert ref.repo is not None
     if hub.is_full_commit(ref.revision):
         absent = live_folder(generations(repo_dir(ref)).get(ref.revision, [])) is None
-        # offline, the HF cache may still hold that commit's files: only when it does not, say so now
+        # Offline, the HF cache may still hold that commit's files. Only when it does not, say so now.
         if absent and hub.offline() and hub.cached(ref.repo, "config.json", ref.revision) is None:
             raise NotCached(hub.not_cached(f"{ref.repo} at commit {ref.revision}"))
         return ref.revision, True
@@ -112,7 +115,8 @@ def info_from_json(ref: ModelRef, raw: object, commit: str) -> CheckpointInfo:
 def check_record(raw: object, commit: str) -> None:
     """Refuse (ValueError) an info file of another format, of another commit, damaged (it does not match its
     checksum), or naming a file that is not beside the weights (its names are joined onto the folder's)."""
-    from gpt2emb.store.checkpoint import INDEX, INFO_FORMAT, PICKLE, SINGLE
+    from gpt2emb.store.checkpoint import INFO_FORMAT
+    from gpt2emb.store.checkpoint_files import INDEX, PICKLE, SINGLE
 
     if not isinstance(raw, dict) or raw.get("format") != INFO_FORMAT:
         found = raw.get("format") if isinstance(raw, dict) else None
@@ -133,7 +137,7 @@ def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
 
     Without a commit, the one ref.revision names, recorded once the header is read; with one, whoever
     resolved it records it (open_model, after building the entry)."""
-    from gpt2emb.store import checkpoint  # a warm command reads no checkpoint: imported when one is read
+    from gpt2emb.store import checkpoint  # imported only when a checkpoint is read, never by a warm command
 
     known = True
     if commit is None:
@@ -141,7 +145,7 @@ def checkpoint_info(ref: ModelRef, commit: str | None = None) -> CheckpointInfo:
     info_file = repo_dir(ref) / RECORDS / f"{commit}.json"
     try:
         info = info_from_json(ref, json.loads(info_file.read_bytes()), commit)
-    except (*UNTRUSTED, RecursionError):  # absent, of an older gpt2emb, or damaged: read from the model
+    except (*UNTRUSTED, RecursionError):  # an absent, older or damaged record is read from the model again
         info = checkpoint.read_info(ref, commit)
         with contextlib.suppress(OSError):
             _write_atomic(info_file, json.dumps(info_to_json(info)).encode())

@@ -31,7 +31,6 @@ from gpt2emb import piece_lines
 from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef, Shape
 from gpt2emb.report import BUILDING, QuietReporter, Reporter, Task
-from gpt2emb.store import build
 from gpt2emb.store.entries import (
     FORMAT,
     SELF_CHECK,
@@ -108,16 +107,18 @@ def _entry_of(ref: ModelRef, reporter: Reporter) -> OpenedEntry:
             raise
         except UNTRUSTED as e:
             reporter.note(f"the cache entry for {ref.name} cannot be trusted ({e}); reading the file again")
+    from gpt2emb.store import install  # only a build takes the lock, so a warm open need not load it
+
     try:
-        with build.locked(parent, commit):
+        with install.locked(parent, commit):
             entry = live_folder(generations(parent).get(commit, []))
             if entry is not None:  # another process may have built it while we waited
                 with contextlib.suppress(*UNTRUSTED):
                     return open_entry(ref, entry)
             built = build_static(ref, commit, parent, reporter)
-    except OSError as e:  # a cache that cannot be written: answered from a temporary entry, as a model is
+    except OSError as e:  # a cache that cannot be written is answered from a temporary entry, as a model is
         return open_entry(
-            ref, build_static(ref, commit, build.without_cache(e, parent, commit, reporter), reporter)
+            ref, build_static(ref, commit, install.without_cache(e, parent, commit, reporter), reporter)
         )
     older = [f for f in live_folders(parent) if entry_commit(f) != commit]
     if older:
@@ -132,6 +133,8 @@ def build_static(ref: ModelRef, commit: str, parent: Path, reporter: Reporter) -
     Whoever calls this holds the commit's lock."""
     import tempfile
 
+    from gpt2emb.store import install, writing
+
     assert ref.file is not None
     table = read_table(ref.file, ref.encoding, ref.name, reporter)
     if commit_of(ref.file, ref.encoding) != commit:
@@ -145,11 +148,11 @@ def build_static(ref: ModelRef, commit: str, parent: Path, reporter: Reporter) -
             "wte.npy": rows,
             "wpe.npy": np.zeros((0, d), dtype=np.float32),
             "wte_norm.npy": row_norms(rows),
-            "wte_crc.npy": build.row_crcs(rows),
+            "wte_crc.npy": writing.row_crcs(rows),
             "wpe_crc.npy": np.zeros(0, dtype=np.uint32),
             piece_lines.FILE: piece_lines.written({k: i for i, k in enumerate(table.keys)}),
         }
-        sha256 = {f: build.write(tmp / f, content) for f, content in contents.items()}
+        sha256 = {f: writing.write(tmp / f, content) for f, content in contents.items()}
         manifest = {
             "format": FORMAT,
             "name": ref.name,
@@ -170,7 +173,7 @@ def build_static(ref: ModelRef, commit: str, parent: Path, reporter: Reporter) -
         }
         manifest[SELF_CHECK] = manifest_digest(manifest)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-        return build.install(tmp, parent, commit)
+        return install.install(tmp, parent, commit)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

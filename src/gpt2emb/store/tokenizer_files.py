@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from gpt2emb.errors import BadModel
 from gpt2emb.registry import ModelRef
-from gpt2emb.store.checkpoint import file_label, source_file
+from gpt2emb.store.checkpoint_files import file_label, source_file
 from gpt2emb.store.formats import damaged, parse_json, shown
 from gpt2emb.tokenizer_library import LibraryFault, library_faults
 

@@ -1,5 +1,7 @@
-"""cache verify: every file of an entry read against the SHA-256 recorded when it was built, and with
---repair, a damaged entry rebuilt from its source (or removed when that is gone)."""
+"""cache verify: every file of an entry read against the SHA-256 recorded when it was built.
+
+With --repair, a damaged entry is rebuilt from its source, or removed when that is gone.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from gpt2emb.errors import Gpt2embError
 from gpt2emb.registry import ModelRef
 from gpt2emb.report import QuietReporter, Reporter, Task
 from gpt2emb.store import checkpoint
-from gpt2emb.store.build import build_entry, locked
+from gpt2emb.store.build import build_entry
 from gpt2emb.store.entries import (
     RECORDS,
     UNTRUSTED,
@@ -25,6 +27,7 @@ from gpt2emb.store.entries import (
     read_manifest,
     remove_folder,
 )
+from gpt2emb.store.install import locked
 from gpt2emb.store.manage import ListedEntry, entry_of, unchanged_file, unchanged_folder
 from gpt2emb.store.revisions import check_record
 
@@ -35,7 +38,7 @@ class Verified:
 
     entry: ListedEntry
     damaged: tuple[str, ...]  # files that do not match their SHA-256
-    problem: str  # what is wrong, in words; "" when the entry is sound
+    problem: str  # what is wrong, in words, or "" when the entry is sound
     repaired: str = ""  # "rebuilt", or "removed" when its source is gone (the next use builds it anew)
 
     @property
@@ -44,8 +47,10 @@ class Verified:
 
 
 def verify(ref: ModelRef | None, repair: bool = False, reporter: Reporter | None = None) -> list[Verified]:
-    """Read every file of every entry (or of one model's) against the SHA-256 recorded when it was built;
-    with repair, rebuild each entry that is damaged or was written by another version."""
+    """Read every file of every entry, or of one model's, against the SHA-256 recorded when it was built.
+
+    With repair, rebuild each entry that is damaged or was written by another version.
+    """
     reporter = reporter or QuietReporter()
     folders = [entry for parent in parents(ref) for entry in live_folders(parent)]
     sizes = {f: folder_size(f) for f in folders}
@@ -58,8 +63,10 @@ def verify(ref: ModelRef | None, repair: bool = False, reporter: Reporter | None
 
 
 def _verify_records(parent: Path, checked: list[Verified]) -> list[Verified]:
-    """The records of a model's checkpoints (info/<commit>.json, what an entry is built from) that do not
-    check, each a row of its own, named as the entry of its commit is."""
+    """The records of a model's checkpoints that do not check, each a row of its own.
+
+    A record is info/<commit>.json, what an entry is built from. Its row is named as the entry of its commit.
+    """
     names = {v.entry.commit: v.entry for v in checked if v.entry.path.parent == parent}
     found: list[Verified] = []
     try:
@@ -71,7 +78,7 @@ def _verify_records(parent: Path, checked: list[Verified]) -> list[Verified]:
         try:
             raw = json.loads(record.read_bytes())
             if isinstance(raw, dict) and raw.get("format") != checkpoint.INFO_FORMAT:
-                continue  # an older gpt2emb's: never trusted, it is read from the model again when used
+                continue  # an older gpt2emb's record is never trusted, and is read from the model again
             check_record(raw, commit)
             continue
         except (*UNTRUSTED, RecursionError) as e:
@@ -109,10 +116,13 @@ def _sha256(path: Path, task: Task) -> str | None:
 
 
 def _repair(damaged: Verified, reporter: Reporter) -> Verified:
-    """Rebuild a damaged entry from its source at the same commit, beside it; the damaged one is kept if that
-    fails (offline, it still answers from its sound rows), and removed once the new one is in place."""
+    """Rebuild a damaged entry from its source at the same commit, beside it.
+
+    The damaged one is kept if that fails, since offline it still answers from its sound rows. It is removed
+    once the new one is in place.
+    """
     entry = damaged.entry
-    if entry.path.parent.name == RECORDS:  # a checkpoint's record: read from the model again when next used
+    if entry.path.parent.name == RECORDS:  # a checkpoint's record is read from the model again when next used
         try:
             entry.path.unlink(missing_ok=True)
         except OSError as e:
@@ -133,7 +143,7 @@ def _repair(damaged: Verified, reporter: Reporter) -> Verified:
 
                 static.build_static(source, entry.commit, entry.path.parent, reporter)
             else:
-                # not checkpoint_info: it records the commit as the one "main" means; this may be an older one
+                # Not checkpoint_info, which records the commit as the one "main" means: this may be older.
                 build_entry(source, checkpoint.read_info(source, entry.commit), entry.path.parent, reporter)
         except (Gpt2embError, OSError) as e:
             reporter.note(f"could not rebuild the cache entry of {entry.name} ({entry.commit[:12]}): {e}")
@@ -142,8 +152,7 @@ def _repair(damaged: Verified, reporter: Reporter) -> Verified:
 
 
 def _source(entry: ListedEntry) -> ModelRef | None:
-    """Where an entry can be rebuilt from: its Hub repo at its commit, or its local folder or static file if
-    unchanged."""
+    """Where an entry can be rebuilt from: its Hub repo at its commit, or its folder or file if unchanged."""
     if entry.repo is not None:
         spec = registry.find(entry.repo)
         return ModelRef(spec.name if spec else entry.repo, repo=entry.repo, spec=spec)

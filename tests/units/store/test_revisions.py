@@ -1,5 +1,7 @@
-"""store/revisions.py, pinned where a mutation run (scripts/mutate.py, seed 13) found its tests loose: what a
-local folder without a config.json is told, and a record that cannot be put in place leaves no file behind."""
+"""store/revisions.py: which commit a name means, and the record of each commit's checkpoint.
+
+A local folder without a config.json is told, a record that cannot be put in place leaves no file behind,
+and a record this version wrote is read without the network."""
 
 from __future__ import annotations
 
@@ -91,3 +93,21 @@ def test_a_refresh_whose_build_fails_leaves_the_branch_where_it_was(
     assert doc["revisions"] == [] and [f["model"] for f in doc["failed"]] == ["gpt2"]
     refs = entries.repo_dir(registry.resolve("gpt2")) / "refs"
     assert {p.name: p.read_text() for p in refs.iterdir()} == {"main": COMMIT}
+
+
+def test_a_record_this_version_wrote_is_read_without_the_network(hub: FakeHub) -> None:
+    """info/<commit>.json of format 3 (what this version writes): read as it is, never fetched again, so that
+    a cache this gpt2emb filled keeps working offline; a later format would be one bump away from it."""
+    from gpt2emb.store import entries, revisions
+
+    ref = registry.resolve("gpt2")
+    first = revisions.checkpoint_info(ref)
+    record = entries.repo_dir(ref) / entries.RECORDS / f"{COMMIT}.json"
+    raw = json.loads(record.read_bytes())
+    raw["format"] = 3
+    raw[entries.SELF_CHECK] = entries.record_digest(raw)
+    record.write_text(json.dumps(raw))
+    hub.requests.clear()
+    hub.fault = lambda method, path: "drop"
+    assert revisions.checkpoint_info(ref, COMMIT) == first
+    assert hub.requests == [] and json.loads(record.read_bytes())["format"] == 3

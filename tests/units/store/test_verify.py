@@ -1,52 +1,109 @@
-"""Damage anywhere in a cache entry is found: `cache verify` reads every byte against the SHA-256 written with
-the entry, and a command checks the rows it shows against the per-row CRC-32 table before printing them.
+"""store/verify.py (`cache verify`): damage anywhere in a cache entry is found, told and repaired.
 
-The damage here is always outside the 16 blocks that the sampled checksum reads on every open (asserted:
-the sampled checksum still matches), so only the new checks can find it. The tiny model's wte and wte_norm
-are covered whole by those blocks, so these tests use a bigger fixture: the tiny model with 32,768 rows.
-"""
+`cache verify` reads every byte against the SHA-256 written with the entry, and a command checks the rows it
+shows against the per-row CRC-32 table before printing them. The damage here is outside the 16 blocks that
+the sampled checksum reads on every open, so only these checks can find it (the big entry: tests/bigentry.py).
+The words for one damaged file and for several, and the bytes counted for a record that is no file."""
 
-import dataclasses
+from __future__ import annotations
+
 import hashlib
 import json
 import os
+import shutil
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from bigentry import BIG, POS, TWIN, flip_byte, overwrite, row_offset
 from gpt2emb import registry
 from gpt2emb.core.cache import cache_verify
 from gpt2emb.errors import DamagedEntry
 from gpt2emb.store import build, entries
 
 from conftest import COMMIT, run_cli
-from fakehub import FakeHub, Repo
-from tinymodel import Tiny, hub_files, save_local
-
-BIG = "test/big"
-ROWS = 32_768
-TWIN = ROWS // 2  # a row planted as a near copy of " cat": the first neighbour of cat
-POS = 500  # a position row in the middle of wpe
+from fakehub import FakeHub
+from tinymodel import Tiny, save_local
 
 
-@pytest.fixture(scope="module")
-def big_files(tiny: Tiny) -> dict[str, bytes]:
-    rng = np.random.default_rng(7)
-    extra = rng.normal(0.0, 0.1, (ROWS - len(tiny.wte), tiny.wte.shape[1])).astype(np.float32)
-    wte = np.vstack([tiny.wte, extra])
-    cat = tiny.wte[tiny.id("cat")]
-    wte[TWIN] = cat + 0.01 * rng.normal(size=cat.shape).astype(np.float32)
-    return hub_files(dataclasses.replace(tiny, wte=wte, config={**tiny.config, "vocab_size": ROWS}))
+def verify_json() -> dict[str, Any]:
+    result = run_cli("cache", "verify", "--json")
+    doc: dict[str, Any] = json.loads(result.stdout)
+    return doc
 
 
-@pytest.fixture
-def big(hub: FakeHub, big_files: dict[str, bytes]) -> Iterator[entries.OpenedEntry]:
-    hub.repos[BIG] = Repo(COMMIT, dict(big_files))
-    yield build.open_model(registry.resolve(BIG))
+def flip(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def test_one_damaged_file_and_two_are_told_in_their_own_words(hub: FakeHub) -> None:
+    m = build.open_model(registry.resolve("gpt2"))
+    flip(m.path / "wte.npy", -3)
+    (row,) = verify_json()["entries"]
+    assert (row["ok"], row["damaged"], row["problem"]) == (
+        False,
+        ["wte.npy"],
+        "wte.npy does not match its checksum",
+    )
+    flip(m.path / "wpe.npy", -3)
+    (row,) = verify_json()["entries"]
+    assert row["damaged"] == ["wpe.npy", "wte.npy"] or row["damaged"] == ["wte.npy", "wpe.npy"]
+    assert row["problem"] == f"{', '.join(row['damaged'])} do not match their checksums"
+
+
+def test_a_record_that_is_a_folder_is_a_row_of_no_bytes(hub: FakeHub) -> None:
+    m = build.open_model(registry.resolve("gpt2"))
+    record = m.path.parent / entries.RECORDS / f"{COMMIT}.json"
+    assert record.is_file()
+    record.unlink()
+    record.mkdir()  # nothing a record can be read from: a row of its own, of 0 bytes
+    doc = verify_json()
+    assert [(r["path"], r["ok"]) for r in doc["entries"]] == [(str(m.path), True), (str(record), False)]
+    assert doc["total_bytes"] == entries.folder_size(m.path)
+    shutil.rmtree(record)
+
+
+def test_a_repair_that_cannot_rebuild_says_which_entry_and_keeps_it(hub: FakeHub) -> None:
+    m = build.open_model(registry.resolve("gpt2"))
+    flip(m.path / "wte.npy", -3)
+    hub.fault = lambda method, path: "drop"  # the Hub cannot be reached
+    result = run_cli("cache", "verify", "--repair", "--json")
+    (row,) = json.loads(result.stdout)["entries"]
+    assert (row["ok"], row["repaired"]) == (False, "")
+    assert f"could not rebuild the cache entry of gpt2 ({COMMIT[:12]}): " in result.stderr
+    assert (m.path / "manifest.json").is_file()  # kept: offline, it still answers from its sound rows
+
+
+def test_a_sourceless_entry_that_cannot_be_removed_is_no_entry_any_more(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its local folder gone, a damaged entry is removed; where its tables cannot be (on Windows, mapped by a
+    process), the manifest went first: what stays is no entry, and the note says why."""
+    folder = save_local(tiny, tmp_path / "model")
+    m = build.open_model(registry.resolve(str(folder)))
+    shutil.rmtree(folder)
+    flip(m.path / "wte.npy", -3)
+    real = os.unlink
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).suffix == ".npy":  # as Windows refuses a mapped file
+            error = PermissionError(13, "The process cannot access the file", os.fspath(path))
+            error.winerror = 32  # type: ignore[attr-defined]
+            raise error
+        real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    result = run_cli("cache", "verify", "--repair", "--json")
+    (row,) = json.loads(result.stdout)["entries"]
+    assert (row["ok"], row["repaired"]) == (False, "")
+    assert f"could not remove the cache entry of {row['name']} ({m.commit[:12]}): in use" in result.stderr
+    assert not (m.path / "manifest.json").exists() and (m.path / "wte.npy").is_file()
+    assert json.loads(run_cli("cache", "list", "--json").stdout)["entries"] == []
 
 
 def cli(*args: str) -> Any:
@@ -74,37 +131,6 @@ def verify(*args: str, code: int = 0) -> dict[str, Any]:
     assert result.exit_code == code, result.stdout + result.stderr
     doc: dict[str, Any] = json.loads(result.stdout)
     return doc
-
-
-def overwrite(m: entries.OpenedEntry, name: str, offset: int, data: bytes) -> None:
-    """Change bytes of an entry's file in place, and check that the sampled checksum cannot see it."""
-    path = m.path / name
-    size = path.stat().st_size
-    for i in range(16):  # the blocks _fingerprint reads
-        start = max(0, (size - 4096) * i // 15)
-        assert offset + len(data) <= start or offset >= start + 4096, "damage inside a sampled block"
-    with path.open("r+b") as f:
-        f.seek(offset)
-        before = f.read(len(data))
-        assert before != data
-        f.seek(offset)
-        f.write(data)
-    manifest = json.loads((m.path / "manifest.json").read_text())
-    assert entries.file_fingerprint(path) == manifest["files"][name]
-
-
-def row_offset(m: entries.OpenedEntry, array: str, row: int) -> int:
-    a = getattr(m, array)
-    row_bytes = a.itemsize * (a.shape[1] if a.ndim == 2 else 1)
-    header = (m.path / f"{array}.npy").stat().st_size - row_bytes * a.shape[0]
-    return int(header + row * row_bytes)
-
-
-def flip_byte(m: entries.OpenedEntry, array: str, row: int) -> None:
-    """One byte in the middle of a row: the lowest byte of a float32, so the value moves by ~1e-7."""
-    offset = row_offset(m, array, row) + 4 * (getattr(m, array).shape[-1] // 2)
-    old = (m.path / f"{array}.npy").read_bytes()[offset]
-    overwrite(m, f"{array}.npy", offset, bytes([old ^ 0x01]))
 
 
 def test_checksums_are_those_of_the_bytes_written(big: entries.OpenedEntry) -> None:
@@ -138,17 +164,23 @@ WTE_SHOWN = [
     ("similarity", "cat", f"id:{TWIN}"),
     ("geometry",),  # every row is used
 ]
+
+
 WTE_NOT_SHOWN = [
     ("neighbors", "king", "-k", "3"),
     ("analogy", "king", "man", "woman", "-k", "3"),
     ("vector", "cat"),
 ]
+
+
 WPE_SHOWN = [
     ("positions", "0", str(POS)),
     ("positions", "--heatmap", "--cells", "4"),
     ("input", " king" * (POS + 1)),  # h0 down to position POS
     ("geometry",),
 ]
+
+
 WPE_NOT_SHOWN = [("positions", "0", "1", "2"), ("input", " king" * POS)]
 
 
@@ -322,7 +354,7 @@ def test_verify_one_model_reads_every_byte_with_progress(
             outer = self
 
             class Bar:
-                def __enter__(self) -> "Bar":
+                def __enter__(self) -> Bar:
                     return self
 
                 def __exit__(self, *exc: object) -> None:

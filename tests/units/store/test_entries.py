@@ -1,6 +1,7 @@
-"""store/entries.py, pinned where a mutation run (scripts/mutate.py, seed 13) found its tests loose: where the
-cache is when GPT2EMB_CACHE_DIR is not set, the names of a local folder's entry folders (a cache written by an
-earlier gpt2emb must still be found), and a norm that changes under an open entry's mapping."""
+"""store/entries.py: an entry's files opened and checked, and where the cache is.
+
+Where the cache is when GPT2EMB_CACHE_DIR is not set, the names of a local folder's entry folders (a cache
+written by an earlier gpt2emb must still be found), and a norm that changes under an open entry's mapping."""
 
 from __future__ import annotations
 

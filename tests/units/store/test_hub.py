@@ -1,7 +1,7 @@
-"""store/hub.py, pinned where a mutation run (scripts/mutate.py, seed 13) found its tests loose: what an
-answer of the Hub that huggingface_hub refuses is told as (tests/test_hardening.py checks the words "unusable
-answer" alone, and is left out of the files a run of this module traces); a commit id the Hub gives that is no
-commit name of ours, on a first use and on `cache refresh`."""
+"""store/hub.py: the Hub's answers through huggingface_hub, and the commit ids it gives.
+
+An answer that huggingface_hub refuses is told as unusable, and a commit id the Hub gives that is no commit
+name of ours is refused, on a first use and on `cache refresh`."""
 
 from __future__ import annotations
 

@@ -141,16 +141,16 @@ def test_the_header_of_real_shapes_is_np_save_s(shape: tuple[int, int]) -> None:
 
 
 def written_files(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the files a build writes from now on (store/build.py's write), as they are written."""
-    from gpt2emb.store import build
+    """The names of the files a build writes from now on (store/writing.py's write), as they are written."""
+    from gpt2emb.store import writing
 
-    written, write = [], build.write
+    written, write = [], writing.write
 
     def spy(path: Path, content: bytes | np.ndarray) -> str:
         written.append(path.name)
         return write(path, content)
 
-    monkeypatch.setattr(build, "write", spy)
+    monkeypatch.setattr(writing, "write", spy)
     return written
 
 

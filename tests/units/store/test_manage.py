@@ -1,8 +1,9 @@
-"""store/manage.py (cache list, clear, refresh), pinned where a mutation run (scripts/mutate.py, seed 13)
-found its tests loose: an entry whose local folder cannot be read is not called outdated, nor cleared as such.
+"""store/manage.py (cache list, clear, refresh): an entry whose folder cannot be read stays listed.
 
-(tests/test_store.py's test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated patches
-entries.folder_fingerprint, a name manage.py imported before the patch: its folder is read as usual there.)"""
+Such an entry is not called outdated, nor cleared as such. (tests/test_store.py's
+test_an_entry_whose_folder_cannot_be_told_stays_listed_and_is_not_outdated patches
+entries.folder_fingerprint, a name manage.py imported before the patch, so its folder is read as usual
+there.)"""
 
 from __future__ import annotations
 
