@@ -347,9 +347,10 @@ def big_files(tiny: Tiny) -> dict[str, bytes]:
 @pytest.fixture
 def big(hub: FakeHub, big_files: dict[str, bytes]) -> Iterator[OpenedEntry]:
     """The big entry, built from the fake Hub: its rows lie outside the blocks sampled on open."""
-    from bigentry import BIG
     from gpt2emb import registry
     from gpt2emb.store.build import open_model
+
+    from bigentry import BIG
 
     hub.repos[BIG] = Repo(COMMIT, dict(big_files))
     yield open_model(registry.resolve(BIG))

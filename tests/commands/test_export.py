@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from bigentry import BIG, POS, TWIN, flip_byte
 from gpt2emb.core import export
 from gpt2emb.quoting import quote
 from gpt2emb.store import entries
@@ -29,6 +28,7 @@ from gpt2emb.tokens import display
 from tiny_llama import TinyLlama
 from tiny_llama import build as build_llama
 
+from bigentry import BIG, POS, TWIN, flip_byte
 from conftest import COMMIT, GPT2_VOCAB, run_cli, run_process
 from fakehub import FakeHub, Repo
 from tinymodel import Tiny, hub_files, save_local

@@ -6,10 +6,8 @@ docstring of export.shown gives; the note on rows keyed by id (five named), and 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +17,7 @@ from tokenizers import Tokenizer
 from gpt2emb.choices import Format, Table
 from gpt2emb.core import export
 
+from checkpoints import Recording
 from conftest import run_cli
 from fakehub import FakeHub
 from tinymodel import Tiny, save_local
@@ -66,30 +65,6 @@ def test_the_note_names_the_first_five_rows_keyed_by_id(tiny: Tiny, tmp_path: Pa
         f"{spaced} rows keyed by id ({named}): no vocabulary entry without whitespace, or one that repeats "
         "another"
     ]
-
-
-class Counted:
-    def __init__(self) -> None:
-        self.done = 0
-
-    def advance(self, n: int) -> None:
-        self.done += n
-
-
-class Recording:
-    """A reporter that keeps each progress line's label, total and what was advanced."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, int, Counted]] = []
-
-    def note(self, message: str) -> None:
-        pass
-
-    @contextlib.contextmanager
-    def progress(self, label: str, total: int) -> Iterator[Counted]:
-        task = Counted()
-        self.lines.append((label, total, task))
-        yield task
 
 
 @pytest.mark.parametrize(("table", "rows"), [(Table.wte, 343), (Table.wpe, 1024)])

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from checkpoints import FIX, Header, folder_of, honest, nothing_cached, refused, serve, st_file
 from gpt2emb import registry
 from gpt2emb.errors import BadModel
 from gpt2emb.registry import Shape
 from gpt2emb.report import QuietReporter
 from gpt2emb.store import checkpoint, table_rows
 
+from checkpoints import FIX, Header, folder_of, honest, nothing_cached, refused, serve, st_file
 from fakehub import FakeHub
 from tinymodel import Tiny, safetensors_bytes, torch_bin
 

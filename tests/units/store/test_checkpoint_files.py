@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from checkpoints import FIX, folder_of, layout, nothing_cached, refused, serve, shard_name, sharded, st_file
 from gpt2emb import registry
 from gpt2emb.errors import BadModel, NotCached
 from gpt2emb.report import QuietReporter
 from gpt2emb.store import build, checkpoint, checkpoint_files, table_rows
 from gpt2emb.store import hub as hub_module
 
+from checkpoints import FIX, folder_of, layout, nothing_cached, refused, serve, shard_name, sharded, st_file
 from conftest import COMMIT, run_cli, run_json
 from fakehub import Content, FakeHub, Repo
 from tinymodel import (

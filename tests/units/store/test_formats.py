@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from checkpoints import FIX, Counted, st_file
 from gpt2emb.errors import BadModel
 from gpt2emb.store import formats
 from gpt2emb.store.hub import ReadRange
 
+from checkpoints import FIX, Counted, st_file
 from tinymodel import safetensors_bytes
 
 # Every dtype of safetensors 0.8, with the numpy type of the same width where numpy has one.

@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from checkpoints import Recording, folder_of, layout, serve, st_file
 from gpt2emb import registry
 from gpt2emb.errors import BadModel
 from gpt2emb.report import QuietReporter
 from gpt2emb.store import build, checkpoint, table_rows
 from gpt2emb.store import hub as hub_module
 
+from checkpoints import Recording, folder_of, layout, serve, st_file
 from conftest import COMMIT, run_cli, run_json
 from fakehub import FakeHub
 from tinymodel import (

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from tokenizers import AddedToken, Tokenizer
 
-from checkpoints import FIX, folder_of, refused
 from gpt2emb import registry
 from gpt2emb.errors import BadModel
 from gpt2emb.store import tokenizer_files
 
+from checkpoints import FIX, folder_of, refused
 from tinymodel import Tiny, safetensors_bytes, vocab_and_merges
 
 

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bigentry import BIG, POS, TWIN, flip_byte, overwrite, row_offset
 from gpt2emb import registry
 from gpt2emb.core.cache import cache_verify
 from gpt2emb.errors import DamagedEntry
 from gpt2emb.store import build, entries
 
+from bigentry import BIG, POS, TWIN, flip_byte, overwrite, row_offset
 from conftest import COMMIT, run_cli
 from fakehub import FakeHub
 from tinymodel import Tiny, save_local

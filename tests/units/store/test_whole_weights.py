@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from checkpoints import folder_of, serve, shard_name, sharded
 from gpt2emb import registry
 from gpt2emb.errors import BadModel, NotCached
 from gpt2emb.store import checkpoint, whole_weights
 
+from checkpoints import folder_of, serve, shard_name, sharded
 from conftest import COMMIT
 from fakehub import FakeHub
 from tinymodel import Tiny, safetensors_bytes
