@@ -61,9 +61,13 @@ def _one_line(e: Exception) -> str:
     return f"{type(e).__name__}: {text if len(text) <= 1000 else text[:1000] + '...'}"
 
 
-def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: str) -> dict[str, np.ndarray]:
-    """The embedding tables of a pytorch_model.bin (wanted: the entry's name of each -> its names in a
-    checkpoint), read with torch's weights-only loader (never plain pickle)."""
+def load_bin_embeddings(
+    path: Path, wanted: dict[str, tuple[str, ...]], name: str
+) -> dict[str, tuple[str, np.ndarray]]:
+    """The embedding tables of a pytorch_model.bin, each with the name the file stores it under.
+
+    wanted maps the entry's name of each table to its names in a checkpoint. The file is read with torch's
+    weights-only loader, never plain pickle."""
     import torch
 
     state = _state(path)
@@ -76,7 +80,7 @@ def load_bin_embeddings(path: Path, wanted: dict[str, tuple[str, ...]], name: st
                 f"{name}'s checkpoint has no {keys[0]} tensor: it is not a checkpoint of its model type"
             )
         tensor = state[key].detach() if starts is None else _read(path, state[key], starts)
-        found[table] = tensor.to(torch.float32).numpy()
+        found[table] = key, tensor.to(torch.float32).numpy()
     return found
 
 

@@ -56,9 +56,10 @@ def embeddings(
             raise BadModel(f"{ref.name} has no {info.weights_file}")
         from gpt2emb import heavy
 
-        arrays = heavy.load_bin_embeddings(path, keys, ref.name)
-        for name, array in arrays.items():
-            check_shape(ref.name, name, keys[name][0], array.shape, shape)
+        stored = heavy.load_bin_embeddings(path, keys, ref.name)
+        for name, (key, array) in stored.items():
+            check_shape(ref.name, name, key, array.shape, shape)
+        arrays = {name: array for name, (_, array) in stored.items()}
     else:
         tensors = {name: info.tensors[find_key(info.tensors, k, ref.name)] for name, k in keys.items()}
         total = sum(t.end - t.start for t in tensors.values())

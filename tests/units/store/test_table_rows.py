@@ -22,10 +22,7 @@ from gpt2emb.store import hub as hub_module
 from checkpoints import Recording, folder_of, layout, serve, st_file
 from conftest import COMMIT, run_cli, run_json
 from fakehub import FakeHub
-from tinymodel import (
-    Tiny,
-    safetensors_bytes,
-)
+from tinymodel import Tiny, safetensors_bytes, torch_bin
 
 
 @pytest.mark.parametrize("where", ["folder", "hub"])
@@ -188,3 +185,21 @@ def test_a_table_of_one_row_is_read_whole_and_its_bytes_counted(tiny: Tiny, tmp_
     np.testing.assert_array_equal(block, head)
     [(label, total, task)] = reporter.lines
     assert (label, total, task.done) == (f"reading lm_head.weight of {ref.name}", head.nbytes, head.nbytes)
+
+
+@pytest.mark.parametrize("prefix", ["", "transformer."])
+def test_a_bin_table_that_disagrees_with_its_config_is_named_as_the_file_stores_it(
+    tiny: Tiny, tmp_path: Path, prefix: str
+) -> None:
+    """A pytorch_model.bin may store wte under either of its names (GPT2Model's or GPT2LMHeadModel's): the
+    message names the one this file uses."""
+    folder = folder_of(tiny, tmp_path / "m", {"pytorch_model.bin": torch_bin(tiny.state(prefix))})
+    vocab = len(tiny.wte)
+    (folder / "config.json").write_text(json.dumps({**tiny.config, "vocab_size": vocab + 1}))
+    ref = registry.resolve(str(folder))
+    with pytest.raises(BadModel) as e:
+        table_rows.embeddings(ref, checkpoint.read_info(ref, "local"), QuietReporter())
+    assert str(e.value) == (
+        f"{ref.name} disagrees with its config: {prefix}wte.weight is [{vocab}, 32], config.json says "
+        f"[{vocab + 1}, 32]"
+    )
