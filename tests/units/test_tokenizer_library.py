@@ -54,3 +54,59 @@ def test_library_faults_leaves_descriptor_2_alone_while_another_thread_runs(
         stop.set()
         other.join()
     assert capfd.readouterr().err == "printed by another thread meanwhile\n"
+
+
+def _in_a_process_of_one_thread(code: str) -> subprocess.CompletedProcess[str]:
+    """code run by a Python of its own, since this process runs the fake Hub's threads."""
+    head = "import os, sys\nfrom gpt2emb.tokenizer_library import library_faults\n"
+    return subprocess.run([sys.executable, "-c", head + code], capture_output=True, text=True, timeout=60)
+
+
+def test_what_python_printed_before_the_call_is_not_silenced_with_it() -> None:
+    """Text that Python still holds in its buffer goes out before descriptor 2 is pointed at /dev/null: a
+    write during the call that flushes the buffer would otherwise take it to /dev/null too."""
+    done = _in_a_process_of_one_thread(
+        "sys.stderr.write('said before, ')\nwith library_faults():\n    sys.stderr.write('during\\n')\n"
+        "sys.stderr.write('after\\n')\n"
+    )
+    assert (done.returncode, done.stderr) == (0, "said before, after\n")
+
+
+def test_the_call_leaves_no_descriptor_open() -> None:
+    """Both descriptors it opens (its /dev/null and the saved descriptor 2) are closed again."""
+    done = _in_a_process_of_one_thread(
+        "def open_fds():\n"
+        "    found = []\n"
+        "    for fd in range(256):\n"
+        "        try:\n"
+        "            os.fstat(fd)\n"
+        "        except OSError:\n"
+        "            continue\n"
+        "        found.append(fd)\n"
+        "    return found\n"
+        "before = open_fds()\n"
+        "for _ in range(3):\n"
+        "    with library_faults():\n"
+        "        pass\n"
+        "print(open_fds() == before, len(before))\n"
+    )
+    assert done.returncode == 0, done.stderr
+    ok, count = done.stdout.split()
+    assert ok == "True" and int(count) >= 3
+
+
+def test_an_added_token_is_matched_as_the_normalizer_makes_it_only_if_it_is_normalized() -> None:
+    """Under a lowercasing normalizer, a normalized added token is found as its lowercase text; one that is
+    not normalized (as special tokens are by default) is found as it is written."""
+    from tokenizers import AddedToken, Tokenizer, models, normalizers
+
+    from gpt2emb.tokenizer_library import added_tokens
+
+    tok = Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
+    tok.add_tokens([AddedToken("Kitten", normalized=True), AddedToken("DOG", normalized=False)])
+    tok.add_special_tokens([AddedToken("<S>", special=True)])
+    as_written = [("Kitten", 2, False, "Kitten"), ("DOG", 3, False, "DOG"), ("<S>", 4, True, "<S>")]
+    assert [tuple(t.values()) for t in added_tokens(tok)] == as_written  # no normalizer: all as written
+    tok.normalizer = normalizers.Lowercase()
+    got = [(t["content"], t["id"], t["special"], t["matched"]) for t in added_tokens(tok)]
+    assert got == [("Kitten", 2, False, "kitten"), ("DOG", 3, False, "DOG"), ("<S>", 4, True, "<S>")]

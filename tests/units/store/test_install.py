@@ -6,6 +6,7 @@ a temporary entry, gone when the process ends. A model's file that cannot be rea
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -213,3 +214,63 @@ def test_an_entry_another_process_built_while_this_one_waited_is_opened_not_buil
     assert opened.done.wait(60) and opened.error is None, opened.error
     assert len(hub.requests) == served  # nothing fetched again
     assert [p.parent for p in caches["cache"].rglob("manifest.json")] == [built]
+
+
+def test_a_lock_not_waited_for_is_tried_once(tmp_path: Path) -> None:
+    """Not blocking, the lock is tried once: held by another process at that moment, it is refused, even if
+    that process lets it go a moment later. Once free, it is taken at once."""
+    from filelock import Timeout
+
+    from gpt2emb.store import install
+
+    holder = _holding(tmp_path / f"{COMMIT}.lock")
+    letting_go = threading.Timer(0.5, holder.communicate, [""])
+    letting_go.start()
+    try:
+        with pytest.raises(Timeout), install.locked(tmp_path, COMMIT, blocking=False):
+            pass
+    finally:
+        letting_go.join()
+    with install.locked(tmp_path, COMMIT, blocking=False):
+        assert (tmp_path / f"{COMMIT}.lock").exists()
+
+
+def test_a_cache_that_is_a_link_to_a_file_is_told_by_the_system_s_reason(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a link to nothing is said to be one: a link to a file that exists is a cache the system cannot
+    write for its own reason (not a directory), and the answer comes all the same."""
+    (tmp_path / "a file").write_text("not a folder")
+    (tmp_path / "link").symlink_to(tmp_path / "a file")
+    monkeypatch.setenv("GPT2EMB_CACHE_DIR", str(tmp_path / "link"))
+    result = run_cli("neighbors", "cat", "-k", "1")
+    assert result.exit_code == 0 and '" cats"' in result.stdout, result.stderr
+    said = " ".join(result.stderr.split())
+    assert f"cannot write the cache in {tmp_path / 'link'} (Not a directory); working without it" in said
+    assert "symbolic link" not in said
+
+
+def test_a_replaced_copy_that_cannot_all_go_loses_its_manifest_first(
+    hub: FakeHub, caches: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replaced copy whose wte.npy cannot be removed (mapped by a process on Windows) is no entry any more
+    after a sweep: its manifest goes first, and what stays serves only the process that maps it."""
+    from gpt2emb.store import install
+
+    gpt2emb.open("gpt2")
+    [manifest] = caches["cache"].rglob("manifest.json")
+    entry = manifest.parent
+    live = entry.with_name(f"{entry.name}+1")
+    os.replace(entry, live)  # the live one now, as after a rebuild on Windows
+    shutil.copytree(live, entry)  # the replaced copy, in use
+    real_unlink = os.unlink
+
+    def unlink(path: object, *args: object, **kwargs: object) -> None:
+        if Path(os.fspath(path)) == entry / "wte.npy":  # type: ignore[arg-type]
+            raise PermissionError(errno.EACCES, "in use", os.fspath(path))  # type: ignore[arg-type]
+        real_unlink(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    install.sweep(entry.parent, entry.name)
+    assert (entry / "wte.npy").is_file() and not (entry / "manifest.json").exists()
+    assert (live / "manifest.json").is_file()
