@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import numpy as np
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.text import Annotation
@@ -67,12 +68,14 @@ def place(fig: Figure, jobs: Sequence[Job], **text: Any) -> list[Annotation]:
 def _place(
     ax: Axes, xy: Sequence[tuple[float, float]], labels: Sequence[str], renderer: Any, scale: float, text: Any
 ) -> list[Annotation]:
-    from matplotlib.transforms import Bbox
+    import numpy as np
 
     frame = ax.get_window_extent(renderer).padded(-MARGIN * scale)
     at = [ax.transData.transform(p) for p in xy]
     r = POINT * scale
-    taken = [Bbox.from_bounds(x - r, y - r, 2 * r, 2 * r) for x, y in at]
+    # What no label may cover, as rows of (x0, y0, x1, y1) in display units: each point's square, then
+    # each label placed. Kept as an array, so that a place is checked against all of them at once.
+    taken = np.array([(x - r, y - r, x - r + 2 * r, y - r + 2 * r) for x, y in at], np.float64).reshape(-1, 4)
     made = []
     for (x, y), label in zip(at, labels, strict=True):
         if not label:  # a point no label names (its legend does): kept clear, no more
@@ -84,7 +87,7 @@ def _place(
         left, bottom, far = _near(x, y, w, h, scale, frame, taken) or _anywhere(
             x, y, w, h, scale, frame, taken
         )
-        taken.append(Bbox.from_bounds(left, bottom, w, h))
+        taken = np.vstack([taken, (left, bottom, left + w, bottom + h)])
         line = {"arrowstyle": "-", "color": "grey", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
         made.append(
             ax.annotate(
@@ -101,39 +104,47 @@ def _place(
     return made
 
 
-def _free(box: Bbox, frame: Bbox, taken: list[Bbox]) -> bool:
-    return bool(
-        box.x0 >= frame.x0
-        and box.y0 >= frame.y0
-        and box.x1 <= frame.x1
-        and box.y1 <= frame.y1
-        and not any(box.overlaps(t) for t in taken)
+def _first_free(
+    lefts: Sequence[float], bottoms: Sequence[float], w: float, h: float, frame: Bbox, taken: np.ndarray
+) -> int | None:
+    """The index of the first of these places (lower-left corners of a w x h label) that lies inside the
+    frame and touches nothing taken, or None. Touching counts, as Bbox.overlaps counts it."""
+    import numpy as np
+
+    left, bottom = np.asarray(lefts, dtype=np.float64), np.asarray(bottoms, dtype=np.float64)
+    right, top = left + w, bottom + h
+    free = (left >= frame.x0) & (bottom >= frame.y0) & (right <= frame.x1) & (top <= frame.y1)
+    hit = (
+        (left[:, None] <= taken[:, 2])
+        & (taken[:, 0] <= right[:, None])
+        & (bottom[:, None] <= taken[:, 3])
+        & (taken[:, 1] <= top[:, None])
     )
+    free &= ~hit.any(axis=1)
+    found = np.flatnonzero(free)
+    return int(found[0]) if len(found) else None
 
 
 def _near(
-    x: float, y: float, w: float, h: float, scale: float, frame: Bbox, taken: list[Bbox]
+    x: float, y: float, w: float, h: float, scale: float, frame: Bbox, taken: np.ndarray
 ) -> tuple[float, float, bool] | None:
     """The first free place beside the point (x, y), nearest first: the label's lower-left corner."""
-    from matplotlib.transforms import Bbox
-
+    places = []
     for gap in GAPS:
         for dx, dy, ha, va in DIRECTIONS:
             ax_, ay = x + dx * gap * scale, y + dy * gap * scale
             left = {"left": ax_, "center": ax_ - w / 2, "right": ax_ - w}[ha]
             bottom = {"bottom": ay, "center": ay - h / 2, "top": ay - h}[va]
-            if _free(Bbox.from_bounds(left, bottom, w, h), frame, taken):
-                return left, bottom, gap > GAPS[0]
-    return None
+            places.append((left, bottom, gap > GAPS[0]))
+    i = _first_free([p[0] for p in places], [p[1] for p in places], w, h, frame, taken)
+    return None if i is None else places[i]
 
 
 def _anywhere(
-    x: float, y: float, w: float, h: float, scale: float, frame: Bbox, taken: list[Bbox]
+    x: float, y: float, w: float, h: float, scale: float, frame: Bbox, taken: np.ndarray
 ) -> tuple[float, float, bool]:
     """The free place in the frame nearest to (x, y), on a grid of half a line; where there is none, beside
     the point all the same (the figure's tests catch it)."""
-    from matplotlib.transforms import Bbox
-
     step = max(h / 2, 2 * scale)
     spots = []
     bottom = frame.y0
@@ -143,7 +154,8 @@ def _anywhere(
             spots.append(((left + w / 2 - x) ** 2 + (bottom + h / 2 - y) ** 2, left, bottom))
             left += step
         bottom += step
-    for _, left, bottom in sorted(spots):
-        if _free(Bbox.from_bounds(left, bottom, w, h), frame, taken):
-            return left, bottom, True
+    spots.sort()
+    i = _first_free([s[1] for s in spots], [s[2] for s in spots], w, h, frame, taken)
+    if i is not None:
+        return spots[i][1], spots[i][2], True
     return x + POINT * scale, y - h / 2, False

@@ -35,7 +35,7 @@ def absent_weights(ref: ModelRef, info: CheckpointInfo) -> list[str]:
     Offline, any such file is NotCached, since gpt2emb's own cache holds only the embedding tables. Online,
     the Hub is probed for them (hub.probe), so that a command may ask before its slow work begins.
     """
-    if ref.folder is None and ref.repo is not None:
+    if ref.repo is not None:  # a Hub model: a folder has its weights, and a static table has none to run
         missing = [f for f in weight_files(info) if hub.cached(ref.repo, f, info.commit) is None]
         if missing and hub.offline():
             raise NotCached(

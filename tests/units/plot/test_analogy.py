@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from checkpoints import folder_of
 from conftest import run_json
 from drawn import captured, drawn
 from fakehub import FakeHub
+from tinymodel import Tiny, safetensors_bytes
 
 pytest.importorskip("matplotlib")
 
@@ -27,3 +29,33 @@ def test_an_input_ranked_among_the_answers_is_marked_with_a_star(hub: FakeHub, t
     assert texts[3:5] == ['" queen" 1.000', '" woman" 0.707 *']
     assert [r["input"] for r in doc["results"]] == [False, True, False, False]
     assert texts[5:] == [f"{quote(r['token'])} {r['score']:.3f}" for r in doc["results"][2:]]
+
+
+def test_a_row_of_zeros_among_the_answers_is_drawn_as_one(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
+    """3cosadd ranks unit rows, and so the figure draws them. A row of zeros (a padding row some models
+    keep) has no direction: it is drawn as the zero vector it is, and every point stays finite."""
+    import numpy as np
+
+    wte = tiny.wte.copy()
+    wte[7] = 0
+    state = {**tiny.state(), "wte.weight": wte}
+    folder = folder_of(tiny, tmp_path / "m", {"model.safetensors": safetensors_bytes(state)})
+    k = str(len(wte) - 3)  # every row but the three inputs
+    with captured() as figures:
+        doc = run_json(
+            "analogy",
+            "king",
+            "man",
+            "woman",
+            "-m",
+            str(folder),
+            "-k",
+            k,
+            "--method",
+            "3cosadd",
+            "--figure",
+            str(tmp_path / "a.png"),
+        )
+    assert 7 in [r["id"] for r in doc["results"]]
+    points = np.concatenate([np.reshape(p, (-1, 2)) for p in drawn(figures[0])["panels"][0]["points"]])
+    assert len(points) == 3 + 1 + len(doc["results"]) and np.isfinite(points).all()

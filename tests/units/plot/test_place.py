@@ -25,6 +25,16 @@ FRAME = Bbox.from_extents(0, 0, 100, 100)
 W, H = 20.0, 6.0  # a label's size in pixels, for the tests of _near
 
 
+def held(*boxes: Bbox) -> np.ndarray:
+    """Boxes as place.py holds what is taken: rows of (x0, y0, x1, y1)."""
+    return np.array([b.extents for b in boxes], dtype=np.float64).reshape(-1, 4)
+
+
+def free(box: Bbox, *taken: Bbox) -> bool:
+    """Whether a label's box is a free place in FRAME, with these boxes taken."""
+    return place._first_free([box.x0], [box.y0], box.width, box.height, FRAME, held(*taken)) == 0
+
+
 def dot(left: float, bottom: float) -> Bbox:
     """A 1 x 1 box at the centre of a label's place: taken, that place is no longer free, and no other."""
     return Bbox.from_bounds(left + W / 2 - 0.5, bottom + H / 2 - 0.5, 1, 1)
@@ -35,42 +45,49 @@ def test_a_label_takes_the_first_free_place_beside_its_point_nearest_first() -> 
     order = [(59, 47), (59, 59), (59, 35), (40, 59), (40, 35), (21, 47), (21, 59), (21, 35)]
     taken: list[Bbox] = []
     for left, bottom in order:
-        assert place._near(50, 50, W, H, 1.0, FRAME, taken) == (left, bottom, False)
+        assert place._near(50, 50, W, H, 1.0, FRAME, held(*taken)) == (left, bottom, False)
         taken.append(dot(left, bottom))
     # all eight taken: 16 points away, where the right one holds the first dot; above right is free, and
     # past 9 points a label is far (a line joins it to its point)
-    assert place._near(50, 50, W, H, 1.0, FRAME, taken) == (66, 66, True)
+    assert place._near(50, 50, W, H, 1.0, FRAME, held(*taken)) == (66, 66, True)
     # a gap is in points: at 144 dpi (2 pixels a point) the first place is 18 pixels off
-    assert place._near(50, 50, W, H, 2.0, FRAME, []) == (68, 47, False)
+    assert place._near(50, 50, W, H, 2.0, FRAME, held()) == (68, 47, False)
 
 
 def test_past_9_points_a_label_is_far_and_the_last_gap_is_40_points() -> None:
     frame = Bbox.from_extents(0, 0, 200, 200)
     around = [Bbox.from_extents(3, 17, 97, 83)]  # covers every place up to 26 points, and right at 40
-    assert place._near(50, 50, W, H, 1.0, frame, around) == (90, 90, True)
-    assert place._near(50, 50, W, H, 1.0, frame, [Bbox.from_extents(0, 0, 200, 200)]) is None
+    assert place._near(50, 50, W, H, 1.0, frame, held(*around)) == (90, 90, True)
+    assert place._near(50, 50, W, H, 1.0, frame, held(Bbox.from_extents(0, 0, 200, 200))) is None
 
 
 def test_a_place_flush_with_the_frame_is_free_and_one_past_it_is_not() -> None:
-    assert place._free(Bbox.from_extents(0, 0, 100, 100), FRAME, [])
+    assert free(Bbox.from_extents(0, 0, 100, 100))
     for past in ((-0.5, 0, 100, 100), (0, -0.5, 100, 100), (0, 0, 100.5, 100), (0, 0, 100, 100.5)):
-        assert not place._free(Bbox.from_extents(*past), FRAME, [])
-    assert not place._free(Bbox.from_bounds(10, 10, 10, 10), FRAME, [Bbox.from_bounds(15, 15, 10, 10)])
-    assert place._free(Bbox.from_bounds(10, 10, 10, 10), FRAME, [Bbox.from_bounds(30, 30, 10, 10)])
+        assert not free(Bbox.from_extents(*past))
+    assert not free(Bbox.from_bounds(10, 10, 10, 10), Bbox.from_bounds(15, 15, 10, 10))
+    assert free(Bbox.from_bounds(10, 10, 10, 10), Bbox.from_bounds(30, 30, 10, 10))
+    # touching counts as covering, as Bbox.overlaps has it: a box flush with a taken one is not free
+    assert not free(Bbox.from_bounds(10, 10, 10, 10), Bbox.from_bounds(20, 20, 10, 10))
+    assert free(Bbox.from_bounds(10, 10, 10, 10), Bbox.from_bounds(20.5, 10, 10, 10))
 
 
 def test_with_no_place_beside_the_nearest_free_place_on_a_grid_of_half_a_line() -> None:
     # a 10 x 10 label: a grid of 5 pixels; the spot whose centre is nearest (52, 52) is centred on (50, 50)
-    assert place._anywhere(52, 52, 10, 10, 1.0, FRAME, []) == (45, 45, True)
+    assert place._anywhere(52, 52, 10, 10, 1.0, FRAME, held()) == (45, 45, True)
     # flush with the right edge, or the top, of the frame when that is nearest
-    assert place._anywhere(99, 50, 10, 10, 1.0, FRAME, []) == (90, 45, True)
-    assert place._anywhere(50, 99, 10, 10, 1.0, FRAME, []) == (45, 90, True)
+    assert place._anywhere(99, 50, 10, 10, 1.0, FRAME, held()) == (90, 45, True)
+    assert place._anywhere(50, 99, 10, 10, 1.0, FRAME, held()) == (45, 90, True)
     # a label 2 pixels high: the grid is 2 points (not a line's half), its centres odd
-    assert place._anywhere(50.2, 50.2, 10, 2, 1.0, FRAME, []) == (46, 50, True)
+    assert place._anywhere(50.2, 50.2, 10, 2, 1.0, FRAME, held()) == (46, 50, True)
     # the nearer spots taken: the nearest free one, just above them (centre (50, 65))
-    assert place._anywhere(52, 53, 10, 10, 1.0, FRAME, [Bbox.from_bounds(41, 41, 18, 18)]) == (45, 60, True)
+    assert place._anywhere(52, 53, 10, 10, 1.0, FRAME, held(Bbox.from_bounds(41, 41, 18, 18))) == (
+        45,
+        60,
+        True,
+    )
     # no spot in the frame at all (a label wider than it): beside the point, 4 points off, all the same
-    assert place._anywhere(50, 50, 120, 10, 2.0, FRAME, []) == (58, 45, False)
+    assert place._anywhere(50, 50, 120, 10, 2.0, FRAME, held()) == (58, 45, False)
 
 
 def laid_out(
