@@ -105,7 +105,12 @@ def _place(
 
 
 def _first_free(
-    lefts: Sequence[float], bottoms: Sequence[float], w: float, h: float, frame: Bbox, taken: np.ndarray
+    lefts: Sequence[float] | np.ndarray,
+    bottoms: Sequence[float] | np.ndarray,
+    w: float,
+    h: float,
+    frame: Bbox,
+    taken: np.ndarray,
 ) -> int | None:
     """The index of the first of these places (lower-left corners of a w x h label) that lies inside the
     frame and touches nothing taken, or None. Touching counts, as Bbox.overlaps counts it."""
@@ -145,17 +150,24 @@ def _anywhere(
 ) -> tuple[float, float, bool]:
     """The free place in the frame nearest to (x, y), on a grid of half a line; where there is none, beside
     the point all the same (the figure's tests catch it)."""
+    import numpy as np
+
     step = max(h / 2, 2 * scale)
-    spots = []
-    bottom = frame.y0
-    while bottom + h <= frame.y1:
-        left = frame.x0
-        while left + w <= frame.x1:
-            spots.append(((left + w / 2 - x) ** 2 + (bottom + h / 2 - y) ** 2, left, bottom))
-            left += step
-        bottom += step
-    spots.sort()
-    i = _first_free([s[1] for s in spots], [s[2] for s in spots], w, h, frame, taken)
+    lefts, bottoms = _steps(frame.x0, step, w, frame.x1), _steps(frame.y0, step, h, frame.y1)
+    left, bottom = np.tile(lefts, len(bottoms)), np.repeat(bottoms, len(lefts))
+    far = (left + w / 2 - x) ** 2 + (bottom + h / 2 - y) ** 2
+    order = np.lexsort((bottom, left, far))  # nearest first; a tie goes to the left, then down
+    i = _first_free(left[order], bottom[order], w, h, frame, taken)
     if i is not None:
-        return spots[i][1], spots[i][2], True
+        return float(left[order[i]]), float(bottom[order[i]]), True
     return x + POINT * scale, y - h / 2, False
+
+
+def _steps(start: float, step: float, size: float, end: float) -> np.ndarray:
+    """start, start + step, ... while a label of this size from there ends by end. Each is the sum of the one
+    before and step, as a loop adding step makes them, so the places are the same to the last bit."""
+    import numpy as np
+
+    n = max(0, int((end - size - start) // step) + 2)  # one more than enough: the sums may round either way
+    at = np.add.accumulate(np.concatenate([[start], np.full(n, step)]))
+    return at[at + size <= end]
