@@ -33,29 +33,23 @@ def test_an_input_ranked_among_the_answers_is_marked_with_a_star(hub: FakeHub, t
 
 def test_a_row_of_zeros_among_the_answers_is_drawn_as_one(hub: FakeHub, tiny: Tiny, tmp_path: Path) -> None:
     """3cosadd ranks unit rows, and so the figure draws them. A row of zeros (a padding row some models
-    keep) has no direction: it is drawn as the zero vector it is, and every point stays finite."""
+    keep) has no direction: it is drawn as the zero vector it is, and every point stays finite. Every row
+    but the inputs, queen and row 7 points against the sum, so the row of zeros (cosine 0) is the second
+    answer."""
     import numpy as np
 
-    wte = tiny.wte.copy()
+    words = [tiny.id(w) for w in ("king", "man", "woman", "queen")]
+    unit = tiny.wte / np.linalg.norm(tiny.wte, axis=1, keepdims=True)
+    wte = np.tile(-(unit[words[0]] - unit[words[1]] + unit[words[2]]), (len(tiny.wte), 1))
+    wte[words] = tiny.wte[words]
     wte[7] = 0
-    state = {**tiny.state(), "wte.weight": wte}
+    state = {**tiny.state(), "wte.weight": wte.astype(np.float32)}
     folder = folder_of(tiny, tmp_path / "m", {"model.safetensors": safetensors_bytes(state)})
-    k = str(len(wte) - 3)  # every row but the three inputs
     with captured() as figures:
         doc = run_json(
-            "analogy",
-            "king",
-            "man",
-            "woman",
-            "-m",
-            str(folder),
-            "-k",
-            k,
-            "--method",
-            "3cosadd",
-            "--figure",
-            str(tmp_path / "a.png"),
-        )
-    assert 7 in [r["id"] for r in doc["results"]]
+            "analogy", "king", "man", "woman", "-m", str(folder), "-k", "3", "--method", "3cosadd",
+            "--figure", str(tmp_path / "a.png"),
+        )  # fmt: skip
+    assert [r["id"] for r in doc["results"]][:2] == [words[3], 7] and doc["results"][1]["score"] == 0
     points = np.concatenate([np.reshape(p, (-1, 2)) for p in drawn(figures[0])["panels"][0]["points"]])
-    assert len(points) == 3 + 1 + len(doc["results"]) and np.isfinite(points).all()
+    assert len(points) == 3 + 1 + 3 and np.isfinite(points).all()
