@@ -78,3 +78,8 @@ def test_context_says_which_lines_coincide_to_3_decimals(recorded: Recorded) -> 
     # 1 vs 3 lies 0.0004 under 1 vs 2: the same to 3 decimals; 2 vs 3, 0.0008 over it and 0.0012 over
     # 1 vs 3, is a line of its own
     assert "(=" not in said[0] and said[1].endswith("(= 1 vs 2 to 3 decimals)") and "(=" not in said[2]
+    # a layer where no pair has a cosine (None, drawn as a gap) does not keep lines that coincide apart
+    gap = context.figure(
+        with_cosines(result, lambda i, j: None if i == 0 else 0.5 + (0.0004, 0.0, 0.0012)[j])
+    )
+    assert [t.get_text() for t in legend_texts(gap.axes[0])] == said

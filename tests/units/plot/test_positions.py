@@ -8,9 +8,6 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-
-import pytest
-
 from gpt2emb.plot import positions
 
 from drawn import legend_texts
@@ -46,3 +43,19 @@ def test_only_the_principal_components_that_vary_are_drawn() -> None:
     )
     heat = fig.axes[0]
     assert heat.images[0].get_clim() == (-1, 1) and heat.images[0].get_interpolation() == "nearest"
+
+
+def test_a_norm_that_varies_a_little_is_drawn_and_read_on_its_axis_as_it_is() -> None:
+    """Norms of 2 that vary by a ten-thousandth are drawn, on axes that say what they are, and the ticks read
+    as the norms themselves: no offset (such as "+2") stands above the axis."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    norms = 2.0 + np.array([0.0, 1e-4, 2e-4, 3e-4])
+    fig = positions.figure(np.eye(4), norms, np.arange(8.0).reshape(4, 2), "m")
+    FigureCanvasAgg(fig).draw()
+    norm = fig.axes[1]
+    assert [list(np.asarray(line.get_ydata())) for line in norm.lines] == [list(norms)]
+    assert (norm.get_xlabel(), norm.get_ylabel()) == ("position", "L2 norm")
+    assert norm.yaxis.get_offset_text().get_text() == ""
+    ticks = [float(t.get_text().replace("\u2212", "-")) for t in norm.get_yticklabels() if t.get_text()]
+    assert len(ticks) >= 2 and all(1.9999 <= v <= 2.0004 for v in ticks)
