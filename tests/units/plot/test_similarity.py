@@ -22,6 +22,7 @@ def test_similarity_writes_each_cell_s_number_up_to_30_words(recorded: Recorded)
 
     assert len(many(30).axes[0].texts) == 900 and list(many(30).get_size_inches()) == [22.5, 21.0]
     assert len(many(31).axes[0].texts) == 0 and list(many(45).get_size_inches()) == [31.5, 30.0]
+    assert list(many(60).get_size_inches()) == [31.5, 30.0]  # 3 + 0.6 x 60 = 39 inches, held at 30
 
 
 def test_similarity_cells_dark_past_0_6_written_in_white(recorded: Recorded) -> None:
