@@ -13,8 +13,6 @@ pytest.importorskip("matplotlib")
 
 import dataclasses
 
-import pytest
-
 from gpt2emb.plot import geometry
 
 from drawn import Recorded, legend_texts
@@ -87,3 +85,16 @@ def test_geometry_draws_the_random_curve_from_2_dimensions(recorded: Recorded) -
     x, y = np.asarray(curve.get_xdata()), np.asarray(curve.get_ydata())
     assert x[0] == -0.998 and x[-1] == 0.998 and len(x) == 401
     assert y == pytest.approx(pairs * 0.01 * geometry.random_density(x, result.d_model))
+
+
+def test_a_cosine_that_rounds_past_minus_1_or_1_is_counted_in_the_end_bin() -> None:
+    """A row and its opposite have cosine -1, which float64 can make -1.0000000000000002 (this row does); a
+    row and its copy may round past 1. Each such pair is counted in the first or last bin, never lost."""
+    v = np.random.default_rng(11).standard_normal(32)
+    u = v / np.linalg.norm(v)
+    assert u @ -u < -1  # the rounding this test is about
+    wte = np.stack([v, -v, v])
+    model = SimpleNamespace(wte=wte, wpe=wte[:1], shape=SimpleNamespace(position_table=False))
+    [(counts, pairs)] = geometry.histograms(cast(Any, SimpleNamespace(model=model))).values()
+    assert pairs == 3 and int(counts.sum()) == 3
+    assert (counts[0], counts[-1]) == (2, 1)  # v with -v twice, v with its copy once
