@@ -113,19 +113,21 @@ def test_a_label_stands_right_of_its_point_centred_the_same_points_off_at_any_dp
     assert off[72] == pytest.approx(place.GAPS[0], abs=0.6) and off[144] == pytest.approx(off[72], abs=0.6)
 
 
-def test_a_label_keeps_2_points_from_the_axes_frame() -> None:
-    fig = Figure(figsize=(4, 3), dpi=72)
+@pytest.mark.parametrize("dpi", [72, 144])
+def test_a_label_keeps_2_points_from_the_axes_frame(dpi: int) -> None:
+    scale = dpi / 72  # pixels a point
+    fig = Figure(figsize=(4, 3), dpi=dpi)
     ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
     width = ax.text(0, 0, "king", fontsize=10).get_window_extent(place.renderer_of(fig)).width
     ax.texts[0].remove()
     right = ax.get_window_extent().x1
     # right of the point, 9 points off (the first gap), the label would end 1 point inside the axes'
     # frame: inside the 2 points' margin
-    x = right - 1 - width - place.GAPS[0]
-    point = tuple(ax.transData.inverted().transform((x, ax.get_window_extent().y0 + 100)))
+    x = right - (1 + place.GAPS[0]) * scale - width
+    point = tuple(ax.transData.inverted().transform((x, ax.get_window_extent().y0 + 100 * scale)))
     (made,) = place.place(fig, [(ax, [point], ["king"])], fontsize=10)
     box = Text.get_window_extent(made, place.renderer_of(fig))
-    assert box.x1 <= right - 2 + 0.01 and box.x0 < x  # it went round the point: centred above or below
+    assert box.x1 <= right - 2 * scale + 0.01 and box.x0 < x  # it went round the point: above or below
     assert made.arrow_patch is None
 
 
