@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from matplotlib.figure import Figure
 
 from gpt2emb.plot import sizes
 
@@ -64,3 +65,40 @@ def test_a_checkpoint_s_pieces_are_counted_and_a_tied_output_left_out(
     untied = dataclasses.replace(m, output_params=m.wte_params, total_params=m.total_params + m.wte_params)
     assert sizes.pieces(untied)["output layer (not tied to wte)"] == m.wte_params
     assert list(sizes.pieces(untied).values())[2] == rest // m.n_layer
+
+
+def test_a_model_of_one_layer_and_a_part_of_one_parameter(recorded: Recorded) -> None:
+    """One layer is one block, whole or on average; a part of a single parameter is a part the model has,
+    drawn; a model of a million and more parameters is titled in millions."""
+    result, _, _ = recorded("sizes")
+    gpt2 = result.models[0]
+    one = dataclasses.replace(gpt2, n_layer=1, block_params=7_087_872, wpe_params=1, total_params=1_200_000)
+    found = sizes.pieces(one)
+    assert found["one block, whole (of 1)"] == 7_087_872 and found["wpe (1,024 positions x 768)"] == 1
+    counted = dataclasses.replace(
+        one, block_params=None, final_ln_params=None, total_params=gpt2.wte_params + 1 + 1_000
+    )
+    assert sizes.pieces(counted)["one block, on average (of 1)"] == 1_000
+    fig = Figure()
+    sizes.panel(fig.add_subplot(), one)
+    assert fig.axes[0].get_title() == "gpt2: 1 M in all, wte 31.0%"
+    sizes.panel(fig.add_subplot(), dataclasses.replace(one, total_params=999_999))
+    assert fig.axes[1].get_title() == "gpt2: 999,999 in all, wte 31.0%"
+
+
+def test_a_block_that_outweighs_wte_is_named_in_the_note_under_the_scale(recorded: Recorded) -> None:
+    """With 1,000 tokens, gpt2's wte (768,000) is smaller than one block: the note names the block by its
+    bar's name, before the parenthesis, wrapped at 60 characters under the scale."""
+    result, _, _ = recorded("sizes")
+    small = dataclasses.replace(result.models[0], vocab_size=1_000, wte_params=768_000)
+    note = sizes.why_not(small, sizes.pieces(small))
+    assert note == (
+        "Here one block, whole outweighs wte: 1,000 tokens of 768 make a small table. GPT-2's 50,257 tokens "
+        "make wte its largest piece."
+    )
+    fig = Figure()
+    sizes.panel(fig.add_subplot(), small)
+    assert fig.axes[0].get_xlabel() == (
+        "parameters (millions)\n\nHere one block, whole outweighs wte: 1,000 tokens of 768\n"
+        "make a small table. GPT-2's 50,257 tokens make wte its\nlargest piece."
+    )
