@@ -168,6 +168,6 @@ def _steps(start: float, step: float, size: float, end: float) -> np.ndarray:
     before and step, as a loop adding step makes them, so the places are the same to the last bit."""
     import numpy as np
 
-    n = max(0, int((end - size - start) // step) + 2)  # one more than enough: the sums may round either way
+    n = max(0, int((end - size - start) // step) + 2)  # two past the last: the sums may round either way
     at = np.add.accumulate(np.concatenate([[start], np.full(n, step)]))
     return at[at + size <= end]
