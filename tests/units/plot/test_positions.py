@@ -52,7 +52,7 @@ def test_a_norm_that_varies_a_little_is_drawn_and_read_on_its_axis_as_it_is() ->
 
     norms = 2.0 + np.array([0.0, 1e-4, 2e-4, 3e-4])
     fig = positions.figure(np.eye(4), norms, np.arange(8.0).reshape(4, 2), "m")
-    FigureCanvasAgg(fig).draw()
+    FigureCanvasAgg(fig).draw()  # type: ignore[no-untyped-call]
     norm = fig.axes[1]
     assert [list(np.asarray(line.get_ydata())) for line in norm.lines] == [list(norms)]
     assert (norm.get_xlabel(), norm.get_ylabel()) == ("position", "L2 norm")

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -265,10 +266,10 @@ def test_a_replaced_copy_that_cannot_all_go_loses_its_manifest_first(
     shutil.copytree(live, entry)  # the replaced copy, in use
     real_unlink = os.unlink
 
-    def unlink(path: object, *args: object, **kwargs: object) -> None:
-        if Path(os.fspath(path)) == entry / "wte.npy":  # type: ignore[arg-type]
-            raise PermissionError(errno.EACCES, "in use", os.fspath(path))  # type: ignore[arg-type]
-        real_unlink(path, *args, **kwargs)  # type: ignore[arg-type]
+    def unlink(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:
+        if Path(path) == entry / "wte.npy":
+            raise PermissionError(errno.EACCES, "in use", os.fspath(path))
+        real_unlink(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "unlink", unlink)
     install.sweep(entry.parent, entry.name)
