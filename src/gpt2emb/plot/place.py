@@ -38,6 +38,7 @@ DIRECTIONS = (
 GAPS = (9.0, 16.0, 26.0, 40.0)
 MARGIN = 2.0  # points a label keeps from the axes' frame
 POINT = 4.0  # points around each point that no label covers (a marker's radius, about)
+CHUNK = 2048  # places checked at a time against every box taken (_first_free)
 
 
 def renderer_of(fig: Figure) -> Any:
@@ -113,21 +114,28 @@ def _first_free(
     taken: np.ndarray,
 ) -> int | None:
     """The index of the first of these places (lower-left corners of a w x h label) that lies inside the
-    frame and touches nothing taken, or None. Touching counts, as Bbox.overlaps counts it."""
+    frame and touches nothing taken, or None. Touching counts, as Bbox.overlaps counts it.
+
+    The places are checked CHUNK at a time, in order, so that the search stops at the first chunk that
+    holds a free one, and its memory stays bounded (CHUNK x the boxes taken) however crowded the axes."""
     import numpy as np
 
-    left, bottom = np.asarray(lefts, dtype=np.float64), np.asarray(bottoms, dtype=np.float64)
-    right, top = left + w, bottom + h
-    free = (left >= frame.x0) & (bottom >= frame.y0) & (right <= frame.x1) & (top <= frame.y1)
-    hit = (
-        (left[:, None] <= taken[:, 2])
-        & (taken[:, 0] <= right[:, None])
-        & (bottom[:, None] <= taken[:, 3])
-        & (taken[:, 1] <= top[:, None])
-    )
-    free &= ~hit.any(axis=1)
-    found = np.flatnonzero(free)
-    return int(found[0]) if len(found) else None
+    left_all, bottom_all = np.asarray(lefts, dtype=np.float64), np.asarray(bottoms, dtype=np.float64)
+    for begin in range(0, len(left_all), CHUNK):
+        left, bottom = left_all[begin : begin + CHUNK], bottom_all[begin : begin + CHUNK]
+        right, top = left + w, bottom + h
+        free = (left >= frame.x0) & (bottom >= frame.y0) & (right <= frame.x1) & (top <= frame.y1)
+        hit = (
+            (left[:, None] <= taken[:, 2])
+            & (taken[:, 0] <= right[:, None])
+            & (bottom[:, None] <= taken[:, 3])
+            & (taken[:, 1] <= top[:, None])
+        )
+        free &= ~hit.any(axis=1)
+        found = np.flatnonzero(free)
+        if len(found):
+            return begin + int(found[0])
+    return None
 
 
 def _near(

@@ -189,3 +189,17 @@ def test_a_label_far_from_its_point_has_a_thin_grey_line_to_it() -> None:
     # the line runs from the label's edge to 3 points short of the point
     assert made.arrowprops == {"arrowstyle": "-", "color": "grey", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
     assert made.arrow_patch is not None and around([])[1].arrow_patch is None
+
+
+def test_places_are_checked_a_chunk_at_a_time_and_the_first_free_one_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With chunks of 2 places, the first free place may lie in the second or third chunk, and a later free
+    place never comes before it; none free at all is None."""
+    monkeypatch.setattr(place, "CHUNK", 2)
+    lefts, bottoms = [0.0, 10.0, 20.0, 30.0, 40.0], [0.0] * 5
+    wall = Bbox.from_extents(0, 0, 24, 10)  # covers the first three places (each 5 x 5)
+    assert place._first_free(lefts, bottoms, 5, 5, FRAME, held(wall)) == 3
+    assert place._first_free(lefts, bottoms, 5, 5, FRAME, held(Bbox.from_extents(0, 0, 14, 10))) == 2
+    assert place._first_free(lefts, bottoms, 5, 5, FRAME, held(Bbox.from_extents(0, 0, 100, 10))) is None
+    assert place._first_free([], [], 5, 5, FRAME, held()) is None
