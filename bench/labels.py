@@ -2,9 +2,9 @@
 
     python bench/labels.py [--runs 3] [--k 10 50 100 200]   # prints a markdown table
 
-It builds a gpt2-shaped folder (random wte/wpe, GPT-2's real tokenizer, as bench/run.py does), opens it once
-so its cache entry exists, then runs each command line as a whole process, round after round (interleaved,
-after one warm-up round), and reports the median and range of wall time.
+It builds a gpt2-shaped folder (random wte/wpe, GPT-2's real tokenizer, as bench/run.py does), then runs each
+command line as a whole process, round after round (interleaved; the first round, which also builds the cache
+entry, is a warm-up and is not counted), and reports the median and range of wall time.
 
 What it watches is plot/place.py, which puts each label in the first free place around its point, or else
 the nearest free place on a grid over its axes. With every label checked against every box taken one at a
@@ -35,6 +35,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="timed rounds")
     parser.add_argument("--k", type=int, nargs="+", default=[10, 50, 100, 200], help="labels asked for")
     args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
     with tempfile.TemporaryDirectory(prefix="gpt2emb-labels-") as tmp:
         work = Path(tmp)
         folder = work / "gpt2"
@@ -58,12 +60,14 @@ def main() -> None:
                     walls[key].append(run.wall)
     print(f"| command | {' | '.join(f'-k {k} (s)' for k in args.k)} |")
     print(f"| --- | {' | '.join('---:' for _ in args.k)} |")
-    failed = False
     for what in ("neighbors", "analogy"):
         print(f"| {what} --figure | {' | '.join(spread(walls[what, k], 2) for k in args.k)} |")
-        if 10 in args.k and 100 in args.k:
+    failed = False
+    if 10 in args.k and 100 in args.k:
+        print()
+        for what in ("neighbors", "analogy"):
             ratio = statistics.median(walls[what, 100]) / statistics.median(walls[what, 10])
-            print(f"\n{what}: -k 100 takes {ratio:.2f} times -k 10 (limit {LIMIT})")
+            print(f"{what}: -k 100 takes {ratio:.2f} times -k 10 (limit {LIMIT})")
             failed |= ratio > LIMIT
     sys.exit(1 if failed else 0)
 

@@ -88,13 +88,15 @@ def test_geometry_draws_the_random_curve_from_2_dimensions(recorded: Recorded) -
 
 
 def test_a_cosine_that_rounds_past_minus_1_or_1_is_counted_in_the_end_bin() -> None:
-    """A row and its opposite have cosine -1, which float64 can make -1.0000000000000002 (this row does); a
-    row and its copy may round past 1. Each such pair is counted in the first or last bin, never lost."""
-    v = np.random.default_rng(11).standard_normal(32)
-    u = v / np.linalg.norm(v)
-    assert u @ -u < -1  # the rounding this test is about
-    wte = np.stack([v, -v, v])
-    model = SimpleNamespace(wte=wte, wpe=wte[:1], shape=SimpleNamespace(position_table=False))
+    """A row, its opposite and its copy: cosines -1, -1 and 1, which float64 makes a step past -1 and 1.
+    The row (1, 2^-26) has norm 1 in float64 (its square root rounds to 1), so its "unit" row is itself, and
+    its product with itself is 1 + 2^-52 exactly, on any machine: both terms and their sum are exact. Each
+    such pair is counted in the first or last bin, never lost."""
+    v = np.array([1.0, 2.0**-26])
+    assert np.linalg.norm(v) == 1.0 and float(v @ v) == 1 + 2.0**-52  # exact, whatever the kernels
+    model = SimpleNamespace(
+        wte=np.stack([v, -v, v]), wpe=v[None], shape=SimpleNamespace(position_table=False)
+    )
     [(counts, pairs)] = geometry.histograms(cast(Any, SimpleNamespace(model=model))).values()
     assert pairs == 3 and int(counts.sum()) == 3
     assert (counts[0], counts[-1]) == (2, 1)  # v with -v twice, v with its copy once

@@ -217,21 +217,31 @@ def test_an_entry_another_process_built_while_this_one_waited_is_opened_not_buil
     assert [p.parent for p in caches["cache"].rglob("manifest.json")] == [built]
 
 
-def test_a_lock_not_waited_for_is_tried_once(tmp_path: Path) -> None:
+def test_a_lock_not_waited_for_is_tried_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Not blocking, the lock is tried once: held by another process at that moment, it is refused, even if
-    that process lets it go a moment later. Once free, it is taken at once."""
-    from filelock import Timeout
+    that process lets it go half a second after the try begins. Once free, it is taken at once."""
+    from filelock import FileLock, Timeout
 
     from gpt2emb.store import install
 
     holder = _holding(tmp_path / f"{COMMIT}.lock")
     letting_go = threading.Timer(0.5, holder.communicate, [""])
-    letting_go.start()
+    real_acquire = FileLock.acquire
+
+    def acquire(self: FileLock, *args: Any, **kwargs: Any) -> Any:
+        letting_go.start()  # the half second runs from the try itself, not from before the call
+        return real_acquire(self, *args, **kwargs)
+
+    monkeypatch.setattr(FileLock, "acquire", acquire)
     try:
         with pytest.raises(Timeout), install.locked(tmp_path, COMMIT, blocking=False):
             pass
     finally:
-        letting_go.join()
+        monkeypatch.undo()
+        if letting_go.ident is None:  # the try never came: let the holder go now
+            holder.communicate("")
+        else:
+            letting_go.join()
     with install.locked(tmp_path, COMMIT, blocking=False):
         assert (tmp_path / f"{COMMIT}.lock").exists()
 
