@@ -203,3 +203,12 @@ def test_places_are_checked_a_chunk_at_a_time_and_the_first_free_one_wins(
     assert place._first_free(lefts, bottoms, 5, 5, FRAME, held(Bbox.from_extents(0, 0, 14, 10))) == 2
     assert place._first_free(lefts, bottoms, 5, 5, FRAME, held(Bbox.from_extents(0, 0, 100, 10))) is None
     assert place._first_free([], [], 5, 5, FRAME, held()) is None
+
+
+def test_a_label_for_each_point_or_a_value_error() -> None:
+    """Points and labels are paired one to one: a list of labels shorter than the points is a caller's
+    mistake, told as a ValueError, never points silently left unlabelled and unguarded."""
+    fig = Figure(figsize=(4, 3), dpi=72)
+    ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
+    with pytest.raises(ValueError, match="zip"):
+        place.place(fig, [(ax, [(1.0, 1.0), (2.0, 2.0)], ["one"])], fontsize=10)
